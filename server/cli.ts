@@ -1,0 +1,134 @@
+/**
+ * `npm run vop -- <command>`: drives the admin API of a running server, for headless installs.
+ * Prints JSON on stdout; errors go to stderr with a non-zero exit code.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const USAGE = `Usage: npm run vop -- <command> [options]
+
+Commands:
+  apps create --name <name> [--callback-url <url>]
+  apps list
+  apps get <appId>
+  apps update <appId> [--name <name>] [--callback-url <url>] [--grants <appId,appId>]
+  apps disable <appId>
+  apps enable <appId>
+  apps rotate-secret <appId>
+
+Options:
+  --server <url>        the server (default http://127.0.0.1:8080, or VOP_SERVER)
+  --admin-token <t>     the admin token (or VOP_ADMIN_TOKEN; else read from <data-dir>/admin-token)
+  --data-dir <dir>      where to find the admin token (default ./data, or VOP_DATA_DIR)`;
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one CLI command; separate from process handling so tests can call it. */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        server: { type: 'string' },
+        'admin-token': { type: 'string' },
+        'data-dir': { type: 'string' },
+        name: { type: 'string' },
+        'callback-url': { type: 'string' },
+        grants: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    return { code: 2, stdout: '', stderr: `${(err as Error).message}\n\n${USAGE}\n` };
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) return { code: values.help ? 0 : 2, stdout: values.help ? `${USAGE}\n` : '', stderr: values.help ? '' : `${USAGE}\n` };
+
+  const server = (values.server ?? env.VOP_SERVER ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  let token = values['admin-token'] ?? env.VOP_ADMIN_TOKEN;
+  if (!token) {
+    const file = path.join(values['data-dir'] ?? env.VOP_DATA_DIR ?? './data', 'admin-token');
+    try {
+      token = fs.readFileSync(file, 'utf8').trim();
+    } catch {
+      return { code: 2, stdout: '', stderr: `No admin token: pass --admin-token, set VOP_ADMIN_TOKEN, or point --data-dir at the server's data directory (looked in ${file}).\n` };
+    }
+  }
+
+  const [group, command, id] = positionals;
+  const need = (what: string | undefined, name: string) => {
+    if (!what) throw new UsageError(`${name} is required`);
+    return encodeURIComponent(what);
+  };
+  let request: { method: string; path: string; body?: unknown };
+  try {
+    if (group !== 'apps') throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+    switch (command) {
+      case 'create':
+        request = { method: 'POST', path: '/admin/api/apps', body: { name: values.name, callbackUrl: values['callback-url'] } };
+        break;
+      case 'list':
+        request = { method: 'GET', path: '/admin/api/apps' };
+        break;
+      case 'get':
+        request = { method: 'GET', path: `/admin/api/apps/${need(id, 'appId')}` };
+        break;
+      case 'update': {
+        const body: Record<string, unknown> = {};
+        if (values.name !== undefined) body.name = values.name;
+        if (values['callback-url'] !== undefined) body.callbackUrl = values['callback-url'];
+        if (values.grants !== undefined) body.grants = values.grants.split(',').map((s) => s.trim()).filter(Boolean);
+        request = { method: 'PATCH', path: `/admin/api/apps/${need(id, 'appId')}`, body };
+        break;
+      }
+      case 'disable':
+      case 'enable':
+        request = { method: 'PATCH', path: `/admin/api/apps/${need(id, 'appId')}`, body: { disabled: command === 'disable' } };
+        break;
+      case 'rotate-secret':
+        request = { method: 'POST', path: `/admin/api/apps/${need(id, 'appId')}/secret` };
+        break;
+      default:
+        throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) return { code: 2, stdout: '', stderr: `${err.message}\n\n${USAGE}\n` };
+    throw err;
+  }
+
+  let res: Response;
+  try {
+    res = await fetch(`${server}${request.path}`, {
+      method: request.method,
+      headers: { authorization: `Bearer ${token}`, ...(request.body ? { 'content-type': 'application/json' } : {}) },
+      body: request.body ? JSON.stringify(request.body) : undefined,
+    });
+  } catch (err) {
+    return { code: 1, stdout: '', stderr: `Cannot reach vop at ${server}: ${(err as Error).message}. Is it running? (npm start)\n` };
+  }
+  const text = await res.text();
+  let pretty = text;
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: print as it came
+  }
+  return res.ok ? { code: 0, stdout: `${pretty}\n`, stderr: '' } : { code: 1, stdout: '', stderr: `${pretty}\n` };
+}
+
+class UsageError extends Error {}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) {
+  runCli(process.argv.slice(2)).then((r) => {
+    process.stdout.write(r.stdout);
+    process.stderr.write(r.stderr);
+    process.exitCode = r.code;
+  });
+}

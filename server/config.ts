@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
+import { assertTimeZone } from './services/localTime.js';
+import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
+
+/** Options of {@link createServer}; every field but `dataDir` has a default (see {@link resolveOptions}). */
+export interface ServerOptions {
+  /** Where the database (`vop.db`, `journal/`), the admin token and media live. */
+  dataDir: string;
+  /** Bearer token of the admin API. Absent: read from `<dataDir>/admin-token`, generated on first start. */
+  adminToken?: string;
+  /** Absolute base URL that clients should see (media, cover and widget addresses); absent: the Host the caller used. */
+  publicUrl?: string;
+  /** Answer the admin API from any address, not only loopback. */
+  adminRemote: boolean;
+  /** IANA zone for CreateDate; absent: the server's local zone. */
+  timeZone?: string;
+  /** Largest request body of the form endpoints and the admin API, in bytes. */
+  maxBodyBytes: number;
+  /** Spec section 5 checks and failed-authentication limits. */
+  auth: AuthOptions;
+  /** Paging of the list calls. */
+  videos: VideoServiceOptions;
+  /** Where log lines go; defaults to stderr. */
+  log: (line: string) => void;
+}
+
+export type ServerOptionsInput = Partial<ServerOptions> & { dataDir: string };
+
+const DEFAULTS = {
+  adminRemote: false,
+  maxBodyBytes: 64 * 1024,
+  auth: DEFAULT_AUTH_OPTIONS,
+  videos: DEFAULT_VIDEO_OPTIONS,
+  log: (line: string) => process.stderr.write(`${line}\n`),
+} satisfies Partial<ServerOptions>;
+
+/** Fills defaults and validates; throws an Error that names the bad option. */
+export function resolveOptions(input: ServerOptionsInput): ServerOptions {
+  const o: ServerOptions = { ...DEFAULTS, ...input, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
+  if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
+  o.dataDir = path.resolve(o.dataDir);
+  if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');
+  if (o.publicUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(o.publicUrl);
+    } catch {
+      throw new Error(`Option publicUrl "${o.publicUrl}" is not an absolute URL.`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('Option publicUrl must be http or https.');
+    o.publicUrl = url.toString().replace(/\/+$/, '');
+  }
+  if (o.timeZone !== undefined) assertTimeZone(o.timeZone);
+  if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
+  if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
+  const v = o.videos;
+  if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {
+    throw new Error('Option videos.maxPageSize must be at least 1 and at least both default page sizes.');
+  }
+  return o;
+}

@@ -1,0 +1,94 @@
+/**
+ * The one catalogue of result codes. Every failure the server reports is one of these, thrown as
+ * an {@link ApiError} and turned into a response by the error middleware (server/http/errors.ts).
+ *
+ * The spec fixes only "1"/"OK" (success) and 104 "App SecretKey Error" (section 7); the rest is
+ * our decision, published in the README (a test checks the README's table against this file).
+ *
+ * `httpStatus` is what the admin API answers, and what the spec API answers for transport-level
+ * failures (`transport: true`). Application-level failures on the spec API answer HTTP 200: the
+ * spec's clients read `AuthMsg.ResultCode`, and its sample calls all answer 200.
+ */
+export const RESULT_CODES = {
+  /** Success. */
+  OK: { code: '1', message: 'OK', httpStatus: 200, transport: false },
+
+  // 1xx: authentication (spec section 5)
+  /** A required parameter (AppId, Timestamp, Token, or an endpoint's own) is absent or empty. */
+  MISSING_PARAMETER: { code: '100', message: 'Missing parameter', httpStatus: 400, transport: false },
+  /** No application has this AppId. */
+  APP_NOT_FOUND: { code: '101', message: 'App Not Found', httpStatus: 404, transport: false },
+  /** The application exists but the admin disabled it. */
+  APP_DISABLED: { code: '102', message: 'App Disabled', httpStatus: 403, transport: false },
+  /** Timestamp is not a whole number of Unix seconds. */
+  TIMESTAMP_MALFORMED: { code: '103', message: 'Timestamp Malformed', httpStatus: 400, transport: false },
+  /** The token does not match MD5(Timestamp + AppSecret): the secret as used is wrong (spec 5.6). */
+  SECRET_KEY_ERROR: { code: '104', message: 'App SecretKey Error', httpStatus: 401, transport: false },
+  /** Timestamp differs from server time by more than 600 seconds (spec 5.2). */
+  TIMESTAMP_EXPIRED: { code: '105', message: 'Timestamp Expired', httpStatus: 401, transport: false },
+  /** Too many failed authentications from this address or for this AppId; wait and retry. */
+  TOO_MANY_AUTH_FAILURES: { code: '106', message: 'Too Many Failed Authentications', httpStatus: 429, transport: false },
+
+  // 2xx: request values
+  /** A parameter has a value outside what the endpoint accepts (the message names it). */
+  INVALID_PARAMETER: { code: '201', message: 'Invalid Parameter', httpStatus: 400, transport: false },
+  /** PageIndex or PageSize is not a whole number in range. */
+  INVALID_PAGING: { code: '202', message: 'Invalid Paging', httpStatus: 400, transport: false },
+
+  // 3xx: resources
+  /** No video with this Id belongs to the calling application. */
+  VIDEO_NOT_FOUND: { code: '301', message: 'Video Not Found', httpStatus: 404, transport: false },
+  /** The caller may not read what it asked for (another application's list without a grant). */
+  ACCESS_DENIED: { code: '302', message: 'Access Denied', httpStatus: 403, transport: false },
+  /** The video is not in a state that allows this (for example, a file was already uploaded). */
+  VIDEO_STATE_CONFLICT: { code: '303', message: 'Video State Conflict', httpStatus: 409, transport: false },
+
+  // 4xx: transport (these keep their HTTP status on the spec API too)
+  /** The request body is over the size limit. */
+  PAYLOAD_TOO_LARGE: { code: '401', message: 'Request Body Too Large', httpStatus: 413, transport: true },
+  /** The request could not be parsed (bad encoding, broken multipart). */
+  MALFORMED_REQUEST: { code: '402', message: 'Malformed Request', httpStatus: 400, transport: true },
+  /** The body's content type is not one this endpoint reads. */
+  UNSUPPORTED_MEDIA_TYPE: { code: '403', message: 'Unsupported Media Type', httpStatus: 415, transport: true },
+  /** No endpoint at this path. */
+  NOT_FOUND: { code: '404', message: 'Not Found', httpStatus: 404, transport: true },
+  /** The path exists but not with this HTTP method. */
+  METHOD_NOT_ALLOWED: { code: '405', message: 'Method Not Allowed', httpStatus: 405, transport: true },
+  /** Admin API: the bearer token is missing or wrong. */
+  ADMIN_UNAUTHORIZED: { code: '410', message: 'Admin Token Required', httpStatus: 401, transport: true },
+  /** Admin API: called from an address it does not answer (loopback only by default). */
+  ADMIN_FORBIDDEN: { code: '411', message: 'Admin API Not Available From This Address', httpStatus: 403, transport: true },
+
+  // 5xx: server
+  /** An unexpected failure; details go to the server log, never to the client. */
+  SERVER_ERROR: { code: '500', message: 'Server Error', httpStatus: 500, transport: true },
+  /** The server cannot take writes now (shutting down, or its storage failed). */
+  SERVICE_UNAVAILABLE: { code: '503', message: 'Service Unavailable', httpStatus: 503, transport: true },
+} as const satisfies Record<string, ResultCodeDef>;
+
+export interface ResultCodeDef {
+  code: string;
+  message: string;
+  httpStatus: number;
+  transport: boolean;
+}
+
+export type ResultCodeName = keyof typeof RESULT_CODES;
+
+/** The one error class every service throws; `detail` refines the catalogue message for people. */
+export class ApiError extends Error {
+  readonly def: ResultCodeDef;
+  readonly detail: string | undefined;
+
+  constructor(name: ResultCodeName, detail?: string) {
+    const def = RESULT_CODES[name];
+    super(detail ? `${def.message}: ${detail}` : def.message);
+    this.name = 'ApiError';
+    this.def = def;
+    this.detail = detail;
+  }
+
+  get code(): string {
+    return this.def.code;
+  }
+}

@@ -1,0 +1,14 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * The server's typed events: how the ingest, transcoding and callback services hear about each
+ * other without importing each other (hls.js-style event map, not subclassing).
+ */
+export interface VopEvents {
+  /** A video was registered (spec 4.2). */
+  'video.registered': [{ videoId: string; appId: string; sourceType: number }];
+  /** A video's Status changed (spec section 3); fired after the change is durable. */
+  'video.status': [{ videoId: string; appId: string; from: number; to: number; reason: string }];
+}
+
+export class VopEventBus extends EventEmitter<VopEvents> {}

@@ -1,0 +1,61 @@
+/**
+ * `npm start`: the headless server on its embedded defaults. The desktop shell does not use this
+ * file; it calls createServer itself.
+ */
+import path from 'node:path';
+import { createServer } from './app.js';
+import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses } from './startArgs.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseStartArgs(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof HelpRequested) {
+      console.log(START_USAGE);
+      return;
+    }
+    console.error(`${(err as Error).message}\n\n${START_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  const vop = await createServer(config.options);
+  const address = await vop.listen(config.port, config.host);
+  const addresses = servedAddresses(config.host, address.port);
+  console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}`);
+  for (const a of addresses) console.log(`  ${a}/Api/Video`);
+  console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
+  console.log(
+    config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,
+  );
+  for (const w of vop.stores.warnings()) console.log(`  WARNING: ${w}`);
+  // Tests and scripts read this line for the port.
+  console.log(`vop listening on ${addresses[0]}`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      console.log(`${signal} again: exiting now.`);
+      process.exit(1);
+    }
+    stopping = true;
+    console.log(`${signal}: shutting down…`);
+    vop.close().then(
+      () => {
+        console.log('vop stopped cleanly.');
+        process.exit(0);
+      },
+      (err) => {
+        console.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`vop could not start: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,121 @@
+import { ApiError } from '../errors.js';
+import type { AppRecord, AppStore } from '../storage/types.js';
+import { generateAppId, generateSecret } from './tokens.js';
+
+/** What the admin API shows of an application: everything but the secret. */
+export interface AppView {
+  appId: string;
+  name: string;
+  callbackUrl: string;
+  disabled: boolean;
+  /** AppIds whose videos this application may list (spec 4.3 aId). */
+  grants: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AppPatch {
+  name?: unknown;
+  callbackUrl?: unknown;
+  disabled?: unknown;
+  grants?: unknown;
+}
+
+const MAX_NAME = 100;
+const MAX_URL = 2000;
+
+/** Applications: issue, list, change, rotate secrets. Used by the admin API and the CLI alike. */
+export class AppService {
+  constructor(
+    private readonly apps: AppStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async create(input: { name?: unknown; callbackUrl?: unknown }): Promise<AppView & { appSecret: string }> {
+    const name = validName(input.name);
+    const callbackUrl = input.callbackUrl === undefined || input.callbackUrl === null ? '' : validCallbackUrl(input.callbackUrl);
+    const now = this.now();
+    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, createdAt: now, updatedAt: now };
+    await this.apps.insert(app);
+    return { ...(await this.view(app)), appSecret: app.secret };
+  }
+
+  async list(): Promise<AppView[]> {
+    return Promise.all((await this.apps.list()).map((a) => this.view(a)));
+  }
+
+  async get(appId: string): Promise<AppView> {
+    return this.view(await this.require(appId));
+  }
+
+  async update(appId: string, patch: AppPatch): Promise<AppView> {
+    await this.require(appId);
+    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled'>> = {};
+    if (patch.name !== undefined) fields.name = validName(patch.name);
+    if (patch.callbackUrl !== undefined) fields.callbackUrl = patch.callbackUrl === null ? '' : validCallbackUrl(patch.callbackUrl);
+    if (patch.disabled !== undefined) {
+      if (typeof patch.disabled !== 'boolean') throw new ApiError('INVALID_PARAMETER', 'disabled must be true or false');
+      fields.disabled = patch.disabled;
+    }
+    let grants: string[] | undefined;
+    if (patch.grants !== undefined) {
+      if (!Array.isArray(patch.grants) || !patch.grants.every((g) => typeof g === 'string')) {
+        throw new ApiError('INVALID_PARAMETER', 'grants must be an array of AppIds');
+      }
+      grants = [...new Set(patch.grants as string[])].filter((g) => g !== appId);
+      for (const g of grants) if (!(await this.apps.get(g))) throw new ApiError('INVALID_PARAMETER', `grants: no application ${g}`);
+    }
+    const updated = await this.apps.update(appId, fields, this.now());
+    if (!updated) throw new ApiError('APP_NOT_FOUND');
+    if (grants) await this.apps.setGrants(appId, grants);
+    return this.view(updated);
+  }
+
+  /** Issues a new secret; the old one stops working at once. */
+  async rotateSecret(appId: string): Promise<{ appId: string; appSecret: string }> {
+    await this.require(appId);
+    const secret = generateSecret();
+    await this.apps.update(appId, { secret }, this.now());
+    return { appId, appSecret: secret };
+  }
+
+  private async require(appId: string): Promise<AppRecord> {
+    const app = await this.apps.get(appId);
+    if (!app) throw new ApiError('APP_NOT_FOUND');
+    return app;
+  }
+
+  private async view(app: AppRecord): Promise<AppView> {
+    return {
+      appId: app.appId,
+      name: app.name,
+      callbackUrl: app.callbackUrl,
+      disabled: app.disabled,
+      grants: await this.apps.grants(app.appId),
+      createdAt: new Date(app.createdAt).toISOString(),
+      updatedAt: new Date(app.updatedAt).toISOString(),
+    };
+  }
+}
+
+function validName(v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '') throw new ApiError('INVALID_PARAMETER', 'name is required');
+  if ([...v.trim()].length > MAX_NAME) throw new ApiError('INVALID_PARAMETER', `name is longer than ${MAX_NAME} characters`);
+  return v.trim();
+}
+
+/** A callback address: absolute http(s), or empty for none. */
+export function validCallbackUrl(v: unknown): string {
+  if (typeof v !== 'string') throw new ApiError('INVALID_PARAMETER', 'callbackUrl must be a string');
+  const s = v.trim();
+  if (s === '') return '';
+  if (s.length > MAX_URL) throw new ApiError('INVALID_PARAMETER', 'callbackUrl is too long');
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    throw new ApiError('INVALID_PARAMETER', 'callbackUrl is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ApiError('INVALID_PARAMETER', 'callbackUrl must be http or https');
+  return url.toString();
+}

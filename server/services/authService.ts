@@ -1,0 +1,89 @@
+import { ApiError } from '../errors.js';
+import type { AppRecord, AppStore } from '../storage/types.js';
+import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
+import { tokenMatches } from './tokens.js';
+
+/** Options of {@link AuthService}. */
+export interface AuthOptions {
+  /** Spec 5.2: a Timestamp may differ from server time by at most this many seconds. */
+  maxClockSkewSeconds: number;
+  /** Failed authentications allowed per client address; past it, that address is refused outright. */
+  perAddress: FailureLimitOptions;
+  /** Failed authentications allowed per AppId; past it, failing calls for that app get 106, good ones pass. */
+  perApp: FailureLimitOptions;
+}
+
+export const DEFAULT_AUTH_OPTIONS: AuthOptions = {
+  maxClockSkewSeconds: 600,
+  perAddress: { windowMs: 60_000, maxFailures: 30 },
+  perApp: { windowMs: 60_000, maxFailures: 100 },
+};
+
+/** The three values of spec section 5, as the caller sent them. */
+export interface Credentials {
+  appId: string | undefined;
+  timestamp: string | undefined;
+  token: string | undefined;
+}
+
+const TIMESTAMP_RE = /^\d{1,12}$/;
+
+/**
+ * Spec section 5: checks AppId, Timestamp and Token, in that order of cheapness, and limits how
+ * often a client may fail.
+ *
+ * Limiting: an address that keeps failing is refused before any check (it is misconfigured or
+ * guessing, and good callers are elsewhere). An AppId that keeps failing from many addresses is
+ * not locked out, since that would let anyone lock out the real application server: past its
+ * limit only the failing calls change answer (106 instead of the failure), good tokens still pass.
+ */
+export class AuthService {
+  private readonly byAddress: FailureLimiter;
+  private readonly byApp: FailureLimiter;
+
+  constructor(
+    private readonly apps: AppStore,
+    private readonly opts: AuthOptions = DEFAULT_AUTH_OPTIONS,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.byAddress = new FailureLimiter(opts.perAddress);
+    this.byApp = new FailureLimiter(opts.perApp);
+  }
+
+  /** Resolves with the calling application, or throws an {@link ApiError}. */
+  async authenticate(creds: Credentials, clientAddress: string): Promise<AppRecord> {
+    const now = this.now();
+    if (this.byAddress.isLimited(clientAddress, now)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
+    try {
+      return await this.check(creds, now);
+    } catch (err) {
+      if (err instanceof ApiError) {
+        this.byAddress.recordFailure(clientAddress, now);
+        if (creds.appId) {
+          const limited = this.byApp.isLimited(creds.appId, now);
+          this.byApp.recordFailure(creds.appId, now);
+          if (limited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many failures for this AppId; try again in a minute');
+        }
+      }
+      throw err;
+    }
+  }
+
+  /** The checks alone, without limiting (the widget page reuses them). */
+  async check(creds: Credentials, now = this.now()): Promise<AppRecord> {
+    const { appId, timestamp, token } = creds;
+    if (!appId) throw new ApiError('MISSING_PARAMETER', 'AppId');
+    if (!timestamp) throw new ApiError('MISSING_PARAMETER', 'Timestamp');
+    if (!token) throw new ApiError('MISSING_PARAMETER', 'Token');
+    const app = await this.apps.get(appId);
+    if (!app) throw new ApiError('APP_NOT_FOUND');
+    if (app.disabled) throw new ApiError('APP_DISABLED');
+    if (!TIMESTAMP_RE.test(timestamp)) throw new ApiError('TIMESTAMP_MALFORMED', 'Timestamp must be Unix time in whole seconds');
+    const skew = Math.abs(Number(timestamp) - Math.floor(now / 1000));
+    if (skew > this.opts.maxClockSkewSeconds) {
+      throw new ApiError('TIMESTAMP_EXPIRED', `Timestamp differs from server time by ${skew} s (at most ${this.opts.maxClockSkewSeconds} s allowed)`);
+    }
+    if (!tokenMatches(token, timestamp, app.secret)) throw new ApiError('SECRET_KEY_ERROR');
+    return app;
+  }
+}

@@ -1,0 +1,161 @@
+import crypto from 'node:crypto';
+import { ApiError } from '../errors.js';
+import type { VopEventBus } from '../events.js';
+import type { AppRecord, AppStore, Page, VideoRecord, VideoStore } from '../storage/types.js';
+import { FIELD_LIMITS, cutToCodePoints, normalizeTags } from './fields.js';
+import { SourceFileGetType, VideoStatus } from './videoStatus.js';
+
+/** Options of {@link VideoService}. */
+export interface VideoServiceOptions {
+  /** Largest PageSize a list call accepts; larger asks get 202 Invalid Paging. */
+  maxPageSize: number;
+  /** Spec 4.3: default PageSize of the uploader list. */
+  defaultUserPageSize: number;
+  /** Spec 4.4: default PageSize of the full list. */
+  defaultListPageSize: number;
+}
+
+export const DEFAULT_VIDEO_OPTIONS: VideoServiceOptions = { maxPageSize: 200, defaultUserPageSize: 10, defaultListPageSize: 50 };
+
+/** The registration form of spec 4.2, as raw strings (undefined when absent). */
+export interface RegistrationInput {
+  VideoTitle?: string;
+  Description?: string;
+  Tags?: string;
+  Actors?: string;
+  CreateUser?: string;
+  SourceFileGetType?: string;
+  SourceFilePath?: string;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_PAGE_INDEX = 10_000_000;
+
+/** Videos as applications see them: register, read, list (spec 4.1 to 4.4). */
+export class VideoService {
+  constructor(
+    private readonly videos: VideoStore,
+    private readonly apps: AppStore,
+    private readonly events: VopEventBus,
+    private readonly opts: VideoServiceOptions = DEFAULT_VIDEO_OPTIONS,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Spec 4.2. Resolves with the new video once it is durable. */
+  async register(app: AppRecord, input: RegistrationInput): Promise<VideoRecord> {
+    const title = cutToCodePoints(input.VideoTitle ?? '', FIELD_LIMITS.VideoTitle);
+    if (title.trim() === '') throw new ApiError('MISSING_PARAMETER', 'VideoTitle');
+    const typeText = (input.SourceFileGetType ?? '').trim();
+    if (typeText === '') throw new ApiError('MISSING_PARAMETER', 'SourceFileGetType');
+    // Spec 4.2 rule 3 leaves other values open: we refuse them rather than guess.
+    if (typeText !== '1' && typeText !== '2') throw new ApiError('INVALID_PARAMETER', 'SourceFileGetType must be 1 (upload) or 2 (download from URL)');
+    const sourceType = Number(typeText);
+
+    let sourceUrl = '';
+    if (sourceType === SourceFileGetType.Download) {
+      // Spec 4.2 rule 2 and section 8: cut to 200 characters, then it must be a full address
+      // with a file extension.
+      sourceUrl = cutToCodePoints((input.SourceFilePath ?? '').trim(), FIELD_LIMITS.SourceFilePath);
+      if (sourceUrl === '') throw new ApiError('MISSING_PARAMETER', 'SourceFilePath (required when SourceFileGetType is 2)');
+      checkSourceUrl(sourceUrl);
+    }
+    // Rule 1: with type 1 SourceFilePath is left empty; anything sent there is ignored.
+
+    const now = this.now();
+    const video: VideoRecord = {
+      id: crypto.randomUUID(),
+      appId: app.appId,
+      title,
+      description: cutToCodePoints(input.Description ?? '', FIELD_LIMITS.Description),
+      tags: normalizeTags(input.Tags ?? ''),
+      actors: cutToCodePoints(input.Actors ?? '', FIELD_LIMITS.Actors),
+      createUser: cutToCodePoints(input.CreateUser ?? '', FIELD_LIMITS.CreateUser),
+      status: sourceType === SourceFileGetType.Upload ? VideoStatus.NotUploaded : VideoStatus.WaitingForDownload,
+      statusReason: '',
+      sourceType,
+      sourceUrl,
+      duration: 0,
+      coverFile: '',
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.videos.insert(video);
+    this.events.emit('video.registered', { videoId: video.id, appId: app.appId, sourceType });
+    return video;
+  }
+
+  /** Spec 4.1: one of the caller's own videos. Another application's video is "not found". */
+  async get(app: AppRecord, id: string | undefined): Promise<VideoRecord> {
+    const videoId = (id ?? '').trim();
+    if (videoId === '') throw new ApiError('MISSING_PARAMETER', 'Id');
+    if (!UUID_RE.test(videoId)) throw new ApiError('INVALID_PARAMETER', 'Id is not a video id');
+    const video = await this.videos.get(videoId.toLowerCase());
+    if (!video || video.appId !== app.appId) throw new ApiError('VIDEO_NOT_FOUND');
+    return video;
+  }
+
+  /** Spec 4.4: the caller's videos, newest first. */
+  async list(app: AppRecord, pageIndex?: string, pageSize?: string): Promise<{ total: number; items: VideoRecord[] }> {
+    return this.videos.listByApp(app.appId, this.page(pageIndex, pageSize, this.opts.defaultListPageSize));
+  }
+
+  /**
+   * Spec 4.3: the videos one uploader registered through application `aId`. The caller may name
+   * itself, or an application the admin granted it; any other aId is refused the same way
+   * whether it exists or not.
+   */
+  async listByUser(
+    app: AppRecord,
+    aId: string | undefined,
+    createUser: string | undefined,
+    pageIndex?: string,
+    pageSize?: string,
+  ): Promise<{ total: number; items: VideoRecord[] }> {
+    if (!createUser) throw new ApiError('MISSING_PARAMETER', 'createUser');
+    const target = (aId ?? '').trim();
+    if (target === '') throw new ApiError('MISSING_PARAMETER', 'aId');
+    const page = this.page(pageIndex, pageSize, this.opts.defaultUserPageSize);
+    if (target !== app.appId && !(await this.apps.grants(app.appId)).includes(target)) {
+      throw new ApiError('ACCESS_DENIED', `this application may not list the videos of application ${target}`);
+    }
+    return this.videos.listByAppAndUser(target, cutToCodePoints(createUser, FIELD_LIMITS.CreateUser), page);
+  }
+
+  private page(indexText: string | undefined, sizeText: string | undefined, defaultSize: number): Page {
+    const index = parseWhole(indexText, 0);
+    if (index === undefined || index > MAX_PAGE_INDEX) throw new ApiError('INVALID_PAGING', 'PageIndex must be a whole number from 0');
+    const size = parseWhole(sizeText, defaultSize);
+    if (size === undefined || size < 1 || size > this.opts.maxPageSize) {
+      throw new ApiError('INVALID_PAGING', `PageSize must be a whole number from 1 to ${this.opts.maxPageSize}`);
+    }
+    return { offset: index * size, limit: size };
+  }
+}
+
+/** An absent or empty value gives the default; anything but digits gives undefined. */
+function parseWhole(text: string | undefined, dflt: number): number | undefined {
+  const t = (text ?? '').trim();
+  if (t === '') return dflt;
+  if (!/^\d{1,9}$/.test(t)) return undefined;
+  return Number(t);
+}
+
+function checkSourceUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ApiError('INVALID_PARAMETER', 'SourceFilePath must be a full http or https address');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ApiError('INVALID_PARAMETER', 'SourceFilePath must be http or https');
+  const last = decodeURIComponentSafe(url.pathname.split('/').pop() ?? '');
+  if (!/\.[A-Za-z0-9]{1,10}$/.test(last)) throw new ApiError('INVALID_PARAMETER', 'SourceFilePath must name a file with its extension (spec 4.2 rule 2)');
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

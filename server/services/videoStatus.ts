@@ -1,0 +1,22 @@
+/** Spec section 3: the values of a video's Status. */
+export const VideoStatus = {
+  WaitingForDeletion: 0,
+  Normal: 1,
+  WaitingForDownload: 2,
+  Downloading: 3,
+  DownloadFailed: 4,
+  WaitingForTranscoding: 5,
+  Transcoding: 6,
+  TranscodingFailed: 7,
+  NotUploaded: 8,
+} as const;
+
+export type VideoStatusValue = (typeof VideoStatus)[keyof typeof VideoStatus];
+
+/** Spec 4.2: SourceFileGetType. */
+export const SourceFileGetType = {
+  /** The user uploads the file through a widget; the video starts in status 8. */
+  Upload: 1,
+  /** The platform downloads SourceFilePath; the video starts in status 2. */
+  Download: 2,
+} as const;

@@ -1,0 +1,63 @@
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type { ServerOptionsInput } from './config.js';
+
+/** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
+export interface StartConfig {
+  port: number;
+  host: string;
+  options: ServerOptionsInput;
+}
+
+export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--admin-token <t>]
+                    [--public-url <url>] [--admin-remote] [--time-zone <IANA zone>]
+Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE.
+Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data.`;
+
+/** Parses the start flags; throws an Error with a readable message on a bad one. */
+export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): StartConfig {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'admin-token': { type: 'string' },
+      'public-url': { type: 'string' },
+      'admin-remote': { type: 'boolean' },
+      'time-zone': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) throw new HelpRequested();
+  const portText = values.port ?? env.VOP_PORT ?? '8080';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
+  return {
+    port,
+    host: values.host ?? env.VOP_HOST ?? '0.0.0.0',
+    options: {
+      dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data',
+      adminToken: values['admin-token'] ?? (env.VOP_ADMIN_TOKEN || undefined),
+      publicUrl: values['public-url'] ?? (env.VOP_PUBLIC_URL || undefined),
+      adminRemote: values['admin-remote'] ?? ['1', 'true', 'yes'].includes((env.VOP_ADMIN_REMOTE ?? '').toLowerCase()),
+      timeZone: values['time-zone'] ?? (env.VOP_TIME_ZONE || undefined),
+    },
+  };
+}
+
+export class HelpRequested extends Error {}
+
+/** The addresses a server bound to `host`:`port` can be reached at, loopback first. */
+export function servedAddresses(host: string, port: number): string[] {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '';
+  if (!wildcard) return [`http://${host.includes(':') ? `[${host}]` : host}:${port}`];
+  const out = [`http://127.0.0.1:${port}`];
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) {
+      if (a.family === 'IPv4' && !a.internal) out.push(`http://${a.address}:${port}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,84 @@
+/**
+ * The narrow storage interfaces routes and services see. The sql.js implementation is in
+ * sqljsStore.ts; another (PostgreSQL, say) implements these and passes test/store-contract.test.ts.
+ * Every method is async so that an implementation over the network fits the same shape.
+ */
+
+/** An application registered with the platform (spec section 5). */
+export interface AppRecord {
+  appId: string;
+  name: string;
+  /** Kept in clear: the token is MD5(Timestamp + secret), so the server must know the secret. */
+  secret: string;
+  /** Where status callbacks go (spec section 6); empty for none. */
+  callbackUrl: string;
+  disabled: boolean;
+  /** Unix milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A video as stored; the API's field names are applied by services/videoView.ts. */
+export interface VideoRecord {
+  id: string;
+  appId: string;
+  title: string;
+  description: string;
+  tags: string;
+  actors: string;
+  createUser: string;
+  /** A value of spec section 3; see services/videoStatus.ts. */
+  status: number;
+  /** Why the video is in a failed state (4, 7), for people; empty otherwise. */
+  statusReason: string;
+  /** SourceFileGetType: 1 widget upload, 2 download from sourceUrl. */
+  sourceType: number;
+  sourceUrl: string;
+  /** Whole seconds; 0 until known. */
+  duration: number;
+  /** Cover picture, relative to the media root; empty until one exists. */
+  coverFile: string;
+  /** Unix milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+export interface AppStore {
+  insert(app: AppRecord): Promise<void>;
+  get(appId: string): Promise<AppRecord | undefined>;
+  list(): Promise<AppRecord[]>;
+  /** Applies the given fields; resolves with the updated record, or undefined if none. */
+  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled'>>, now: number): Promise<AppRecord | undefined>;
+  /** Replaces the set of applications whose lists `appId` may read. */
+  setGrants(appId: string, targetAppIds: string[]): Promise<void>;
+  grants(appId: string): Promise<string[]>;
+}
+
+export interface VideoStore {
+  insert(video: VideoRecord): Promise<void>;
+  get(id: string): Promise<VideoRecord | undefined>;
+  /** Newest first (createdAt, then id), with the count of every match. */
+  listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
+  listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
+  /**
+   * Moves a video to `to` if its status is one of `from` (any, if omitted). Resolves true if it
+   * moved. The check and the move are one step, so two racing transitions cannot both win.
+   */
+  setStatus(id: string, to: number, opts?: { from?: number[]; reason?: string; now?: number }): Promise<boolean>;
+  /** Counts per status, for /healthz and the console. */
+  countByStatus(): Promise<Record<number, number>>;
+}
+
+export interface Stores {
+  apps: AppStore;
+  videos: VideoStore;
+  /** Flushes and releases the storage. */
+  close(): Promise<void>;
+  /** Problems found when the storage was opened (damaged files set aside). */
+  warnings(): string[];
+}
