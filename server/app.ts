@@ -17,6 +17,9 @@ import { AuthService } from './services/authService.js';
 import { makeLocalDateFormatter } from './services/localTime.js';
 import { VideoService } from './services/videoService.js';
 import type { ViewContext } from './services/videoView.js';
+import { JobQueue } from './jobs/jobQueue.js';
+import { VideoLifecycle } from './services/videoLifecycle.js';
+import { LocalMediaStore } from './storage/mediaStore.js';
 import { openSqlJsStores } from './storage/sqljsStore.js';
 import type { Stores } from './storage/types.js';
 
@@ -27,7 +30,9 @@ export interface VopServer {
   adminToken: string;
   stores: Stores;
   events: VopEventBus;
-  services: { apps: AppService; videos: VideoService; auth: AuthService };
+  media: LocalMediaStore;
+  jobs: JobQueue;
+  services: { apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle };
   /** Starts answering; resolves with the bound address. */
   listen(port: number, host?: string): Promise<AddressInfo>;
   /** Stops answering, lets requests in flight finish (up to `graceMs`), flushes storage. */
@@ -49,6 +54,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const apps = new AppService(stores.apps);
   const videos = new VideoService(stores.videos, stores.apps, events, options.videos);
   const formatDate = makeLocalDateFormatter(options.timeZone);
+  const media = new LocalMediaStore(options.dataDir);
+  const lifecycle = new VideoLifecycle(stores.videos, events);
+  const jobs = new JobQueue(stores.jobs, events, log);
 
   const viewContext = (req: Request): ViewContext => ({
     baseUrl: options.publicUrl ?? `${req.protocol}://${req.host}`,
@@ -95,7 +103,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     adminToken,
     stores,
     events,
-    services: { apps, videos, auth },
+    media,
+    jobs,
+    services: { apps, videos, auth, lifecycle },
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server = http.createServer(app);
@@ -103,7 +113,8 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         server.once('error', reject);
         server.listen(port, host, () => {
           server!.off('error', reject);
-          resolve(server!.address() as AddressInfo);
+          // Jobs start once the server answers: they may need its address (callbacks, tests).
+          jobs.start().then(() => resolve(server!.address() as AddressInfo), reject);
         });
       });
     },
@@ -117,6 +128,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
           await stopped;
           clearTimeout(timer);
         }
+        await jobs.stop();
         await stores.close();
       })();
       return closing;

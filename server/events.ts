@@ -9,6 +9,10 @@ export interface VopEvents {
   'video.registered': [{ videoId: string; appId: string; sourceType: number }];
   /** A video's Status changed (spec section 3); fired after the change is durable. */
   'video.status': [{ videoId: string; appId: string; from: number; to: number; reason: string }];
+  /** A job changed state (queued, running, succeeded, failed, cancelled). */
+  'job.state': [{ jobId: string; type: string; videoId: string; state: string; error: string }];
+  /** A running job reported progress (not persisted on every report). */
+  'job.progress': [{ jobId: string; type: string; videoId: string; percent: number; etaSeconds?: number; speed?: string }];
 }
 
 export class VopEventBus extends EventEmitter<VopEvents> {}

@@ -76,6 +76,8 @@ export class VideoService {
       sourceUrl,
       duration: 0,
       coverFile: '',
+      sourceFile: '',
+      keepSource: false,
       createdAt: now,
       updatedAt: now,
     };

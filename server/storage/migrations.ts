@@ -42,4 +42,51 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `CREATE INDEX videos_by_app ON videos (app_id, created_at DESC, id DESC)`,
     `CREATE INDEX videos_by_app_user ON videos (app_id, create_user, created_at DESC, id DESC)`,
   ],
+  // 2: the job queue, the status history, renditions
+  [
+    // Jobs are data: a type, a JSON payload, a state. See server/jobs/jobQueue.ts.
+    `CREATE TABLE jobs (
+       id TEXT PRIMARY KEY,
+       type TEXT NOT NULL,
+       video_id TEXT NOT NULL DEFAULT '',
+       payload TEXT NOT NULL DEFAULT '{}',
+       state TEXT NOT NULL,
+       priority INTEGER NOT NULL DEFAULT 0,
+       seq INTEGER NOT NULL,
+       attempts INTEGER NOT NULL DEFAULT 0,
+       max_attempts INTEGER NOT NULL DEFAULT 1,
+       run_after INTEGER NOT NULL DEFAULT 0,
+       progress REAL NOT NULL DEFAULT 0,
+       error TEXT NOT NULL DEFAULT '',
+       created_at INTEGER NOT NULL,
+       started_at INTEGER,
+       finished_at INTEGER,
+       updated_at INTEGER NOT NULL
+     )`,
+    `CREATE INDEX jobs_by_state ON jobs (state, type, priority DESC, seq)`,
+    `CREATE INDEX jobs_by_video ON jobs (video_id)`,
+    `CREATE TABLE video_status_history (
+       video_id TEXT NOT NULL,
+       at INTEGER NOT NULL,
+       from_status INTEGER,
+       to_status INTEGER NOT NULL,
+       reason TEXT NOT NULL DEFAULT ''
+     )`,
+    `CREATE INDEX video_status_history_by_video ON video_status_history (video_id, at)`,
+    // One row per playable file of a video (spec 2.5 VideoPlayFile); file is relative to the media root.
+    `CREATE TABLE renditions (
+       video_id TEXT NOT NULL,
+       label TEXT NOT NULL,
+       width INTEGER NOT NULL,
+       height INTEGER NOT NULL,
+       bitrate_kbps INTEGER NOT NULL,
+       file TEXT NOT NULL,
+       bytes INTEGER NOT NULL DEFAULT 0,
+       PRIMARY KEY (video_id, label)
+     )`,
+    // Ingest: where the stored source file is, and the widget's needHandleSepcial choice.
+    `ALTER TABLE videos ADD COLUMN source_file TEXT NOT NULL DEFAULT ''`,
+    `ALTER TABLE videos ADD COLUMN keep_source INTEGER NOT NULL DEFAULT 0`,
+  ],
 ];
+

@@ -1,4 +1,5 @@
-import type { AppRecord, AppStore, Page, Stores, VideoRecord, VideoStore } from './types.js';
+import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoStore } from './types.js';
+import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 
 /** Options of {@link openSqlJsStores}. */
@@ -14,6 +15,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
   const db = await DurableDatabase.open({ dir: options.dir, log: options.log });
   return {
     db,
+    jobs: new SqlJsJobStore(db),
     apps: new SqlJsAppStore(db),
     videos: new SqlJsVideoStore(db),
     close: () => db.close(),
@@ -101,6 +103,8 @@ type VideoRow = {
   source_url: string;
   duration: number;
   cover_file: string;
+  source_file: string;
+  keep_source: number;
   created_at: number;
   updated_at: number;
 };
@@ -120,6 +124,8 @@ function toVideo(r: VideoRow): VideoRecord {
     sourceUrl: r.source_url,
     duration: r.duration,
     coverFile: r.cover_file,
+    sourceFile: r.source_file,
+    keepSource: r.keep_source === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -138,11 +144,12 @@ class SqlJsVideoStore implements VideoStore {
     const done = this.db.write([
       [
         `INSERT INTO videos (id, app_id, title, description, tags, actors, create_user, status, status_reason,
-           source_type, source_url, duration, cover_file, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           source_type, source_url, duration, cover_file, source_file, keep_source, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [v.id, v.appId, v.title, v.description, v.tags, v.actors, v.createUser, v.status, v.statusReason,
-          v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.createdAt, v.updatedAt],
+          v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource ? 1 : 0, v.createdAt, v.updatedAt],
       ],
+      ['INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) VALUES (?, ?, NULL, ?, ?)', [v.id, v.createdAt, v.status, '']],
     ]);
     this.counts.clear(); // the row is in memory already; counts must see it now
     await done;
@@ -173,14 +180,59 @@ class SqlJsVideoStore implements VideoStore {
   }
 
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
-    const params: SqlParam[] = [to, opts.reason ?? '', opts.now ?? Date.now(), id];
+    const now = opts.now ?? Date.now();
+    const reason = opts.reason ?? '';
     let where = 'id = ?';
+    const whereParams: SqlParam[] = [id];
     if (opts.from && opts.from.length > 0) {
       where += ` AND status IN (${opts.from.map(() => '?').join(', ')})`;
-      params.push(...opts.from);
+      whereParams.push(...opts.from);
     }
-    const [changed] = await this.db.write([[`UPDATE videos SET status = ?, status_reason = ?, updated_at = ? WHERE ${where}`, params]]);
+    // The history row and the move are one transaction under the same condition.
+    const [, changed] = await this.db.write([
+      [`INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, ?, status, ?, ? FROM videos WHERE ${where}`, [now, to, reason, ...whereParams]],
+      [`UPDATE videos SET status = ?, status_reason = ?, updated_at = ? WHERE ${where}`, [to, reason, now, ...whereParams]],
+    ]);
     return changed === 1;
+  }
+
+  async statusHistory(id: string): Promise<StatusChange[]> {
+    return this.db
+      .all<{ at: number; from_status: number | null; to_status: number; reason: string }>(
+        'SELECT at, from_status, to_status, reason FROM video_status_history WHERE video_id = ? ORDER BY at, rowid',
+        [id],
+      )
+      .map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, reason: r.reason }));
+  }
+
+  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
+    const sets: string[] = [];
+    const params: SqlParam[] = [];
+    if (patch.sourceFile !== undefined) (sets.push('source_file = ?'), params.push(patch.sourceFile));
+    if (patch.keepSource !== undefined) (sets.push('keep_source = ?'), params.push(patch.keepSource ? 1 : 0));
+    if (patch.duration !== undefined) (sets.push('duration = ?'), params.push(Math.round(patch.duration)));
+    if (patch.coverFile !== undefined) (sets.push('cover_file = ?'), params.push(patch.coverFile));
+    if (sets.length === 0) return;
+    await this.db.write([[`UPDATE videos SET ${sets.join(', ')} WHERE id = ?`, [...params, id]]]);
+  }
+
+  async setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void> {
+    await this.db.write([
+      ['DELETE FROM renditions WHERE video_id = ?', [videoId]],
+      ...renditions.map((r): [string, SqlParam[]] => [
+        'INSERT INTO renditions (video_id, label, width, height, bitrate_kbps, file, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [videoId, r.label, r.width, r.height, r.bitrateKbps, r.file, r.bytes],
+      ]),
+    ]);
+  }
+
+  async renditions(videoId: string): Promise<RenditionRecord[]> {
+    return this.db
+      .all<{ video_id: string; label: string; width: number; height: number; bitrate_kbps: number; file: string; bytes: number }>(
+        'SELECT * FROM renditions WHERE video_id = ? ORDER BY bitrate_kbps DESC, label',
+        [videoId],
+      )
+      .map((r) => ({ videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: r.bytes }));
   }
 
   async countByStatus(): Promise<Record<number, number>> {

@@ -1,3 +1,5 @@
+import type { JobStore } from '../jobs/types.js';
+
 /**
  * The narrow storage interfaces routes and services see. The sql.js implementation is in
  * sqljsStore.ts; another (PostgreSQL, say) implements these and passes test/store-contract.test.ts.
@@ -38,9 +40,35 @@ export interface VideoRecord {
   duration: number;
   /** Cover picture, relative to the media root; empty until one exists. */
   coverFile: string;
+  /** The stored source file, relative to the media root's `sources` area; empty until stored. */
+  sourceFile: string;
+  /** needHandleSepcial: keep the source as the only rendition, without re-encoding. */
+  keepSource: boolean;
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
+}
+
+/** One playable file of a video (spec 2.5). */
+export interface RenditionRecord {
+  videoId: string;
+  /** BitrateLabel, e.g. "720p". */
+  label: string;
+  width: number;
+  height: number;
+  /** Bitrate in kbps (video plus audio). */
+  bitrateKbps: number;
+  /** VideoURL: `<date_folder>/<file_name>`, relative to the media root's `play` area. */
+  file: string;
+  bytes: number;
+}
+
+/** One change of a video's Status. */
+export interface StatusChange {
+  at: number;
+  from: number | null;
+  to: number;
+  reason: string;
 }
 
 export interface Page {
@@ -70,6 +98,14 @@ export interface VideoStore {
    * moved. The check and the move are one step, so two racing transitions cannot both win.
    */
   setStatus(id: string, to: number, opts?: { from?: number[]; reason?: string; now?: number }): Promise<boolean>;
+  /** Status changes of a video, oldest first (each setStatus that moved it adds one). */
+  statusHistory(id: string): Promise<StatusChange[]>;
+  /** Sets media facts found by ingest and processing. */
+  updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void>;
+  /** Replaces a video's renditions. */
+  setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void>;
+  /** A video's renditions, highest bitrate first (spec 4.1 VideoPlayFile order). */
+  renditions(videoId: string): Promise<RenditionRecord[]>;
   /** Counts per status, for /healthz and the console. */
   countByStatus(): Promise<Record<number, number>>;
 }
@@ -77,6 +113,7 @@ export interface VideoStore {
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
+  jobs: JobStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

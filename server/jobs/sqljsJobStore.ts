@@ -1,0 +1,139 @@
+import type { DurableDatabase, SqlParam } from '../storage/durableDatabase.js';
+import type { JobFilter, JobRecord, JobState, JobStore } from './types.js';
+
+type JobRow = {
+  id: string;
+  type: string;
+  video_id: string;
+  payload: string;
+  state: JobState;
+  priority: number;
+  seq: number;
+  attempts: number;
+  max_attempts: number;
+  run_after: number;
+  progress: number;
+  error: string;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+};
+
+const COLUMNS: Record<string, string> = {
+  videoId: 'video_id',
+  payload: 'payload',
+  state: 'state',
+  priority: 'priority',
+  seq: 'seq',
+  attempts: 'attempts',
+  maxAttempts: 'max_attempts',
+  runAfter: 'run_after',
+  progress: 'progress',
+  error: 'error',
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  updatedAt: 'updated_at',
+};
+
+function toJob(r: JobRow): JobRecord {
+  return {
+    id: r.id,
+    type: r.type,
+    videoId: r.video_id,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    state: r.state,
+    priority: r.priority,
+    seq: r.seq,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    runAfter: r.run_after,
+    progress: r.progress,
+    error: r.error,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** Jobs in the embedded sql.js database (table `jobs`, migration 2). */
+export class SqlJsJobStore implements JobStore {
+  constructor(private readonly db: DurableDatabase) {}
+
+  async insert(j: JobRecord): Promise<void> {
+    await this.db.write([
+      [
+        `INSERT INTO jobs (id, type, video_id, payload, state, priority, seq, attempts, max_attempts, run_after, progress, error,
+           created_at, started_at, finished_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [j.id, j.type, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.seq, j.attempts, j.maxAttempts, j.runAfter,
+          j.progress, j.error, j.createdAt, j.startedAt, j.finishedAt, j.updatedAt],
+      ],
+    ]);
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const r = this.db.get<JobRow>('SELECT * FROM jobs WHERE id = ?', [id]);
+    return r ? toJob(r) : undefined;
+  }
+
+  async list(filter: JobFilter = {}): Promise<JobRecord[]> {
+    const where: string[] = [];
+    const params: SqlParam[] = [];
+    if (filter.states?.length) (where.push(`state IN (${filter.states.map(() => '?').join(', ')})`), params.push(...filter.states));
+    if (filter.types?.length) (where.push(`type IN (${filter.types.map(() => '?').join(', ')})`), params.push(...filter.types));
+    if (filter.videoId !== undefined) (where.push('video_id = ?'), params.push(filter.videoId));
+    params.push(filter.limit ?? 500);
+    const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
+               CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
+               CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
+      LIMIT ?`;
+    return this.db.all<JobRow>(sql, params).map(toJob);
+  }
+
+  async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
+    if (types.length === 0) return undefined;
+    const row = this.db.get<JobRow>(
+      `SELECT * FROM jobs WHERE state = 'queued' AND type IN (${types.map(() => '?').join(', ')}) AND run_after <= ?
+       ORDER BY priority DESC, seq LIMIT 1`,
+      [...types, now],
+    );
+    if (!row) return undefined;
+    // sql.js runs in this thread: nothing can claim the row between the SELECT and this UPDATE.
+    await this.db.write([
+      ["UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?, progress = 0 WHERE id = ?", [now, now, row.id]],
+    ]);
+    return toJob({ ...row, state: 'running', attempts: row.attempts + 1, started_at: now, updated_at: now, progress: 0 });
+  }
+
+  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean> {
+    const sets: string[] = [];
+    const params: SqlParam[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      const col = COLUMNS[k];
+      if (!col) continue;
+      sets.push(`${col} = ?`);
+      params.push(k === 'payload' ? JSON.stringify(v) : (v as SqlParam));
+    }
+    if (sets.length === 0) return false;
+    params.push(id);
+    let where = 'id = ?';
+    if (fromStates?.length) (where += ` AND state IN (${fromStates.map(() => '?').join(', ')})`), params.push(...fromStates);
+    const [changed] = await this.db.write([[`UPDATE jobs SET ${sets.join(', ')} WHERE ${where}`, params]]);
+    return changed === 1;
+  }
+
+  async maxSeq(): Promise<number> {
+    return Number(this.db.get<{ m: number | null }>('SELECT MAX(seq) AS m FROM jobs')?.m ?? 0);
+  }
+
+  async nextRunAfter(types: string[]): Promise<number | undefined> {
+    if (types.length === 0) return undefined;
+    const r = this.db.get<{ t: number | null }>(
+      `SELECT MIN(run_after) AS t FROM jobs WHERE state = 'queued' AND type IN (${types.map(() => '?').join(', ')})`,
+      types,
+    );
+    return r?.t ?? undefined;
+  }
+}

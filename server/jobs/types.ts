@@ -1,0 +1,54 @@
+/** The states of a job. `queued` and `running` are live; the rest are final until a retry. */
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A job as stored: jobs are data (type, payload, state), handlers are looked up by type. */
+export interface JobRecord {
+  id: string;
+  type: string;
+  /** The video the job works on, or '' for jobs that concern none. */
+  videoId: string;
+  payload: Record<string, unknown>;
+  state: JobState;
+  /** Higher runs first. */
+  priority: number;
+  /** Enqueue order; ties of priority run in this order. */
+  seq: number;
+  attempts: number;
+  maxAttempts: number;
+  /** Unix ms before which a queued job does not start (retry backoff). */
+  runAfter: number;
+  /** 0 to 100, as last saved (live progress is in JobQueue.live()). */
+  progress: number;
+  /** Why the last attempt failed, for people. */
+  error: string;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+export interface JobFilter {
+  states?: JobState[];
+  types?: string[];
+  videoId?: string;
+  limit?: number;
+}
+
+/** Storage of jobs. */
+export interface JobStore {
+  insert(job: JobRecord): Promise<void>;
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Live jobs first by priority then order, then the most recent finished ones. */
+  list(filter?: JobFilter): Promise<JobRecord[]>;
+  /**
+   * Takes the next queued job of one of `types` whose runAfter has come, marking it running and
+   * counting the attempt, in one step.
+   */
+  claimNext(types: string[], now: number): Promise<JobRecord | undefined>;
+  /** Applies `patch` if the job's state is one of `fromStates` (any, if omitted); true if it did. */
+  update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean>;
+  /** Highest seq so far (new jobs continue after it). */
+  maxSeq(): Promise<number>;
+  /** Earliest runAfter of queued jobs of these types, if any. */
+  nextRunAfter(types: string[]): Promise<number | undefined>;
+}
