@@ -1,0 +1,24 @@
+/**
+ * What the preload exposes to the console as `window.vopDesktop`: one typed function per
+ * action, never a generic send(channel) nor ipcRenderer itself. The channel names live here so
+ * main and preload cannot drift apart.
+ */
+export interface VopDesktopApi {
+  /** The admin token, so the console logs in without asking on the desktop. */
+  adminToken(): Promise<string>;
+  /** Copies text to the clipboard. */
+  copyText(text: string): Promise<void>;
+  /** Opens an http(s) link in the system browser. */
+  openExternal(url: string): Promise<void>;
+  /** The shell settings, and a way to change them (some take effect after a restart). */
+  getSettings(): Promise<import('./shellSettings.js').ShellSettings>;
+  setSettings(patch: Partial<import('./shellSettings.js').ShellSettings>): Promise<import('./shellSettings.js').ShellSettings>;
+}
+
+export const IPC = {
+  adminToken: 'vop:admin-token',
+  copyText: 'vop:copy-text',
+  openExternal: 'vop:open-external',
+  getSettings: 'vop:get-settings',
+  setSettings: 'vop:set-settings',
+} as const satisfies Record<keyof VopDesktopApi, string>;
