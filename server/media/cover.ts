@@ -1,0 +1,179 @@
+/**
+ * Covers: a representative frame saved as JPEG, and the fixed sizes of spec section 2.3
+ * (issue 4, item 4).
+ *
+ * The first frame is a poor cover: videos open on black, on a fade, or on a blank title card. We
+ * sample a few moments spread over the video, look at each through a tiny grayscale thumbnail
+ * (32x32 bytes on stdout: cheap, and no image decoding on our side), reject the near-black,
+ * near-white and uniform ones, and keep the one with the most contrast. Each sample seeks before
+ * decoding (`-ss` before `-i`), so the cost does not grow with the video's length, unlike ffmpeg's
+ * `thumbnail` filter, which decodes every frame in its window.
+ *
+ * Writing to a temporary name and renaming is the caller's job (atomicFile.ts): pass a tmpPath.
+ */
+import { run, type RunOptions } from './ffmpegRunner.js';
+import { absolute } from './transcodeArgs.js';
+
+/** Spec section 2.3: `?t=<n>` selects these sizes (width x height), cropped to fill. */
+export const COVER_SIZES = {
+  2: { width: 200, height: 200 },
+  3: { width: 262, height: 175 },
+  4: { width: 200, height: 110 },
+  5: { width: 180, height: 136 },
+  6: { width: 680, height: 530 },
+  7: { width: 420, height: 240 },
+} as const satisfies Record<number, { width: number; height: number }>;
+
+/** A valid `t` of spec section 2.3. */
+export type CoverSizeKey = keyof typeof COVER_SIZES;
+
+/** Options of {@link extractCover} and {@link resizeCover}. */
+export interface CoverOptions {
+  /** ffmpeg executable. Default: the one the runner resolves. */
+  ffmpegPath?: string;
+  /** Cancels the ffmpeg runs. */
+  signal?: AbortSignal;
+  /** Moments to sample, as fractions of the duration. */
+  sampleFractions: number[];
+  /** Mean luma (0-255, full range: the gray samples map video black to about 0) below which a frame is black. */
+  minMeanLuma: number;
+  /** Mean luma above which a frame is blank white. */
+  maxMeanLuma: number;
+  /** Luma standard deviation below which a frame is uniform (a plain card, a fade). */
+  minLumaStdDev: number;
+  /** JPEG quality on ffmpeg's `-q:v` scale: 2 (best) to 31. */
+  jpegQuality: number;
+}
+
+export const DEFAULT_COVER_OPTIONS = {
+  sampleFractions: [0.1, 0.25, 0.4, 0.55, 0.7, 0.85],
+  minMeanLuma: 20,
+  maxMeanLuma: 245,
+  minLumaStdDev: 8,
+  jpegQuality: 2,
+} satisfies Partial<CoverOptions>;
+
+/** Fills defaults and validates; throws an Error that names the bad option. */
+export function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
+  const o: CoverOptions = { ...DEFAULT_COVER_OPTIONS, ...input };
+  if (!Array.isArray(o.sampleFractions) || o.sampleFractions.length === 0 || o.sampleFractions.some((f) => !(f >= 0 && f < 1))) {
+    throw new Error('Option sampleFractions must list at least one fraction from 0 to below 1.');
+  }
+  if (!(o.minMeanLuma >= 0 && o.maxMeanLuma <= 255 && o.minMeanLuma < o.maxMeanLuma)) throw new Error('Options minMeanLuma and maxMeanLuma must satisfy 0 <= min < max <= 255.');
+  if (!(o.minLumaStdDev >= 0)) throw new Error('Option minLumaStdDev must be 0 or more.');
+  if (!(Number.isInteger(o.jpegQuality) && o.jpegQuality >= 2 && o.jpegQuality <= 31)) throw new Error('Option jpegQuality must be a whole number from 2 to 31.');
+  return o;
+}
+
+/** Side of the grayscale thumbnail that samples are judged on. */
+export const SAMPLE_SIDE = 32;
+
+/** Arguments that write one SAMPLE_SIDE² grayscale frame at `atSeconds` to stdout. */
+export function buildFrameSampleArgs(input: string, atSeconds: number): string[] {
+  return [
+    ...seekTo(atSeconds), '-protocol_whitelist', 'file', '-i', absolute(input),
+    '-map', '0:v:0', '-frames:v', '1',
+    '-vf', `scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area,format=gray`,
+    '-f', 'rawvideo', 'pipe:1',
+  ];
+}
+
+/** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels). */
+export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality): string[] {
+  return [
+    ...seekTo(atSeconds), '-protocol_whitelist', 'file', '-i', absolute(input),
+    '-map', '0:v:0', '-frames:v', '1',
+    '-vf', 'scale=iw*sar:ih,setsar=1',
+    ...jpegOutput(output, jpegQuality),
+  ];
+}
+
+/**
+ * Arguments that scale `input` (an image) to cover exactly width x height, then crop the overflow
+ * from the centre: filled, never distorted. The scale factor is the larger of the two ratios,
+ * rounded up, so the crop can never ask for more than there is.
+ */
+export function buildResizeCoverArgs(input: string, output: string, width: number, height: number, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality): string[] {
+  if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) throw new Error(`Cannot resize a cover to ${width}x${height}.`);
+  const f = `max(${width}/iw\\,${height}/ih)`;
+  return [
+    '-protocol_whitelist', 'file', '-i', absolute(input),
+    '-map', '0:v:0', '-frames:v', '1',
+    // exact=1: without it crop rounds to the chroma grid of 4:2:0 and 262x175 comes out 262x174.
+    '-vf', `scale=w=ceil(iw*${f}):h=ceil(ih*${f}):flags=lanczos,crop=${width}:${height}:exact=1,setsar=1`,
+    ...jpegOutput(output, jpegQuality),
+  ];
+}
+
+/** Input seek before `-i`: fast (from the nearest keyframe). None at 0, where ffmpeg 4 finds no frame in a still image. */
+function seekTo(atSeconds: number): string[] {
+  return atSeconds > 0 ? ['-ss', atSeconds.toFixed(3)] : [];
+}
+
+function jpegOutput(output: string, quality: number): string[] {
+  // image2 with -update 1 writes exactly this file name (no %d pattern expected).
+  return ['-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p', '-q:v', String(quality), '-f', 'image2', '-update', '1', '-y', absolute(output)];
+}
+
+/** Mean and standard deviation of 8-bit luma samples. */
+export function lumaStats(gray: Uint8Array): { mean: number; stdDev: number } {
+  if (gray.length === 0) return { mean: 0, stdDev: 0 };
+  let sum = 0;
+  for (const v of gray) sum += v;
+  const mean = sum / gray.length;
+  let sq = 0;
+  for (const v of gray) sq += (v - mean) ** 2;
+  return { mean, stdDev: Math.sqrt(sq / gray.length) };
+}
+
+/** Whether a sample is unfit for a cover: black, white, or one flat tone. */
+export function isBlankFrame(stats: { mean: number; stdDev: number }, o: Pick<CoverOptions, 'minMeanLuma' | 'maxMeanLuma' | 'minLumaStdDev'> = DEFAULT_COVER_OPTIONS): boolean {
+  return stats.mean < o.minMeanLuma || stats.mean > o.maxMeanLuma || stats.stdDev < o.minLumaStdDev;
+}
+
+/** One sampled moment. */
+export interface CoverSample {
+  atSeconds: number;
+  mean: number;
+  stdDev: number;
+  blank: boolean;
+}
+
+/**
+ * Samples the video and returns the chosen moment: the non-blank sample with the most contrast,
+ * or, if every sample is blank (a black video is still a video), the one with the most contrast.
+ */
+export async function pickCoverTime(input: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<{ chosen: CoverSample; samples: CoverSample[] }> {
+  const o = resolveCoverOptions(options);
+  const last = Math.max(0, durationSeconds - 0.1); // a seek to the very end finds no frame
+  const times = [...new Set(o.sampleFractions.map((f) => Math.min(last, Math.max(0, f * durationSeconds))))];
+  const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE };
+  const samples = (
+    await Promise.all(
+      times.map(async (t) => {
+        const { stdout } = await run(buildFrameSampleArgs(input, t), runOpts);
+        if (stdout.length < SAMPLE_SIDE * SAMPLE_SIDE) return null; // no frame there (past the last one)
+        const stats = lumaStats(stdout);
+        return { atSeconds: t, ...stats, blank: isBlankFrame(stats, o) };
+      }),
+    )
+  ).filter((s): s is CoverSample => s !== null);
+  if (samples.length === 0) return { chosen: { atSeconds: 0, mean: 0, stdDev: 0, blank: true }, samples };
+  const pool = samples.some((s) => !s.blank) ? samples.filter((s) => !s.blank) : samples;
+  const chosen = pool.reduce((best, s) => (s.stdDev > best.stdDev ? s : best));
+  return { chosen, samples };
+}
+
+/** Picks a representative frame of `input` and saves it as a full-size JPEG at `output`. */
+export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample> {
+  const o = resolveCoverOptions(options);
+  const { chosen } = await pickCoverTime(input, durationSeconds, o);
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal });
+  return chosen;
+}
+
+/** Saves `input` (the full-size cover) cropped to fill exactly width x height, as JPEG at `output`. */
+export async function resizeCover(input: string, output: string, width: number, height: number, options: Partial<CoverOptions> = {}): Promise<void> {
+  const o = resolveCoverOptions(options);
+  await run(buildResizeCoverArgs(input, output, width, height, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal });
+}

@@ -1,0 +1,202 @@
+/**
+ * Which ffmpeg and ffprobe binaries the platform runs, and where they came from (for /healthz).
+ *
+ * Order of preference (issue 4, item 1):
+ *   1. an explicit setting (option, else VOP_FFMPEG_PATH / VOP_FFPROBE_PATH): overrides all, and a
+ *      bad setting is an error rather than a silent fall-through to some other binary;
+ *   2. `ffmpeg-static`, if its binary file exists (its install script downloads it from GitHub,
+ *      so where scripts are skipped or GitHub is unreachable the package is there but empty);
+ *   3. `@ffmpeg-installer/ffmpeg` and `@ffprobe-installer/ffprobe`, whose binaries ship inside
+ *      the npm tarballs;
+ *   4. `ffmpeg` / `ffprobe` on PATH.
+ * ffmpeg-static has no ffprobe, so ffprobe goes from the setting straight to the installer.
+ *
+ * Every candidate is proved by running `-version`; a candidate that does not run is skipped with
+ * its reason kept in `skipped`, so /healthz can say why the preferred source was not used.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/** Where a binary was found. */
+export type BinarySource = 'setting' | 'ffmpeg-static' | '@ffmpeg-installer/ffmpeg' | '@ffprobe-installer/ffprobe' | 'PATH';
+
+/** One resolved binary. */
+export interface ResolvedBinary {
+  /** Absolute path of the executable. */
+  path: string;
+  /** Which rule of the order of preference chose it. */
+  source: BinarySource;
+  /** First line of `<binary> -version`, e.g. "ffmpeg version 6.1.1 Copyright (c) …". */
+  version: string;
+}
+
+/** The pair in use, as reported by /healthz. */
+export interface FfmpegBinaries {
+  ffmpeg: ResolvedBinary;
+  ffprobe: ResolvedBinary;
+  /** Candidates passed over before the chosen ones, each with the reason (empty when the first choice won). */
+  skipped: string[];
+}
+
+/** Options of {@link resolveFfmpegBinaries}. */
+export interface FfmpegBinariesOptions {
+  /** Explicit ffmpeg executable; overrides every other source. Default: env VOP_FFMPEG_PATH, if set. */
+  ffmpegPath?: string;
+  /** Explicit ffprobe executable; overrides every other source. Default: env VOP_FFPROBE_PATH, if set. */
+  ffprobePath?: string;
+  /** Environment that the VOP_* settings and PATH are read from. */
+  env: NodeJS.ProcessEnv;
+  /** How long `-version` may take before a candidate is judged broken, in ms. */
+  versionTimeoutMs: number;
+}
+
+export const DEFAULT_FFMPEG_BINARIES_OPTIONS = {
+  env: process.env,
+  versionTimeoutMs: 10_000,
+} satisfies Partial<FfmpegBinariesOptions>;
+
+/** No usable binary, or an explicit setting that does not point at one. */
+export class FfmpegBinaryError extends Error {
+  override name = 'FfmpegBinaryError';
+}
+
+type Tool = 'ffmpeg' | 'ffprobe';
+interface Candidate {
+  source: BinarySource;
+  /** Absent when the source has nothing to offer; `why` then says so. */
+  path?: string;
+  why?: string;
+}
+
+/** Resolves both binaries; throws {@link FfmpegBinaryError} when either cannot be found. */
+export async function resolveFfmpegBinaries(input: Partial<FfmpegBinariesOptions> = {}): Promise<FfmpegBinaries> {
+  const o: FfmpegBinariesOptions = { ...DEFAULT_FFMPEG_BINARIES_OPTIONS, ...input };
+  if (!(o.versionTimeoutMs > 0)) throw new Error('Option versionTimeoutMs must be greater than 0.');
+  const skipped: string[] = [];
+  const ffmpeg = await resolveOne('ffmpeg', o.ffmpegPath ?? nonEmpty(o.env.VOP_FFMPEG_PATH), o, skipped);
+  const ffprobe = await resolveOne('ffprobe', o.ffprobePath ?? nonEmpty(o.env.VOP_FFPROBE_PATH), o, skipped);
+  return { ffmpeg, ffprobe, skipped };
+}
+
+let defaultBinaries: Promise<FfmpegBinaries> | undefined;
+
+/**
+ * {@link resolveFfmpegBinaries} with the process environment, resolved once per process: the
+ * answer cannot change while we run, and each resolution runs `-version` twice.
+ */
+export function defaultFfmpegBinaries(): Promise<FfmpegBinaries> {
+  defaultBinaries ??= resolveFfmpegBinaries();
+  // A failure is not cached: the admin may fix the setting or install ffmpeg and retry.
+  defaultBinaries.catch(() => (defaultBinaries = undefined));
+  return defaultBinaries;
+}
+
+async function resolveOne(tool: Tool, setting: string | undefined, o: FfmpegBinariesOptions, skipped: string[]): Promise<ResolvedBinary> {
+  if (setting !== undefined) {
+    const envName = tool === 'ffmpeg' ? 'VOP_FFMPEG_PATH' : 'VOP_FFPROBE_PATH';
+    const label = `The ${tool} setting (${tool}Path option or ${envName})`;
+    const file = path.resolve(setting);
+    if (!fs.existsSync(file)) throw new FfmpegBinaryError(`${label} points to "${file}", which does not exist.`);
+    try {
+      return { path: file, source: 'setting', version: await readVersion(file, o.versionTimeoutMs) };
+    } catch (err) {
+      throw new FfmpegBinaryError(`${label} points to "${file}", which does not run: ${(err as Error).message}`);
+    }
+  }
+  for (const c of candidates(tool, o.env)) {
+    if (c.path === undefined) {
+      skipped.push(`${tool} from ${c.source}: ${c.why}`);
+      continue;
+    }
+    try {
+      ensureExecutable(c.path);
+      return { path: c.path, source: c.source, version: await readVersion(c.path, o.versionTimeoutMs) };
+    } catch (err) {
+      skipped.push(`${tool} from ${c.source} (${c.path}): ${(err as Error).message}`);
+    }
+  }
+  throw new FfmpegBinaryError(
+    `No usable ${tool} found. Install ffmpeg, or set VOP_${tool.toUpperCase()}_PATH. Tried: ${skipped.filter((s) => s.startsWith(tool)).join('; ')}`,
+  );
+}
+
+/** The non-setting candidates of one tool, in order of preference. */
+function* candidates(tool: Tool, env: NodeJS.ProcessEnv): Generator<Candidate> {
+  if (tool === 'ffmpeg') {
+    const fromStatic = packageExport('ffmpeg-static');
+    if (typeof fromStatic.value === 'string' && fs.existsSync(fromStatic.value)) yield { source: 'ffmpeg-static', path: fromStatic.value };
+    else yield { source: 'ffmpeg-static', why: fromStatic.error ?? 'binary not downloaded (its install script did not run or failed)' };
+  }
+  const installer = tool === 'ffmpeg' ? '@ffmpeg-installer/ffmpeg' : '@ffprobe-installer/ffprobe';
+  const fromInstaller = packageExport(installer);
+  const installed = (fromInstaller.value as { path?: unknown } | undefined)?.path;
+  if (typeof installed === 'string') yield { source: installer, path: installed };
+  else yield { source: installer, why: fromInstaller.error ?? 'package exports no binary path' };
+  const onPath = findOnPath(tool, env);
+  yield onPath ? { source: 'PATH', path: onPath } : { source: 'PATH', why: 'not found on PATH' };
+}
+
+/** Loads a package's main export; these packages throw (sometimes a bare string) when their binary is missing. */
+function packageExport(name: string): { value?: unknown; error?: string } {
+  try {
+    return { value: require(name) as unknown };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message.split('\n')[0] : String(err) };
+  }
+}
+
+function findOnPath(tool: Tool, env: NodeJS.ProcessEnv): string | undefined {
+  const names = process.platform === 'win32' ? [`${tool}.exe`] : [tool];
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      try {
+        fs.accessSync(file, fs.constants.X_OK);
+        if (fs.statSync(file).isFile()) return file;
+      } catch {
+        // not here; keep looking
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The installer packages set the execute bit in a postinstall script (`chmod u+x`); installs
+ * with scripts disabled leave the binary without it. Doing what that script would have done is
+ * the least surprising fix; where node_modules is read-only this throws and the candidate is skipped.
+ */
+function ensureExecutable(file: string): void {
+  if (process.platform === 'win32') return;
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+  } catch {
+    const { mode } = fs.statSync(file);
+    try {
+      fs.chmodSync(file, mode | 0o100);
+      fs.accessSync(file, fs.constants.X_OK);
+    } catch (err) {
+      throw new Error(`not executable and chmod u+x failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+}
+
+function readVersion(file: string, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, ['-hide_banner', '-version'], { timeout: timeoutMs, windowsHide: true }, (err, stdout) => {
+      if (err) return reject(new Error(`"-version" failed: ${err.message.split('\n')[0]}`));
+      const first = stdout.split(/\r?\n/, 1)[0]?.trim() ?? '';
+      if (!/version/i.test(first)) return reject(new Error(`"-version" printed no version line (got "${first.slice(0, 80)}")`));
+      resolve(first);
+    });
+  });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

@@ -1,0 +1,202 @@
+/**
+ * What a stored file is, judged by its content (ffprobe), never by its name (issue 3, item 5).
+ *
+ * ffprobe is run directly with `-print_format json` rather than through fluent-ffmpeg's
+ * `ffprobe()`: that one parses the flat `key=value` output, which merges side data (the rotation)
+ * into the stream and leaves negative numbers as strings, and its `setFfprobePath()` is
+ * module-wide (see ffmpegRunner.ts).
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { defaultFfmpegBinaries } from './ffmpegBinaries.js';
+
+/** A file we can transcode. Sizes are as displayed: after rotation and the pixel aspect ratio. */
+export interface VideoInfo {
+  isVideo: true;
+  /** Playing time in seconds (not rounded). */
+  durationSeconds: number;
+  /** Displayed width in pixels: rotation applied, non-square pixels stretched. */
+  width: number;
+  /** Displayed height in pixels. */
+  height: number;
+  /** Stored (coded) picture size, before rotation. */
+  storedWidth: number;
+  storedHeight: number;
+  /** Clockwise rotation a player applies to the stored picture: 0, 90, 180 or 270. */
+  rotation: number;
+  /** ffprobe codec name of the first video stream, e.g. "h264". */
+  videoCodec: string;
+  /** Codec profile, e.g. "High"; null when not reported. */
+  videoProfile: string | null;
+  /** Codec level as ffprobe reports it (H.264: 31 means 3.1); null when not reported. */
+  videoLevel: number | null;
+  /** Average frames per second; null when not reported. */
+  frameRate: number | null;
+  /** ffprobe codec name of the first audio stream, or null when there is none. */
+  audioCodec: string | null;
+  /** Overall bitrate in kbit/s; null when neither reported nor computable. */
+  bitrateKbps: number | null;
+  /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2". */
+  formatName: string;
+}
+
+/** A file that is not a video, with why (kept as the video's failure reason). */
+export interface NotVideo {
+  isVideo: false;
+  /** Plain-language reason, e.g. "no video stream (audio only)". */
+  reason: string;
+  /** The container ffprobe recognised, if any. */
+  formatName: string | null;
+}
+
+export type ProbeResult = VideoInfo | NotVideo;
+
+/** Options of {@link probe}. */
+export interface ProbeOptions {
+  /** ffprobe executable. Default: the one {@link defaultFfmpegBinaries} resolves. */
+  ffprobePath?: string;
+  /** How long ffprobe may take, in ms; a file that takes longer is reported as an error, not as a verdict. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000 } satisfies Partial<ProbeOptions>;
+
+/** ffprobe could not be run at all (missing file, timeout): no verdict on the content. */
+export class ProbeError extends Error {
+  override name = 'ProbeError';
+}
+
+/**
+ * Containers that point at other files or at the network. ffmpeg would follow the references, so
+ * an uploaded playlist could pull local files or internal URLs into a rendition; we refuse them.
+ * `tty` turns any text into "video" frames.
+ */
+const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sdp', 'rtp', 'rtsp', 'tee', 'tty', 'lavfi']);
+
+/** Probes `file`; resolves with a verdict, rejects with {@link ProbeError} when ffprobe cannot give one. */
+export async function probe(file: string, input: Partial<ProbeOptions> = {}): Promise<ProbeResult> {
+  const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...input };
+  if (!(o.timeoutMs > 0)) throw new Error('Option timeoutMs must be greater than 0.');
+  const abs = path.resolve(file);
+  const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
+    throw new ProbeError(`Cannot probe "${abs}": ${err.code ?? err.message}`);
+  });
+  if (!stat.isFile()) throw new ProbeError(`Cannot probe "${abs}": not a regular file.`);
+  if (stat.size === 0) return { isVideo: false, reason: 'the file is empty', formatName: null };
+  const ffprobePath = o.ffprobePath ?? (await defaultFfmpegBinaries()).ffprobe.path;
+  // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
+  const url = `file:${abs}`;
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];
+  return new Promise<ProbeResult>((resolve, reject) => {
+    execFile(ffprobePath, args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
+      if (err) {
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
+        if (e.killed) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms on "${abs}".`));
+        if (typeof e.code === 'string') return reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${e.message}`));
+        const said = lastLine(stderr).replace(`${url}: `, '');
+        return resolve({ isVideo: false, reason: `not a media file ffprobe can read${said ? ` (${said})` : ''}`, formatName: null });
+      }
+      try {
+        resolve(interpretProbe(JSON.parse(stdout) as FfprobeJson));
+      } catch (parseErr) {
+        reject(new ProbeError(`ffprobe printed output we cannot read: ${(parseErr as Error).message}`));
+      }
+    });
+  });
+}
+
+/** The parts of `ffprobe -print_format json -show_format -show_streams` that we read. */
+export interface FfprobeJson {
+  streams?: Array<{
+    codec_type?: string;
+    codec_name?: string;
+    profile?: string;
+    level?: number;
+    width?: number;
+    height?: number;
+    sample_aspect_ratio?: string;
+    avg_frame_rate?: string;
+    r_frame_rate?: string;
+    duration?: string;
+    nb_frames?: string;
+    disposition?: { attached_pic?: number };
+    tags?: Record<string, string>;
+    side_data_list?: Array<{ side_data_type?: string; rotation?: number | string }>;
+  }>;
+  format?: { format_name?: string; duration?: string; bit_rate?: string; size?: string };
+}
+
+/** Pure: turns ffprobe's JSON into a verdict. */
+export function interpretProbe(json: FfprobeJson): ProbeResult {
+  const streams = json.streams ?? [];
+  const formatName = json.format?.format_name ?? null;
+  const no = (reason: string): NotVideo => ({ isVideo: false, reason, formatName });
+  if (formatName && formatName.split(',').some((f) => REFERENCE_FORMATS.has(f))) return no(`"${formatName}" refers to other files or streams; upload the media itself`);
+
+  // Cover art in an audio file is a video stream too, flagged attached_pic: it is not a video.
+  const video = streams.find((s) => s.codec_type === 'video' && s.disposition?.attached_pic !== 1);
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  if (!video) return no(audio ? 'no video stream (audio only)' : 'no video stream');
+  if (formatName && (formatName === 'image2' || formatName.endsWith('_pipe'))) return no(`a still image (${video.codec_name ?? formatName}), not a video`);
+
+  const durationSeconds = positive(json.format?.duration) ?? positive(video.duration);
+  if (durationSeconds === null) return no(`no playing time (${video.codec_name ?? 'unknown codec'}); a single picture or a damaged file`);
+  if (video.nb_frames === '1') return no(`a single frame (${video.codec_name ?? 'unknown codec'}), not a video`);
+  const storedWidth = video.width ?? 0;
+  const storedHeight = video.height ?? 0;
+  if (storedWidth <= 0 || storedHeight <= 0) return no('the video stream has no picture size');
+
+  const rotation = rotationOf(video);
+  // Non-square pixels (DV, some broadcast captures): the displayed width is the stored width stretched.
+  const sar = /^(\d+):(\d+)$/.exec(video.sample_aspect_ratio ?? '');
+  const sarNum = sar ? Number(sar[1]) : 1;
+  const sarDen = sar ? Number(sar[2]) : 1;
+  const shownWidth = sarNum > 0 && sarDen > 0 ? Math.round((storedWidth * sarNum) / sarDen) : storedWidth;
+  const quarter = rotation === 90 || rotation === 270;
+
+  const sizeBytes = positive(json.format?.size);
+  const bitRate = positive(json.format?.bit_rate);
+  return {
+    isVideo: true,
+    durationSeconds,
+    width: quarter ? storedHeight : shownWidth,
+    height: quarter ? shownWidth : storedHeight,
+    storedWidth,
+    storedHeight,
+    rotation,
+    videoCodec: video.codec_name ?? 'unknown',
+    videoProfile: video.profile ?? null,
+    videoLevel: typeof video.level === 'number' && video.level > 0 ? video.level : null,
+    frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
+    audioCodec: audio?.codec_name ?? null,
+    bitrateKbps: bitRate !== null ? Math.round(bitRate / 1000) : sizeBytes !== null ? Math.round((sizeBytes * 8) / durationSeconds / 1000) : null,
+    formatName: formatName ?? 'unknown',
+  };
+}
+
+/**
+ * Clockwise display rotation. Older ffprobe reports the `rotate` tag (clockwise); newer ones the
+ * display matrix as side data, whose `rotation` is counter-clockwise, hence the minus.
+ */
+function rotationOf(video: NonNullable<FfprobeJson['streams']>[number]): number {
+  const matrix = video.side_data_list?.find((d) => d.side_data_type === 'Display Matrix' && d.rotation !== undefined);
+  const degrees = matrix ? -Number(matrix.rotation) : Number(video.tags?.rotate ?? 0);
+  if (!Number.isFinite(degrees)) return 0;
+  return (((Math.round(degrees / 90) * 90) % 360) + 360) % 360;
+}
+
+function positive(value: string | number | undefined): number | null {
+  const n = Number(value);
+  return value !== undefined && Number.isFinite(n) && n > 0 ? n : null;
+}
+
+function rate(value: string | undefined): number | null {
+  const m = /^(\d+)\/(\d+)$/.exec(value ?? '');
+  if (!m || Number(m[2]) === 0 || Number(m[1]) === 0) return null;
+  return Math.round((Number(m[1]) / Number(m[2])) * 1000) / 1000;
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()?.trim() ?? '';
+}

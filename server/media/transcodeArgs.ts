@@ -1,0 +1,136 @@
+/**
+ * Pure builders of ffmpeg arguments for the renditions (issue 4, item 3). Nothing here runs a
+ * process or touches a file; ffmpegRunner.ts runs what these return.
+ *
+ * All rungs come from ONE ffmpeg invocation: the source is decoded once and `split` feeds one
+ * scaler and one libx264 encoder per rung. Decoding is a large share of the work for H.264/HEVC
+ * sources (all of it is repeated per rung when each rung is its own process), the encoders run in
+ * parallel inside one process, and a job has one process to track, report on and cancel. The
+ * price: the rungs finish together, and a failure fails them all (the job retries as a whole anyway).
+ *
+ * Paths must be absolute: ffmpeg reads "name:rest" as a protocol, and an absolute path cannot
+ * start with a protocol name or with "-".
+ */
+import path from 'node:path';
+import type { Rendition } from './ladder.js';
+import type { VideoInfo } from './probe.js';
+
+/** Options of {@link buildTranscodeArgs}. */
+export interface TranscodeOptions {
+  /** libx264 preset: slower presets give smaller files for the same quality. Tests use "ultrafast". */
+  preset: 'ultrafast' | 'superfast' | 'veryfast' | 'faster' | 'fast' | 'medium' | 'slow' | 'slower' | 'veryslow';
+  /**
+   * Constant rate factor (0-51, lower is better). Each rung is encoded at this quality but
+   * capped at its bitrate (`-maxrate`), so simple pictures do not waste bits and busy ones do not
+   * exceed what the rung promises (PeerTube's "capped CRF").
+   */
+  crf: number;
+  /** The VBV buffer as a multiple of the rung's bitrate; larger lets the bitrate swing more. */
+  bufferFactor: number;
+  /** A keyframe at least every this many seconds, so HLS segments can cut on them and seeking is quick. */
+  keyframeIntervalSeconds: number;
+  /** Audio channels of the output; 2 folds surround down to stereo, which every browser plays. */
+  audioChannels: number;
+  /** libx264 threads per rung; 0 lets x264 choose (all cores). */
+  threads: number;
+}
+
+export const DEFAULT_TRANSCODE_OPTIONS = {
+  preset: 'veryfast',
+  crf: 23,
+  bufferFactor: 2,
+  keyframeIntervalSeconds: 2,
+  audioChannels: 2,
+  threads: 0,
+} satisfies TranscodeOptions;
+
+const PRESETS = new Set(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow']);
+
+/** Fills defaults and validates; throws an Error that names the bad option. */
+export function resolveTranscodeOptions(input: Partial<TranscodeOptions> = {}): TranscodeOptions {
+  const o: TranscodeOptions = { ...DEFAULT_TRANSCODE_OPTIONS, ...input };
+  if (!PRESETS.has(o.preset)) throw new Error(`Option preset "${o.preset}" is not a libx264 preset.`);
+  if (!(Number.isInteger(o.crf) && o.crf >= 0 && o.crf <= 51)) throw new Error('Option crf must be a whole number from 0 to 51.');
+  if (!(o.bufferFactor > 0)) throw new Error('Option bufferFactor must be greater than 0.');
+  if (!(o.keyframeIntervalSeconds > 0)) throw new Error('Option keyframeIntervalSeconds must be greater than 0.');
+  if (!(Number.isInteger(o.audioChannels) && o.audioChannels >= 1 && o.audioChannels <= 8)) throw new Error('Option audioChannels must be a whole number from 1 to 8.');
+  if (!(Number.isInteger(o.threads) && o.threads >= 0)) throw new Error('Option threads must be a whole number, 0 or more.');
+  return o;
+}
+
+/** One output file of a transcode. */
+export interface TranscodeOutput {
+  rendition: Rendition;
+  /** Absolute path to write (a temporary name; see atomicFile.ts). */
+  path: string;
+}
+
+/**
+ * Arguments for one ffmpeg run producing every output: H.264 (libx264, yuv420p) + AAC in MP4,
+ * the index (moov) at the front (`+faststart`) so playback starts before the download ends.
+ * `source.audioCodec` null: video only, no audio track (mapping a missing stream is an error).
+ */
+export function buildTranscodeArgs(
+  input: string,
+  source: Pick<VideoInfo, 'audioCodec'>,
+  outputs: readonly TranscodeOutput[],
+  options: TranscodeOptions = DEFAULT_TRANSCODE_OPTIONS,
+): string[] {
+  if (outputs.length === 0) throw new Error('buildTranscodeArgs needs at least one output.');
+  const o = options;
+  // Autorotation (ffmpeg's default) turns the picture upright while decoding, so scaling to the
+  // displayed size is right; setsar=1 then makes the pixels square, which is what those sizes assume.
+  const chains = outputs.map((out, i) => `[s${i}]scale=${out.rendition.width}:${out.rendition.height}:flags=bicubic,setsar=1,format=yuv420p[v${i}]`);
+  const graph = `[0:v:0]split=${outputs.length}${outputs.map((_, i) => `[s${i}]`).join('')};${chains.join(';')}`;
+  const args = ['-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph];
+  outputs.forEach((out, i) => {
+    const r = out.rendition;
+    args.push('-map', `[v${i}]`);
+    if (source.audioCodec !== null) args.push('-map', '0:a:0');
+    args.push(
+      '-c:v', 'libx264',
+      '-preset', o.preset,
+      '-profile:v', 'high',
+      '-crf', String(o.crf),
+      '-maxrate', `${r.videoBitrateKbps}k`,
+      '-bufsize', `${Math.round(r.videoBitrateKbps * o.bufferFactor)}k`,
+      '-force_key_frames', `expr:gte(t,n_forced*${o.keyframeIntervalSeconds})`,
+    );
+    if (o.threads > 0) args.push('-threads', String(o.threads));
+    if (source.audioCodec !== null) args.push('-c:a', 'aac', '-b:a', `${r.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
+    args.push(
+      // Drop the source's metadata: phone clips carry GPS positions, and a rotate tag would turn
+      // the already upright picture a second time.
+      '-map_metadata', '-1',
+      '-map_chapters', '-1',
+      // Several encoders start at different speeds; without room to queue, ffmpeg 4.x aborts with
+      // "Too many packets buffered for output stream".
+      '-max_muxing_queue_size', '1024',
+      '-movflags', '+faststart',
+      '-f', 'mp4',
+      '-y', absolute(out.path),
+    );
+  });
+  return args;
+}
+
+/**
+ * The single rendition of a `needHandleSepcial` video: the source kept as it is, no re-encoding
+ * (issue 3, item 5). The caller copies the file; this only describes it for `VideoPlayFile`,
+ * with the file's overall bitrate as its video bitrate.
+ */
+export function sourceRendition(source: Pick<VideoInfo, 'width' | 'height' | 'bitrateKbps'>): Rendition {
+  const short = Math.min(source.width, source.height);
+  return { label: `${short}p`, width: source.width, height: source.height, videoBitrateKbps: source.bitrateKbps ?? 0, audioBitrateKbps: 0 };
+}
+
+/** Whether a kept source can be repackaged as HLS without re-encoding (the codecs HLS players take). */
+export function canRepackageAsHls(source: Pick<VideoInfo, 'videoCodec' | 'audioCodec'>): boolean {
+  return source.videoCodec === 'h264' && (source.audioCodec === null || source.audioCodec === 'aac' || source.audioCodec === 'mp3');
+}
+
+/** Returns `p` if absolute; throws otherwise (see the file comment for why ffmpeg paths must be). */
+export function absolute(p: string): string {
+  if (!path.isAbsolute(p)) throw new Error(`ffmpeg paths must be absolute (got "${p}").`);
+  return p;
+}

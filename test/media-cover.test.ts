@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover } from '../server/media/cover.js';
+import { imageLuma, makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
+
+/** Pixel size of an image, straight from ffprobe (probe() rightly calls an image "not a video"). */
+async function imageSize(file: string): Promise<{ width: number; height: number }> {
+  const { ffprobe } = await testBinaries();
+  const { stdout } = await promisify(execFile)(ffprobe.path, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'json', file]);
+  const s = (JSON.parse(stdout) as { streams: Array<{ width: number; height: number }> }).streams[0]!;
+  return { width: s.width, height: s.height };
+}
+
+describe('covers', () => {
+  it('skips a black opening and saves a full-size JPEG of a real picture', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 3, width: 320, height: 180, blackLeadSeconds: 1 });
+    expect((await imageLuma(clip)).mean, 'the clip really opens on black').toBeLessThan(5);
+
+    const { chosen, samples } = await pickCoverTime(clip, 3);
+    expect(samples.some((s) => s.blank), 'some samples fell in the black second').toBe(true);
+    expect(chosen.atSeconds).toBeGreaterThanOrEqual(1);
+    expect(chosen.blank).toBe(false);
+
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 3);
+    expect(await imageSize(cover)).toEqual({ width: 320, height: 180 });
+    const luma = await imageLuma(cover);
+    expect(luma.mean).toBeGreaterThan(40);
+    expect(luma.stdDev).toBeGreaterThan(10);
+  });
+
+  it('still gives a cover when the whole video is black', async () => {
+    const clip = await makeClip({ seconds: 2, width: 160, height: 90, blackLeadSeconds: 1.9 });
+    const { chosen } = await pickCoverTime(clip, 1.5, { sampleFractions: [0.2, 0.5] });
+    expect(chosen.blank).toBe(true);
+    const cover = path.join(makeTempDir(), 'black.jpg');
+    await extractCover(clip, cover, 1.5, { sampleFractions: [0.2, 0.5] });
+    expect(await imageSize(cover)).toEqual({ width: 160, height: 90 });
+  });
+
+  it('resizes to exactly each size of spec section 2.3, cropping to fill', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 1, width: 320, height: 180 });
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 1);
+    expect(Object.keys(COVER_SIZES)).toEqual(['2', '3', '4', '5', '6', '7']);
+    await Promise.all(
+      Object.entries(COVER_SIZES).map(async ([t, size]) => {
+        const out = path.join(dir, `cover-t${t}.jpg`);
+        await resizeCover(cover, out, size.width, size.height);
+        expect(await imageSize(out), `t=${t}`).toEqual(size);
+        expect((await imageLuma(out)).stdDev, `t=${t} is a picture, not a blank`).toBeGreaterThan(10);
+      }),
+    );
+  });
+
+  it('judges frames by their luma', () => {
+    expect(lumaStats(new Uint8Array([0, 255]))).toEqual({ mean: 127.5, stdDev: 127.5 });
+    expect(isBlankFrame({ mean: 3, stdDev: 1 })).toBe(true); // black
+    expect(isBlankFrame({ mean: 250, stdDev: 2 })).toBe(true); // white
+    expect(isBlankFrame({ mean: 120, stdDev: 2 })).toBe(true); // one flat grey
+    expect(isBlankFrame({ mean: 110, stdDev: 40 })).toBe(false);
+  });
+});
