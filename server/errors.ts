@@ -28,6 +28,8 @@ export const RESULT_CODES = {
   TIMESTAMP_EXPIRED: { code: '105', message: 'Timestamp Expired', httpStatus: 401, transport: false },
   /** Too many failed authentications from this address or for this AppId; wait and retry. */
   TOO_MANY_AUTH_FAILURES: { code: '106', message: 'Too Many Failed Authentications', httpStatus: 429, transport: false },
+  /** An upload credential (from the upload page) is malformed, forged or expired; open the upload page again. */
+  UPLOAD_CREDENTIAL_INVALID: { code: '107', message: 'Upload Credential Invalid', httpStatus: 401, transport: false },
 
   // 2xx: request values
   /** A parameter has a value outside what the endpoint accepts (the message names it). */
@@ -42,6 +44,8 @@ export const RESULT_CODES = {
   ACCESS_DENIED: { code: '302', message: 'Access Denied', httpStatus: 403, transport: false },
   /** The video is not in a state that allows this (for example, a file was already uploaded). */
   VIDEO_STATE_CONFLICT: { code: '303', message: 'Video State Conflict', httpStatus: 409, transport: false },
+  /** Admin API: no status callback delivery has this id. */
+  DELIVERY_NOT_FOUND: { code: '304', message: 'Delivery Not Found', httpStatus: 404, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */
@@ -64,6 +68,8 @@ export const RESULT_CODES = {
   SERVER_ERROR: { code: '500', message: 'Server Error', httpStatus: 500, transport: true },
   /** The server cannot take writes now (shutting down, or its storage failed). */
   SERVICE_UNAVAILABLE: { code: '503', message: 'Service Unavailable', httpStatus: 503, transport: true },
+  /** Not enough free disk space to take this upload or download now (the admin must free some). */
+  INSUFFICIENT_STORAGE: { code: '507', message: 'Insufficient Storage', httpStatus: 507, transport: true },
 } as const satisfies Record<string, ResultCodeDef>;
 
 export interface ResultCodeDef {

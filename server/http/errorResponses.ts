@@ -9,7 +9,11 @@ export function toApiError(err: unknown): ApiError {
   if (type === 'entity.too.large') return new ApiError('PAYLOAD_TOO_LARGE');
   if (type === 'entity.parse.failed' || type === 'request.aborted' || type === 'request.size.invalid') return new ApiError('MALFORMED_REQUEST');
   if (type === 'charset.unsupported' || type === 'encoding.unsupported') return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'use UTF-8 without content encoding');
-  if (status === 400) return new ApiError('MALFORMED_REQUEST');
+  // Any other client error from a parser (body-parser's 413 "too many parameters", the router's
+  // 400 for a broken percent-encoding) is the client's, never a 500.
+  if (status === 413) return new ApiError('PAYLOAD_TOO_LARGE');
+  if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE');
+  if (typeof status === 'number' && status >= 400 && status < 500) return new ApiError('MALFORMED_REQUEST');
   return new ApiError('SERVER_ERROR');
 }
 

@@ -72,10 +72,21 @@ export function videoApiRouter(deps: VideoApiDeps): Router {
   r.get('/Api/Video', auth, (req, res) => (apiLocals(res).params.has('Id') ? detail(req, res) : list(req, res)));
   r.post('/Api/Video/Post', formBody(deps.maxBodyBytes), auth, register);
 
-  const known = ['/Api/Video/Get', '/Api/Video/GetList', '/Api/Video/GetUserVideoListByAId', '/Api/Video', '/Api/Video/Post'];
-  r.all(known, () => {
-    throw new ApiError('METHOD_NOT_ALLOWED');
-  });
+  // RFC 9110 section 15.5.6: a 405 names the methods the path does take (Express answers HEAD
+  // with the GET route).
+  const known: Array<[path: string, allow: string]> = [
+    ['/Api/Video/Get', 'GET, HEAD'],
+    ['/Api/Video/GetList', 'GET, HEAD'],
+    ['/Api/Video/GetUserVideoListByAId', 'GET, HEAD'],
+    ['/Api/Video', 'GET, HEAD'],
+    ['/Api/Video/Post', 'POST'],
+  ];
+  for (const [path, allow] of known) {
+    r.all(path, (_req, res) => {
+      res.set('Allow', allow);
+      throw new ApiError('METHOD_NOT_ALLOWED');
+    });
+  }
   r.all('/Api/{*rest}', () => {
     throw new ApiError('NOT_FOUND', 'no such API endpoint');
   });

@@ -41,6 +41,13 @@ export class DurableDatabase {
   private snapshotting: Promise<void> | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /**
+   * Set while a snapshot switches journal segments: the records of writes made after its image
+   * was taken, in order. They must not reach the segment the snapshot closes (it is deleted once
+   * the snapshot is on disk, and the image does not hold them), and nothing may append while the
+   * journal closes that segment's file.
+   */
+  private held: Array<{ record: JournalRecord; done: (err?: unknown) => void }> | undefined;
   /** Problems found on open, for /healthz and the console. */
   readonly warnings: string[] = [];
 
@@ -155,7 +162,10 @@ export class DurableDatabase {
       return Promise.reject(err);
     }
     const record: JournalRecord = { seq: ++this.seq, ops };
-    const durable = this.journal.append(record);
+    const held = this.held;
+    const durable = held
+      ? new Promise<void>((resolve, reject) => held.push({ record, done: (err) => (err ? reject(err) : resolve()) }))
+      : this.journal.append(record);
     this.afterWrite();
     return durable.then(() => changes);
   }
@@ -242,7 +252,16 @@ export class DurableDatabase {
     this.statements.clear();
     const image = this.db.export();
     applyPragmas(this.db);
-    const closedSegment = await this.journal.rotate();
+    // From here on, writes are not in the image: hold their records until the next segment is open.
+    this.held = [];
+    let closedSegment: number;
+    try {
+      closedSegment = await this.journal.rotate();
+    } finally {
+      const held = this.held;
+      this.held = undefined;
+      for (const h of held) this.journal.append(h.record).then(() => h.done(), h.done);
+    }
 
     const file = path.join(this.opts.dir, 'vop.db');
     const tmp = `${file}.tmp`;

@@ -7,7 +7,7 @@ import type { ServerOptionsInput } from '../../server/config.js';
 import { AdminClient, SpecClient } from './client.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
-const ROOT = path.resolve(import.meta.dirname, '../..');
+export const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** A fresh data directory under the OS temp folder. */
 export function tempDataDir(prefix = 'vop-test-'): string {
@@ -19,24 +19,30 @@ export interface TestServer {
   baseUrl: string;
   dataDir: string;
   admin: AdminClient;
+  /** What the server logged (warnings, unexpected errors with their stacks). */
+  logs: string[];
   /** Creates an application and returns a spec client for it. */
   newApp(name?: string): Promise<SpecClient>;
   close(): Promise<void>;
 }
 
-/** Boots the real server in this process on an ephemeral port against a real data dir. */
+/**
+ * Boots the real server in this process on an ephemeral port against a real data dir. Pass
+ * `adminToken: undefined` to have the server generate one (the admin client then uses it).
+ */
 export async function startServer(options: Partial<ServerOptionsInput> = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const logs: string[] = [];
   const vop = await createServer({ adminToken: ADMIN_TOKEN, log: (l) => logs.push(l), ...options, dataDir });
   const { port } = await vop.listen(0, '127.0.0.1');
   const baseUrl = `http://127.0.0.1:${port}`;
-  const admin = new AdminClient(baseUrl, ADMIN_TOKEN);
+  const admin = new AdminClient(baseUrl, vop.adminToken);
   return {
     vop,
     baseUrl,
     dataDir,
     admin,
+    logs,
     async newApp(name) {
       const { appId, appSecret } = await admin.createApp(name);
       return new SpecClient(baseUrl, appId, appSecret);
@@ -49,25 +55,51 @@ export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
   output: () => string;
-  /** Resolves with the exit code once the process ends. */
+  /** Resolves with the exit code once the process ends (null if a signal ended it). */
   exited: Promise<number | null>;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `server/main.ts` as a child process (as `npm start` does) and waits for its listening line. */
-export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), ...args], {
+/** Every child started here, so a failed test cannot leave a server running. */
+const children = new Set<ChildProcess>();
+
+/** Kills (SIGKILL) every child process these helpers started that is still running. */
+export function killStrayProcesses(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  children.clear();
+}
+
+function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  children.add(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    // 'close', not 'exit': the output is complete only once stdout and stderr have closed.
+    child.on('close', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  return { child, output: () => out, exited };
+}
+
+/**
+ * Starts `server/main.ts` as a child process (as `npm start` does) and waits for its listening
+ * line. `script` swaps in another entry point (a test fixture with other storage settings).
+ */
+export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<ServerProcess> {
+  const { child, output, exited } = spawnTs(script, args, env);
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), 30_000);
     const onData = () => {
-      const m = /vop listening on (http:\/\/\S+)/.exec(out);
+      const m = /vop listening on (http:\/\/\S+)/.exec(output());
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -76,8 +108,26 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv 
     child.stdout!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+      reject(new Error(`server exited with ${code} before listening:\n${output()}`));
     });
   });
-  return { child, baseUrl, output: () => out, exited };
+  return {
+    child,
+    baseUrl,
+    output,
+    exited,
+    stop(signal = 'SIGTERM') {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs `script` to its end (for start-up failures and the CLI); resolves with its exit code and output. */
+export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<{ code: number | null; output: string }> {
+  const { child, output, exited } = spawnTs(script, args, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, output: output() };
 }
