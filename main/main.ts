@@ -7,9 +7,10 @@ import path from 'node:path';
 import { BrowserWindow, Menu, Tray, app, clipboard, ipcMain, nativeImage, shell } from 'electron';
 import Store from 'electron-store';
 import { createServer, type VopServer } from '../server/app.js';
-import { IPC } from './preloadApi.js';
+import { IPC, type FirstRunInfo } from './preloadApi.js';
 import {
   DEFAULT_SHELL_SETTINGS,
+  OneTimeValue,
   bindHost,
   consoleUrl,
   isConsoleUrl,
@@ -26,6 +27,7 @@ let win: BrowserWindow | undefined;
 // Held for the life of the app: a Tray that is garbage-collected disappears from the menu bar.
 let tray: Tray | undefined;
 let quitting = false;
+const firstRun = new OneTimeValue<FirstRunInfo>();
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -52,8 +54,12 @@ async function start(): Promise<void> {
   registerIpc(vop);
   createTray();
   if (!settings.firstRunDone) {
-    // First run: one application to start with; the console's overview shows the API address.
-    if ((await vop.services.apps.list()).length === 0) await vop.services.apps.create({ name: 'My first application' });
+    // First run: one application to start with; the console's overview shows it, with its secret
+    // and the API address, once (window.vopDesktop.takeFirstRun).
+    if ((await vop.services.apps.list()).length === 0) {
+      const app = await vop.services.apps.create({ name: 'My first application' });
+      firstRun.set({ apiAddress: `http://127.0.0.1:${settings.port}/Api/Video`, appId: app.appId, appSecret: app.appSecret, appName: app.name });
+    }
     store.set('firstRunDone', true);
     settings = { ...settings, firstRunDone: true };
   }
@@ -109,6 +115,7 @@ function registerIpc(server: VopServer): void {
     if (isExternalLinkAllowed(String(url))) await shell.openExternal(String(url));
   });
   ipcMain.handle(IPC.getSettings, () => settings);
+  ipcMain.handle(IPC.takeFirstRun, () => firstRun.take());
   ipcMain.handle(IPC.setSettings, (_e, patch: unknown) => {
     settings = normalizeShellSettings({ ...settings, ...(patch as Partial<ShellSettings>) });
     store.set(settings);

@@ -9,6 +9,7 @@ const api: VopDesktopApi = {
   openExternal: (url) => ipcRenderer.invoke(IPC.openExternal, String(url)),
   getSettings: () => ipcRenderer.invoke(IPC.getSettings),
   setSettings: (patch) => ipcRenderer.invoke(IPC.setSettings, patch),
+  takeFirstRun: () => ipcRenderer.invoke(IPC.takeFirstRun),
 };
 
 contextBridge.exposeInMainWorld('vopDesktop', api);

@@ -13,6 +13,18 @@ export interface VopDesktopApi {
   /** The shell settings, and a way to change them (some take effect after a restart). */
   getSettings(): Promise<import('./shellSettings.js').ShellSettings>;
   setSettings(patch: Partial<import('./shellSettings.js').ShellSettings>): Promise<import('./shellSettings.js').ShellSettings>;
+  /**
+   * The first run's welcome: the API address and the first application with its secret. Given
+   * once (the secret is shown once, as when an application is created in the console); null after.
+   */
+  takeFirstRun(): Promise<FirstRunInfo | null>;
+}
+
+export interface FirstRunInfo {
+  apiAddress: string;
+  appId: string;
+  appSecret: string;
+  appName: string;
 }
 
 export const IPC = {
@@ -21,4 +33,5 @@ export const IPC = {
   openExternal: 'vop:open-external',
   getSettings: 'vop:get-settings',
   setSettings: 'vop:set-settings',
+  takeFirstRun: 'vop:take-first-run',
 } as const satisfies Record<keyof VopDesktopApi, string>;

@@ -68,3 +68,22 @@ export function isConsoleUrl(url: string, port: number): boolean {
     return false;
   }
 }
+
+/**
+ * Hands the first run's welcome over once: the secret must not be readable again later by
+ * anything running in the console window.
+ */
+export class OneTimeValue<T> {
+  private value: T | null;
+  constructor(value: T | null = null) {
+    this.value = value;
+  }
+  set(value: T): void {
+    this.value = value;
+  }
+  take(): T | null {
+    const v = this.value;
+    this.value = null;
+    return v;
+  }
+}

@@ -3,21 +3,34 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import express, { type Express, type Request } from 'express';
+import express, { type Express } from 'express';
 import { resolveOptions, type ServerOptions, type ServerOptionsInput } from './config.js';
 import { ApiError } from './errors.js';
 import { VopEventBus } from './events.js';
 import { requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
+import { fastReadPath } from './http/fastReadPath.js';
+import { CallbackService } from './callbacks/callbackService.js';
+import { SqlJsCallbackStore } from './callbacks/sqljsCallbackStore.js';
 import { adminAppsRouter } from './routes/adminApps.js';
+import { adminCallbacksRouter } from './routes/adminCallbacks.js';
+import { adminJobsRouter } from './routes/adminJobs.js';
+import { consoleRouter } from './routes/console.js';
+import { createConsoleApi } from './routes/consoleApi.js';
 import { healthRouter } from './routes/health.js';
-import { videoApiRouter } from './routes/videoApi.js';
+import { mediaRouter } from './routes/media.js';
+import { uploadApiRouter } from './routes/uploadApi.js';
+import { videoApiRouter, videoReadCalls, type RequestOrigin } from './routes/videoApi.js';
+import { widgetRouter } from './routes/widget.js';
 import { AppService } from './services/appService.js';
 import { AuthService } from './services/authService.js';
 import { makeLocalDateFormatter } from './services/localTime.js';
 import { VideoService } from './services/videoService.js';
 import type { ViewContext } from './services/videoView.js';
 import { JobQueue } from './jobs/jobQueue.js';
+import { createIngest } from './ingest/createIngest.js';
+import type { IngestService } from './ingest/ingestService.js';
+import { createProcessing, type Processing } from './processing/createProcessing.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { openSqlJsStores } from './storage/sqljsStore.js';
@@ -32,7 +45,7 @@ export interface VopServer {
   events: VopEventBus;
   media: LocalMediaStore;
   jobs: JobQueue;
-  services: { apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle };
+  services: { apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing };
   /** Starts answering; resolves with the bound address. */
   listen(port: number, host?: string): Promise<AddressInfo>;
   /** Stops answering, lets requests in flight finish (up to `graceMs`), flushes storage. */
@@ -57,8 +70,25 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const media = new LocalMediaStore(options.dataDir);
   const lifecycle = new VideoLifecycle(stores.videos, events);
   const jobs = new JobQueue(stores.jobs, events, log);
+  // Status callbacks (spec section 6): listens to video.status; catches up on what a crash cut off
+  // (what is unscheduled is read now, before any status can change; the writes follow listen).
+  const callbacks = new CallbackService({
+    store: new SqlJsCallbackStore(stores.db),
+    apps: stores.apps,
+    jobs,
+    jobStore: stores.jobs,
+    events,
+    options: options.callbacks,
+    log,
+  });
+  await callbacks.reconcile();
+  // Uploads (tus, multipart) and pulls from a URL (issue 3): registers the download job.
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, lifecycle, events, jobs, log });
+  await ingest.start();
+  // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
+  const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, media, lifecycle, events, jobs, log });
 
-  const viewContext = (req: Request): ViewContext => ({
+  const viewContext = (req: RequestOrigin): ViewContext => ({
     baseUrl: options.publicUrl ?? `${req.protocol}://${req.host}`,
     formatDate,
   });
@@ -68,22 +98,50 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.set('etag', false); // API answers change with every write; media sets its own validators
   app.set('query parser', 'simple');
 
-  app.use(healthRouter({ stores, startedAt: Date.now() }));
+  app.use(healthRouter({ stores, startedAt: Date.now(), extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
+  // The console (issue 5): the built renderer at /console; it talks only to the admin API.
+  app.use(consoleRouter());
+  // tus reads the request stream itself: mounted before any body parser.
+  app.all('/upload/tus{/*rest}', ingest.tus.handler);
+  app.use(uploadApiRouter({ ingest: ingest.service, media, log }));
+  // Spec 4.5: the widget scripts and the upload page they open (checked by the ingest service).
+  app.use(
+    widgetRouter({
+      openUploadSession: (creds, videoId, opts, clientAddress) => ingest.service.openUploadSession(creds, videoId, opts, clientAddress),
+      reopenUploadSession: (credential) => ingest.service.reopenUploadSession(credential),
+      scriptBaseUrl: (req) => options.scriptBaseUrl ?? `${viewContext(req).baseUrl}/widget/`,
+      log,
+    }),
+  );
+  // The read calls (spec 4.1, 4.3, 4.4): the API's routes and the fast path in listen() share them.
+  const reads = videoReadCalls({ videos, playFiles: processing.playFiles, detailExtras: processing.detailExtras });
   app.use(
     videoApiRouter({
       auth,
       videos,
       viewContext,
-      playFiles: async () => [],
+      reads,
       maxBodyBytes: options.maxBodyBytes,
       log,
     }),
   );
 
+  // Spec 2.3-2.5: renditions, downloads, covers and HLS, for videos in status 1.
+  app.use(mediaRouter({ videos: stores.videos, media, covers: processing.covers }));
+
+  const consoleApi = createConsoleApi({
+    options, adminToken, stores, events, jobs, media, lifecycle, processing, tus: ingest.tus, viewContext, log,
+    boundAddress: () => server?.address() as AddressInfo | undefined,
+  });
   const admin = express.Router();
-  admin.use(requireAdmin({ token: adminToken, allowRemote: options.adminRemote }));
+  // The console's login comes before the check: it is how a browser gets its session cookie.
+  admin.use('/session', consoleApi.session);
+  admin.use(requireAdmin({ token: adminToken, allowRemote: options.adminRemote, sessions: consoleApi.sessions }));
   admin.use(express.json({ limit: options.maxBodyBytes }));
   admin.use('/apps', adminAppsRouter(apps));
+  admin.use(adminCallbacksRouter(callbacks));
+  admin.use(adminJobsRouter({ jobs, jobStore: stores.jobs, videos: stores.videos, processing }));
+  admin.use(consoleApi.router);
   admin.all('/{*rest}', () => {
     throw new ApiError('NOT_FOUND', 'no such admin endpoint');
   });
@@ -105,21 +163,37 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     events,
     media,
     jobs,
-    services: { apps, videos, auth, lifecycle },
+    services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing },
     listen(port, host) {
       return new Promise((resolve, reject) => {
-        server = http.createServer(app);
+        // The read calls skip Express (see http/fastReadPath.ts); everything else goes to it.
+        const fastReads = fastReadPath({ auth, reads, parseQuery: app.get('query parser fn'), viewContext, log });
+        server = http.createServer((req, res) => {
+          if (!fastReads(req, res)) app(req, res);
+        });
         server.keepAliveTimeout = 65_000;
+        // Node's default of 300 s for a whole request would cut off large uploads (a 2 GB
+        // multipart body, a tus PATCH) on slow links; header reads keep their own timeout.
+        server.requestTimeout = 0;
         server.once('error', reject);
         server.listen(port, host, () => {
           server!.off('error', reject);
           // Jobs start once the server answers: they may need its address (callbacks, tests).
-          jobs.start().then(() => resolve(server!.address() as AddressInfo), reject);
+          jobs
+            .start()
+            .then(() => {
+              // In the background: with a large library it takes seconds (callbackService.ts).
+              void callbacks.startCatchUp();
+              return processing.start();
+            })
+            .then(() => resolve(server!.address() as AddressInfo), reject);
         });
       });
     },
     close(graceMs = 10_000) {
       closing ??= (async () => {
+        // Open console event streams would hold the close for the whole grace period.
+        consoleApi.closeAll();
         if (server) {
           const s = server;
           const stopped = new Promise<void>((resolve) => s.close(() => resolve()));
@@ -128,7 +202,10 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
           await stopped;
           clearTimeout(timer);
         }
+        ingest.stop();
+        await callbacks.stop();
         await jobs.stop();
+        await processing.stop();
         await stores.close();
       })();
       return closing;

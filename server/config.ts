@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { DEFAULT_CALLBACK_OPTIONS, resolveCallbackOptions, type CallbackOptions } from './callbacks/options.js';
+import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type IngestOptionsInput } from './ingest/ingestOptions.js';
+import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
 import { assertTimeZone } from './services/localTime.js';
 import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
@@ -11,6 +14,12 @@ export interface ServerOptions {
   adminToken?: string;
   /** Absolute base URL that clients should see (media, cover and widget addresses); absent: the Host the caller used. */
   publicUrl?: string;
+  /**
+   * Public address of the upload widget scripts (spec {script_url}), ending in `/`, as shown to
+   * applications; absent: `<publicUrl or the Host used>/widget/`. The server serves them at
+   * `/widget/` either way (a proxy may map another address there).
+   */
+  scriptBaseUrl?: string;
   /** Answer the admin API from any address, not only loopback. */
   adminRemote: boolean;
   /** IANA zone for CreateDate; absent: the server's local zone. */
@@ -21,23 +30,36 @@ export interface ServerOptions {
   auth: AuthOptions;
   /** Paging of the list calls. */
   videos: VideoServiceOptions;
+  /** The status callback: retry schedule, timeout, log excerpt size (defaults in callbacks/options.ts). */
+  callbacks: CallbackOptions;
+  /** Uploads (tus, multipart) and pulls from a URL: sizes, expiry, pull policy (defaults in ingest/ingestOptions.ts). */
+  ingest: IngestOptions;
+  /** Transcoding and delivery: ladder, preset, concurrency, HLS, ffmpeg paths (defaults in processing/processingOptions.ts). */
+  processing: ProcessingOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
 }
 
-export type ServerOptionsInput = Partial<ServerOptions> & { dataDir: string };
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing'>> & {
+  dataDir: string;
+  ingest?: IngestOptionsInput;
+  processing?: ProcessingOptionsInput;
+};
 
 const DEFAULTS = {
   adminRemote: false,
   maxBodyBytes: 64 * 1024,
   auth: DEFAULT_AUTH_OPTIONS,
   videos: DEFAULT_VIDEO_OPTIONS,
+  callbacks: DEFAULT_CALLBACK_OPTIONS,
+  ingest: DEFAULT_INGEST_OPTIONS,
+  processing: DEFAULT_PROCESSING_OPTIONS,
   log: (line: string) => process.stderr.write(`${line}\n`),
 } satisfies Partial<ServerOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveOptions(input: ServerOptionsInput): ServerOptions {
-  const o: ServerOptions = { ...DEFAULTS, ...input, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
+  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
   o.dataDir = path.resolve(o.dataDir);
   if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');
@@ -51,7 +73,20 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('Option publicUrl must be http or https.');
     o.publicUrl = url.toString().replace(/\/+$/, '');
   }
+  if (o.scriptBaseUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(o.scriptBaseUrl);
+    } catch {
+      throw new Error(`Option scriptBaseUrl "${o.scriptBaseUrl}" is not an absolute URL.`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('Option scriptBaseUrl must be http or https.');
+    o.scriptBaseUrl = url.toString().replace(/\/*$/, '/');
+  }
   if (o.timeZone !== undefined) assertTimeZone(o.timeZone);
+  o.callbacks = resolveCallbackOptions(input.callbacks);
+  o.ingest = resolveIngestOptions(input.ingest);
+  o.processing = resolveProcessingOptions(input.processing);
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
   if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
   const v = o.videos;

@@ -46,6 +46,10 @@ export const RESULT_CODES = {
   VIDEO_STATE_CONFLICT: { code: '303', message: 'Video State Conflict', httpStatus: 409, transport: false },
   /** Admin API: no status callback delivery has this id. */
   DELIVERY_NOT_FOUND: { code: '304', message: 'Delivery Not Found', httpStatus: 404, transport: false },
+  /** Admin API: no job has this id. */
+  JOB_NOT_FOUND: { code: '305', message: 'Job Not Found', httpStatus: 404, transport: false },
+  /** Admin API: the job is not in a state that allows this (cancel a finished job, reprioritise a running one). */
+  JOB_STATE_CONFLICT: { code: '306', message: 'Job State Conflict', httpStatus: 409, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

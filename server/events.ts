@@ -7,8 +7,11 @@ import { EventEmitter } from 'node:events';
 export interface VopEvents {
   /** A video was registered (spec 4.2). */
   'video.registered': [{ videoId: string; appId: string; sourceType: number }];
-  /** A video's Status changed (spec section 3); fired after the change is durable. */
-  'video.status': [{ videoId: string; appId: string; from: number; to: number; reason: string }];
+  /**
+   * A video's Status changed (spec section 3); fired after the change is durable. `at` is the
+   * change's time in Unix ms, as stored in its status history row.
+   */
+  'video.status': [{ videoId: string; appId: string; from: number; to: number; reason: string; at: number }];
   /** A job changed state (queued, running, succeeded, failed, cancelled). */
   'job.state': [{ jobId: string; type: string; videoId: string; state: string; error: string }];
   /** A running job reported progress (not persisted on every report). */

@@ -4,7 +4,8 @@
  */
 import path from 'node:path';
 import { createServer } from './app.js';
-import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses } from './startArgs.js';
+import { loadSavedSettings, savedSettingsAsOptions } from './services/consoleSettings.js';
+import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses, withSavedSettings } from './startArgs.js';
 
 async function main(): Promise<void> {
   let config;
@@ -19,6 +20,8 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // Settings saved from the console's Settings page, under the flags given here.
+  config = withSavedSettings(config, savedSettingsAsOptions(loadSavedSettings(path.resolve(config.options.dataDir))));
   const vop = await createServer(config.options);
   const address = await vop.listen(config.port, config.host);
   const addresses = servedAddresses(config.host, address.port);

@@ -5,6 +5,8 @@ import type { ServerOptionsInput } from './config.js';
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
 export interface StartConfig {
   port: number;
+  /** Whether --port or VOP_PORT chose the port (otherwise a port saved from the console may). */
+  portGiven: boolean;
   host: string;
   options: ServerOptionsInput;
 }
@@ -31,11 +33,13 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     },
   });
   if (values.help) throw new HelpRequested();
-  const portText = values.port ?? env.VOP_PORT ?? '8080';
+  const portGiven = values.port !== undefined || (env.VOP_PORT ?? '') !== '';
+  const portText = values.port ?? (env.VOP_PORT || '8080');
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
   return {
     port,
+    portGiven,
     host: values.host ?? env.VOP_HOST ?? '0.0.0.0',
     options: {
       dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data',
@@ -60,4 +64,18 @@ export function servedAddresses(host: string, port: number): string[] {
     }
   }
   return out;
+}
+
+/**
+ * Applies the settings saved from the console (`<dataDir>/settings.json`, as createServer options
+ * and a port) under the ones given on the command line or in the environment: a flag always
+ * wins; `ingest` and `processing` merge one level deeper so a flag for one field keeps the rest.
+ */
+export function withSavedSettings(config: StartConfig, saved: { options: Partial<ServerOptionsInput>; port?: number }): StartConfig {
+  const given = Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as ServerOptionsInput;
+  const options: ServerOptionsInput = { ...saved.options, ...given };
+  if (saved.options.ingest || given.ingest) options.ingest = { ...saved.options.ingest, ...given.ingest };
+  if (saved.options.processing || given.processing) options.processing = { ...saved.options.processing, ...given.processing };
+  const port = config.portGiven || saved.port === undefined ? config.port : saved.port;
+  return { ...config, port, options };
 }

@@ -200,6 +200,52 @@ describe('damaged files, locks and schema versions', () => {
     }
   });
 
+  it('trusts a vop.db that matches its checksum without PRAGMA quick_check, and checks any other', async () => {
+    const { dir, appId, secret, videoId } = await seededDir();
+    const file = path.join(dir, 'vop.db');
+    const image = fs.readFileSync(file);
+    expect(fs.readFileSync(`${file}.crc`, 'ascii')).toMatch(new RegExp(`^crc32 [0-9a-f]{8} bytes ${image.length}\\n$`));
+    const reopened = await DurableDatabase.open({ dir });
+    expect(reopened.openCheck).toBe('checksum');
+    await reopened.close(); // nothing written: the file and its checksum stay as they were
+    expect(fs.readFileSync(file).equals(image)).toBe(true);
+
+    // A backup copied in (no checksum, or a stale one) is checked the slow way, and used.
+    fs.rmSync(`${file}.crc`);
+    const restored = await DurableDatabase.open({ dir });
+    expect(restored.openCheck).toBe('quick_check');
+    await restored.close();
+    const s = await startServer({ dataDir: dir });
+    try {
+      expect((await new SpecClient(s.baseUrl, appId, secret).get('/Api/Video/Get', { Id: videoId })).body.VideoModel.VideoTitle).toBe('seeded');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('sets aside a vop.db with one flipped byte whose checksum is stale', async () => {
+    const { dir } = await seededDir();
+    const file = path.join(dir, 'vop.db');
+    const checksum = fs.readFileSync(`${file}.crc`);
+    const bytes = fs.readFileSync(file);
+    // The first byte of page 3: the type of a b-tree page, which quick_check reads.
+    const at = bytes.readUInt16BE(16) * 2;
+    bytes[at] = bytes[at]! ^ 0xff;
+    fs.writeFileSync(file, bytes);
+    expect(fs.readFileSync(`${file}.crc`).equals(checksum)).toBe(true);
+    const s = await startServer({ dataDir: dir });
+    try {
+      const aside = fs.readdirSync(dir).filter((f) => /^vop\.db\.damaged-/.test(f));
+      expect(aside).toHaveLength(1);
+      expect(fs.readFileSync(path.join(dir, aside[0]!)).equals(bytes)).toBe(true);
+      const health = await (await fetch(`${s.baseUrl}/healthz`)).json();
+      expect(health.warnings).toHaveLength(1);
+      expect(health.warnings[0]).toContain('is damaged');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses a second process on the same data dir with a clear message while the first runs', async () => {
     const dir = tempDataDir('vop-lock-');
     const first = await startServerProcess(startArgs(dir));

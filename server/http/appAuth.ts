@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthService } from '../services/authService.js';
 import type { AppRecord } from '../storage/types.js';
@@ -21,11 +22,16 @@ export function apiLocals(res: Response): ApiLocals {
 export function authenticateApp(auth: AuthService): RequestHandler {
   return async (req: Request, res, next) => {
     const params = req.method === 'POST' ? new ParamBag(req.body, req.query) : new ParamBag(req.query);
-    const app = await auth.authenticate(
-      { appId: params.get('AppId')?.trim(), timestamp: params.get('Timestamp')?.trim(), token: params.get('Token')?.trim() },
-      req.socket.remoteAddress ?? 'unknown',
-    );
+    const app = await authenticateParams(auth, params, req);
     Object.assign(res.locals, { app, params } satisfies ApiLocals);
     next();
   };
+}
+
+/** Authenticates the caller from its parameters (spec section 5); also used by fastReadPath.ts. */
+export function authenticateParams(auth: AuthService, params: ParamBag, req: IncomingMessage): Promise<AppRecord> {
+  return auth.authenticate(
+    { appId: params.get('AppId')?.trim(), timestamp: params.get('Timestamp')?.trim(), token: params.get('Token')?.trim() },
+    req.socket.remoteAddress ?? 'unknown',
+  );
 }

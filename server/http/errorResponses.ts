@@ -17,15 +17,44 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError('SERVER_ERROR');
 }
 
-/** The spec's envelope for a failure: `{ AuthMsg: { ResultCode, ResultMessage } }`. */
+/** The Content-Type of the spec API's answers (the one res.json sets). */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The spec's envelope for a failure, `{ AuthMsg: { ResultCode, ResultMessage } }`, with its HTTP
+ * status: 200 for application-level failures, the catalogue's status for transport-level ones.
+ */
+export function errorEnvelope(err: ApiError): { status: number; body: { AuthMsg: { ResultCode: string; ResultMessage: string } } } {
+  return { status: err.def.transport ? err.def.httpStatus : 200, body: { AuthMsg: { ResultCode: err.code, ResultMessage: err.message } } };
+}
+
 export function sendEnvelopeError(res: Response, err: ApiError): void {
-  const status = err.def.transport ? err.def.httpStatus : 200;
-  res.status(status).json({ AuthMsg: { ResultCode: err.code, ResultMessage: err.message } });
+  const { status, body } = errorEnvelope(err);
+  res.status(status).json(body);
+}
+
+function successEnvelope(body: Record<string, unknown>): Record<string, unknown> {
+  return { AuthMsg: { ResultCode: RESULT_CODES.OK.code, ResultMessage: RESULT_CODES.OK.message }, ...body };
 }
 
 /** Success envelope plus the endpoint's own fields. */
 export function sendEnvelope(res: Response, body: Record<string, unknown>): void {
-  res.json({ AuthMsg: { ResultCode: RESULT_CODES.OK.code, ResultMessage: RESULT_CODES.OK.message }, ...body });
+  res.json(successEnvelope(body));
+}
+
+/** The success envelope plus the endpoint's own fields as JSON bytes, for answers made once and sent many times. */
+export function envelopeJson(body: Record<string, unknown>): Buffer {
+  return Buffer.from(JSON.stringify(successEnvelope(body)));
+}
+
+/** Sends JSON bytes from {@link envelopeJson} with the headers res.json gives its answers. */
+export function sendEnvelopeJson(res: Response, json: Buffer): void {
+  res.set('Content-Type', JSON_CONTENT_TYPE).send(json);
+}
+
+/** Logs, with its stack, a failure that is not the client's; the client sees only the catalogue's message. */
+export function logIfUnexpected(log: (line: string) => void, apiErr: ApiError, err: unknown, method: string | undefined, url: string | undefined): void {
+  if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(`Error on ${method} ${url}: ${(err as Error)?.stack ?? String(err)}`);
 }
 
 /**
@@ -36,7 +65,7 @@ export function envelopeErrorHandler(log: (line: string) => void): ErrorRequestH
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const apiErr = toApiError(err);
-    if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(`Error on ${req.method} ${req.originalUrl}: ${(err as Error)?.stack ?? String(err)}`);
+    logIfUnexpected(log, apiErr, err, req.method, req.originalUrl);
     sendEnvelopeError(res, apiErr);
   };
 }

@@ -41,6 +41,14 @@ export interface EnqueueOptions {
   runAfter?: number;
 }
 
+/**
+ * Thrown by a handler when retrying cannot help (a 404, a refused address, a file over the
+ * limit): the job gives up at once instead of using up its retries.
+ */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError';
+}
+
 /** How often a running job's progress is saved (it is pushed live through events regardless). */
 const PROGRESS_SAVE_MS = 5_000;
 
@@ -90,10 +98,16 @@ export class JobQueue {
   }
 
   async enqueue(type: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<JobRecord> {
+    const [job] = await this.enqueueMany(type, [{ payload, opts }]);
+    return job!;
+  }
+
+  /** Enqueues many jobs of one type in one store write (start-up catch-up queues thousands). */
+  async enqueueMany(type: string, items: Array<{ payload: Record<string, unknown>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
     const def = this.defs.get(type);
     if (!def) throw new Error(`No handler for job type ${type}.`);
     const now = this.now();
-    const job: JobRecord = {
+    const jobs = items.map(({ payload, opts = {} }): JobRecord => ({
       id: crypto.randomUUID(),
       type,
       videoId: opts.videoId ?? '',
@@ -110,11 +124,12 @@ export class JobQueue {
       startedAt: null,
       finishedAt: null,
       updatedAt: now,
-    };
-    await this.store.insert(job);
-    this.emitState(job);
+    }));
+    if (jobs.length === 0) return [];
+    await this.store.insertMany(jobs);
+    for (const job of jobs) this.emitState(job);
     this.pump();
-    return job;
+    return jobs;
   }
 
   /** Cancels a queued or running job; true if there was one to cancel. */
@@ -215,6 +230,12 @@ export class JobQueue {
       while (!this.stopping && this.countRunning(type) < def.concurrency) {
         const job = await this.store.claimNext([type], this.now());
         if (!job) break;
+        if (this.stopping) {
+          // stop() began while this claim was being written and will not wait for a job started
+          // now (the storage closes under it): put it back untouched for the next start.
+          await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), updatedAt: this.now() }, ['running']);
+          break;
+        }
         this.run(job, def);
       }
     }
@@ -264,7 +285,7 @@ export class JobQueue {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
           await def.recover?.(job).catch(() => undefined);
           await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() });
-        } else if (job.attempts < job.maxAttempts) {
+        } else if (job.attempts < job.maxAttempts && !(err instanceof PermanentJobError)) {
           const runAfter = this.now() + backoffDelay(def.retry, job.attempts);
           await this.store.update(job.id, { state: 'queued', error: reason, runAfter, updatedAt: this.now() });
           this.emitState({ ...job, state: 'queued', error: reason });

@@ -62,14 +62,19 @@ export class SqlJsJobStore implements JobStore {
   constructor(private readonly db: DurableDatabase) {}
 
   async insert(j: JobRecord): Promise<void> {
-    await this.db.write([
-      [
+    await this.insertMany([j]);
+  }
+
+  async insertMany(jobs: JobRecord[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.db.write(
+      jobs.map((j): [string, SqlParam[]] => [
         `INSERT INTO jobs (id, type, video_id, payload, state, priority, seq, attempts, max_attempts, run_after, progress, error,
            created_at, started_at, finished_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [j.id, j.type, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.seq, j.attempts, j.maxAttempts, j.runAfter,
           j.progress, j.error, j.createdAt, j.startedAt, j.finishedAt, j.updatedAt],
-      ],
-    ]);
+      ]),
+    );
   }
 
   async get(id: string): Promise<JobRecord | undefined> {

@@ -37,6 +37,8 @@ export interface JobFilter {
 /** Storage of jobs. */
 export interface JobStore {
   insert(job: JobRecord): Promise<void>;
+  /** Inserts many in one transaction (one journal write). */
+  insertMany(jobs: JobRecord[]): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
   /** Live jobs first by priority then order, then the most recent finished ones. */
   list(filter?: JobFilter): Promise<JobRecord[]>;

@@ -33,6 +33,8 @@ export interface CoverOptions {
   ffmpegPath?: string;
   /** Cancels the ffmpeg runs. */
   signal?: AbortSignal;
+  /** Records the ffmpeg runs for killOrphans (see ffmpegRunner.ts `pidFile`). */
+  pidFile?: string;
   /** Moments to sample, as fractions of the duration. */
   sampleFractions: number[];
   /** Mean luma (0-255, full range: the gray samples map video black to about 0) below which a frame is black. */
@@ -147,7 +149,7 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
   const o = resolveCoverOptions(options);
   const last = Math.max(0, durationSeconds - 0.1); // a seek to the very end finds no frame
   const times = [...new Set(o.sampleFractions.map((f) => Math.min(last, Math.max(0, f * durationSeconds))))];
-  const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE };
+  const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE };
   const samples = (
     await Promise.all(
       times.map(async (t) => {
@@ -168,12 +170,12 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
 export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample> {
   const o = resolveCoverOptions(options);
   const { chosen } = await pickCoverTime(input, durationSeconds, o);
-  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal });
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
   return chosen;
 }
 
 /** Saves `input` (the full-size cover) cropped to fill exactly width x height, as JPEG at `output`. */
 export async function resizeCover(input: string, output: string, width: number, height: number, options: Partial<CoverOptions> = {}): Promise<void> {
   const o = resolveCoverOptions(options);
-  await run(buildResizeCoverArgs(input, output, width, height, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal });
+  await run(buildResizeCoverArgs(input, output, width, height, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
 }

@@ -128,16 +128,25 @@ async function resolveOne(tool: Tool, setting: string | undefined, o: FfmpegBina
 function* candidates(tool: Tool, env: NodeJS.ProcessEnv): Generator<Candidate> {
   if (tool === 'ffmpeg') {
     const fromStatic = packageExport('ffmpeg-static');
-    if (typeof fromStatic.value === 'string' && fs.existsSync(fromStatic.value)) yield { source: 'ffmpeg-static', path: fromStatic.value };
+    const staticPath = typeof fromStatic.value === 'string' ? unpackedFromAsar(fromStatic.value) : undefined;
+    if (staticPath && fs.existsSync(staticPath)) yield { source: 'ffmpeg-static', path: staticPath };
     else yield { source: 'ffmpeg-static', why: fromStatic.error ?? 'binary not downloaded (its install script did not run or failed)' };
   }
   const installer = tool === 'ffmpeg' ? '@ffmpeg-installer/ffmpeg' : '@ffprobe-installer/ffprobe';
   const fromInstaller = packageExport(installer);
   const installed = (fromInstaller.value as { path?: unknown } | undefined)?.path;
-  if (typeof installed === 'string') yield { source: installer, path: installed };
+  if (typeof installed === 'string') yield { source: installer, path: unpackedFromAsar(installed) };
   else yield { source: installer, why: fromInstaller.error ?? 'package exports no binary path' };
   const onPath = findOnPath(tool, env);
   yield onPath ? { source: 'PATH', path: onPath } : { source: 'PATH', why: 'not found on PATH' };
+}
+
+/**
+ * In the packaged desktop app the packages sit inside Electron's app.asar archive, from which a
+ * binary cannot be executed; electron-builder.yml unpacks them to app.asar.unpacked beside it.
+ */
+export function unpackedFromAsar(file: string): string {
+  return file.replace(/([\\/])app\.asar([\\/])/, '$1app.asar.unpacked$2');
 }
 
 /** Loads a package's main export; these packages throw (sometimes a bare string) when their binary is missing. */

@@ -1,18 +1,7 @@
 import { ApiError } from '../errors.js';
+import type { AppView } from '../http/adminApiTypes.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
 import { generateAppId, generateSecret } from './tokens.js';
-
-/** What the admin API shows of an application: everything but the secret. */
-export interface AppView {
-  appId: string;
-  name: string;
-  callbackUrl: string;
-  disabled: boolean;
-  /** AppIds whose videos this application may list (spec 4.3 aId). */
-  grants: string[];
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface AppPatch {
   name?: unknown;

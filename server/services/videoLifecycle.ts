@@ -20,8 +20,9 @@ export class VideoLifecycle {
   async move(videoId: string, to: number, opts: { from?: number[]; reason?: string } = {}): Promise<boolean> {
     const before = await this.videos.get(videoId);
     if (!before) return false;
-    const moved = await this.videos.setStatus(videoId, to, { from: opts.from, reason: opts.reason, now: this.now() });
-    if (moved) this.events.emit('video.status', { videoId, appId: before.appId, from: before.status, to, reason: opts.reason ?? '' });
+    const at = this.now();
+    const moved = await this.videos.setStatus(videoId, to, { from: opts.from, reason: opts.reason, now: at });
+    if (moved) this.events.emit('video.status', { videoId, appId: before.appId, from: before.status, to, reason: opts.reason ?? '', at });
     return moved;
   }
 }

@@ -88,5 +88,53 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `ALTER TABLE videos ADD COLUMN source_file TEXT NOT NULL DEFAULT ''`,
     `ALTER TABLE videos ADD COLUMN keep_source INTEGER NOT NULL DEFAULT 0`,
   ],
+  // 3: status callbacks (server/callbacks): one delivery per end-state change of a video, and the
+  // log of its HTTP attempts.
+  [
+    `CREATE TABLE callback_deliveries (
+       id TEXT PRIMARY KEY,
+       seq INTEGER NOT NULL UNIQUE,
+       app_id TEXT NOT NULL,
+       kind TEXT NOT NULL,
+       video_id TEXT NOT NULL,
+       video_status INTEGER NOT NULL,
+       status_at INTEGER,
+       state TEXT NOT NULL,
+       series INTEGER NOT NULL DEFAULT 1,
+       series_attempts INTEGER NOT NULL DEFAULT 0,
+       first_attempt_at INTEGER,
+       next_attempt_at INTEGER,
+       delivered_at INTEGER,
+       last_error TEXT NOT NULL DEFAULT '',
+       created_at INTEGER NOT NULL,
+       updated_at INTEGER NOT NULL
+     )`,
+    // One status delivery per status change (its video_status_history row): the listener and the
+    // start-up reconciliation cannot both create one.
+    `CREATE UNIQUE INDEX callback_deliveries_by_change ON callback_deliveries (video_id, status_at, video_status) WHERE kind = 'status'`,
+    `CREATE INDEX callback_deliveries_by_app ON callback_deliveries (app_id, seq)`,
+    `CREATE INDEX callback_deliveries_by_state ON callback_deliveries (state)`,
+    `CREATE TABLE callback_attempts (
+       delivery_id TEXT NOT NULL,
+       series INTEGER NOT NULL,
+       attempt INTEGER NOT NULL,
+       at INTEGER NOT NULL,
+       url TEXT NOT NULL,
+       http_status INTEGER,
+       error TEXT NOT NULL DEFAULT '',
+       latency_ms INTEGER NOT NULL,
+       response_excerpt TEXT NOT NULL DEFAULT '',
+       ok INTEGER NOT NULL,
+       PRIMARY KEY (delivery_id, series, attempt)
+     )`,
+    // End states reached before this table existed count as handled: the start-up reconciliation
+    // must not call back a database's whole history. (Migrations are not replayed from the
+    // journal, so randomblob is safe here.)
+    `INSERT OR IGNORE INTO callback_deliveries (id, seq, app_id, kind, video_id, video_status, status_at, state, last_error, created_at, updated_at)
+     SELECT lower(hex(randomblob(16))), h.rowid, v.app_id, 'status', h.video_id, h.to_status, h.at, 'skipped',
+            'reached before status callbacks existed', h.at, h.at
+     FROM video_status_history h JOIN videos v ON v.id = h.video_id
+     WHERE h.to_status IN (1, 4, 7)`,
+  ],
 ];
 

@@ -1,4 +1,4 @@
-import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoStore } from './types.js';
+import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from './types.js';
 import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 
@@ -38,20 +38,38 @@ function toApp(r: AppRow): AppRecord {
 }
 
 class SqlJsAppStore implements AppStore {
+  /**
+   * Applications and their grants as read, by AppId: every spec API call authenticates, and a
+   * read through sql.js cost 7 to 25 µs of the call. There are few applications and they change
+   * only through this class, so an entry is dropped when its row is written (the write is in
+   * memory by the time write() returns) and read again on the next use. Unknown AppIds are not
+   * kept: anyone can send those. Callers get copies.
+   */
+  private readonly cached = new Map<string, AppRecord>();
+  private readonly cachedGrants = new Map<string, string[]>();
+
   constructor(private readonly db: DurableDatabase) {}
 
   async insert(app: AppRecord): Promise<void> {
-    await this.db.write([
+    const done = this.db.write([
       [
         'INSERT INTO apps (app_id, name, secret, callback_url, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.createdAt, app.updatedAt],
       ],
     ]);
+    this.cached.delete(app.appId);
+    await done;
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {
-    const row = this.db.get<AppRow>('SELECT * FROM apps WHERE app_id = ?', [appId]);
-    return row ? toApp(row) : undefined;
+    let app = this.cached.get(appId);
+    if (!app) {
+      const row = this.db.get<AppRow>('SELECT * FROM apps WHERE app_id = ?', [appId]);
+      if (!row) return undefined;
+      app = toApp(row);
+      this.cached.set(appId, app);
+    }
+    return { ...app };
   }
 
   async list(): Promise<AppRecord[]> {
@@ -71,21 +89,31 @@ class SqlJsAppStore implements AppStore {
     if (patch.disabled !== undefined) (sets.push('disabled = ?'), params.push(patch.disabled ? 1 : 0));
     sets.push('updated_at = ?');
     params.push(now, appId);
-    const [changed] = await this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);
+    const done = this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);
+    this.cached.delete(appId);
+    const [changed] = await done;
     return changed ? this.get(appId) : undefined;
   }
 
   async setGrants(appId: string, targetAppIds: string[]): Promise<void> {
-    await this.db.write([
+    const done = this.db.write([
       ['DELETE FROM app_grants WHERE app_id = ?', [appId]],
       ...targetAppIds.map((t): [string, SqlParam[]] => ['INSERT INTO app_grants (app_id, target_app_id) VALUES (?, ?)', [appId, t]]),
     ]);
+    this.cachedGrants.delete(appId);
+    await done;
   }
 
   async grants(appId: string): Promise<string[]> {
-    return this.db
-      .all<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = ? ORDER BY target_app_id', [appId])
-      .map((r) => r.target_app_id);
+    let targets = this.cachedGrants.get(appId);
+    if (!targets) {
+      targets = this.db
+        .all<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = ? ORDER BY target_app_id', [appId])
+        .map((r) => r.target_app_id);
+      // Grants are asked for only by authenticated applications, so the map stays small.
+      this.cachedGrants.set(appId, targets);
+    }
+    return [...targets];
   }
 }
 
@@ -131,12 +159,23 @@ function toVideo(r: VideoRow): VideoRecord {
   };
 }
 
+/** List pages kept per application (see SqlJsVideoStore.pages). */
+const MAX_CACHED_PAGES_PER_APP = 64;
+
 class SqlJsVideoStore implements VideoStore {
   /**
    * COUNT(*) over an application's videos walks its index range: with 100,000 videos that is the
    * bulk of a list call. Counts only change on insert (and delete), so they are cached until then.
    */
   private counts = new Map<string, number>();
+  /**
+   * List pages as last read, per application whose videos they list: a page of 50 cost 250 to
+   * 400 µs to read through sql.js, and an application's callers mostly ask for the same first
+   * pages. Any write to one of that application's videos drops them (registration, status,
+   * media). Pages are frozen and the same object is handed out until then, so callers may
+   * memoize what they derive from one (the spec API does its JSON).
+   */
+  private pages = new Map<string, Map<string, { total: number; items: VideoRecord[] }>>();
 
   constructor(private readonly db: DurableDatabase) {}
 
@@ -152,6 +191,7 @@ class SqlJsVideoStore implements VideoStore {
       ['INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) VALUES (?, ?, NULL, ?, ?)', [v.id, v.createdAt, v.status, '']],
     ]);
     this.counts.clear(); // the row is in memory already; counts must see it now
+    this.pages.delete(v.appId);
     await done;
   }
 
@@ -161,22 +201,26 @@ class SqlJsVideoStore implements VideoStore {
   }
 
   async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    const items = this.db
-      .all<VideoRow>('SELECT * FROM videos WHERE app_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?', [appId, page.limit, page.offset])
-      .map(toVideo);
-    const total = this.count(`app:${appId}`, 'SELECT COUNT(*) AS n FROM videos WHERE app_id = ?', [appId]);
-    return { total, items };
+    return this.cachedPage(appId, `app\u0000${page.offset}\u0000${page.limit}`, () => {
+      const items = this.db
+        .all<VideoRow>('SELECT * FROM videos WHERE app_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?', [appId, page.limit, page.offset])
+        .map(toVideo);
+      const total = this.count(`app:${appId}`, 'SELECT COUNT(*) AS n FROM videos WHERE app_id = ?', [appId]);
+      return { total, items };
+    });
   }
 
   async listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    const items = this.db
-      .all<VideoRow>(
-        'SELECT * FROM videos WHERE app_id = ? AND create_user = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?',
-        [appId, createUser, page.limit, page.offset],
-      )
-      .map(toVideo);
-    const total = this.count(`user:${appId}\u0000${createUser}`, 'SELECT COUNT(*) AS n FROM videos WHERE app_id = ? AND create_user = ?', [appId, createUser]);
-    return { total, items };
+    return this.cachedPage(appId, `user\u0000${page.offset}\u0000${page.limit}\u0000${createUser}`, () => {
+      const items = this.db
+        .all<VideoRow>(
+          'SELECT * FROM videos WHERE app_id = ? AND create_user = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?',
+          [appId, createUser, page.limit, page.offset],
+        )
+        .map(toVideo);
+      const total = this.count(`user:${appId}\u0000${createUser}`, 'SELECT COUNT(*) AS n FROM videos WHERE app_id = ? AND create_user = ?', [appId, createUser]);
+      return { total, items };
+    });
   }
 
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
@@ -189,10 +233,12 @@ class SqlJsVideoStore implements VideoStore {
       whereParams.push(...opts.from);
     }
     // The history row and the move are one transaction under the same condition.
-    const [, changed] = await this.db.write([
+    const done = this.db.write([
       [`INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, ?, status, ?, ? FROM videos WHERE ${where}`, [now, to, reason, ...whereParams]],
       [`UPDATE videos SET status = ?, status_reason = ?, updated_at = ? WHERE ${where}`, [to, reason, now, ...whereParams]],
     ]);
+    this.dropPagesOf(id);
+    const [, changed] = await done;
     return changed === 1;
   }
 
@@ -213,7 +259,9 @@ class SqlJsVideoStore implements VideoStore {
     if (patch.duration !== undefined) (sets.push('duration = ?'), params.push(Math.round(patch.duration)));
     if (patch.coverFile !== undefined) (sets.push('cover_file = ?'), params.push(patch.coverFile));
     if (sets.length === 0) return;
-    await this.db.write([[`UPDATE videos SET ${sets.join(', ')} WHERE id = ?`, [...params, id]]]);
+    const done = this.db.write([[`UPDATE videos SET ${sets.join(', ')} WHERE id = ?`, [...params, id]]]);
+    this.dropPagesOf(id);
+    await done;
   }
 
   async setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void> {
@@ -239,6 +287,58 @@ class SqlJsVideoStore implements VideoStore {
     const out: Record<number, number> = {};
     for (const r of this.db.all<{ status: number; n: number }>('SELECT status, COUNT(*) AS n FROM videos GROUP BY status')) out[r.status] = r.n;
     return out;
+  }
+
+  async idsByStatus(statuses: number[]): Promise<string[]> {
+    if (statuses.length === 0) return [];
+    return this.db
+      .all<{ id: string }>(`SELECT id FROM videos WHERE status IN (${statuses.map(() => '?').join(', ')}) ORDER BY created_at, id`, statuses)
+      .map((r) => r.id);
+  }
+
+  async search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    const where: string[] = [];
+    const params: SqlParam[] = [];
+    if (filter.text) {
+      // LIKE with its wildcards escaped: the text is matched as it is.
+      where.push("title LIKE ? ESCAPE '\\'");
+      params.push(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    }
+    if (filter.statuses && filter.statuses.length > 0) {
+      where.push(`status IN (${filter.statuses.map(() => '?').join(', ')})`);
+      params.push(...filter.statuses);
+    }
+    if (filter.createUser !== undefined) (where.push('create_user = ?'), params.push(filter.createUser));
+    if (filter.appId !== undefined) (where.push('app_id = ?'), params.push(filter.appId));
+    const clause = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+    const items = this.db
+      .all<VideoRow>(`SELECT * FROM videos ${clause} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, [...params, page.limit, page.offset])
+      .map(toVideo);
+    const total = Number(this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM videos ${clause}`, params)?.n ?? 0);
+    return { total, items };
+  }
+
+  /** A list page from the cache, or read by `read`, frozen and kept (see {@link pages}). */
+  private cachedPage(appId: string, key: string, read: () => { total: number; items: VideoRecord[] }): { total: number; items: VideoRecord[] } {
+    let ofApp = this.pages.get(appId);
+    let page = ofApp?.get(key);
+    if (!page) {
+      const { total, items } = read();
+      for (const v of items) Object.freeze(v);
+      page = Object.freeze({ total, items: Object.freeze(items) as VideoRecord[] });
+      if (!ofApp) this.pages.set(appId, (ofApp = new Map()));
+      // Bounded: the oldest page goes first (a page with its JSON is about 100 KB).
+      if (ofApp.size >= MAX_CACHED_PAGES_PER_APP) ofApp.delete(ofApp.keys().next().value!);
+      ofApp.set(key, page);
+    }
+    return page;
+  }
+
+  /** Drops the cached list pages of the application of video `id` (its row is written already). */
+  private dropPagesOf(id: string): void {
+    if (this.pages.size === 0) return;
+    const appId = this.db.get<{ app_id: string }>('SELECT app_id FROM videos WHERE id = ?', [id])?.app_id;
+    if (appId !== undefined) this.pages.delete(appId);
   }
 
   private count(key: string, sql: string, params: SqlParam[]): number {

@@ -76,6 +76,17 @@ export interface Page {
   limit: number;
 }
 
+/** The console's search of videos (admin API); every given filter must match. */
+export interface VideoSearch {
+  /** Text the title contains (case-insensitive for ASCII letters). */
+  text?: string;
+  /** Any of these statuses. */
+  statuses?: number[];
+  /** The uploader, exactly (spec 4.2 createUser). */
+  createUser?: string;
+  appId?: string;
+}
+
 export interface AppStore {
   insert(app: AppRecord): Promise<void>;
   get(appId: string): Promise<AppRecord | undefined>;
@@ -90,8 +101,13 @@ export interface AppStore {
 export interface VideoStore {
   insert(video: VideoRecord): Promise<void>;
   get(id: string): Promise<VideoRecord | undefined>;
-  /** Newest first (createdAt, then id), with the count of every match. */
+  /**
+   * Newest first (createdAt, then id), with the count of every match. The result is read-only:
+   * an implementation may hand the same object to every caller until one of the application's
+   * videos is written (the sql.js store does, and freezes it).
+   */
   listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
+  /** As listByApp, the videos of one uploader. */
   listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
   /**
    * Moves a video to `to` if its status is one of `from` (any, if omitted). Resolves true if it
@@ -108,6 +124,10 @@ export interface VideoStore {
   renditions(videoId: string): Promise<RenditionRecord[]>;
   /** Counts per status, for /healthz and the console. */
   countByStatus(): Promise<Record<number, number>>;
+  /** Ids of the videos in one of `statuses` (start-up finds the transcodes a crash left waiting). */
+  idsByStatus(statuses: number[]): Promise<string[]>;
+  /** The console's search: newest first (createdAt, then id), with the count of every match. */
+  search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
 }
 
 export interface Stores {

@@ -1,0 +1,334 @@
+/**
+ * Shared helpers of the benchmarks: child servers, load, tokens, memory and the printed lines.
+ * The load generator (this process) and every server under test are separate processes, so
+ * each gets its own core on a two-core machine.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Progress for people watching; the figures themselves go to stdout. */
+export function progress(line: string): void {
+  process.stderr.write(`  … ${line}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child servers
+
+/** A server under test, running as its own process. */
+export interface ChildServer {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  baseUrl: string;
+  /** Milliseconds from spawn until `GET /healthz` first answered 200. */
+  startupMs: number;
+  /** CPU time the process had used by then (all its threads), in milliseconds. */
+  startupCpuMs: number;
+  /** Everything the process printed so far. */
+  output(): string;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs`; resolves once it has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** How to start a server and recognise that it listens. */
+export interface SpawnSpec {
+  name: string;
+  /** A TypeScript entry, relative to the repository root, run with `node --import tsx`. */
+  script: string;
+  args: string[];
+  /** Matches the line that announces the address; group 1 is the base URL. */
+  listening: RegExp;
+  /** Give up after this long. */
+  timeoutMs?: number;
+}
+
+/**
+ * Spawns `node --import tsx <script> ...args` (as `npm start` runs the server) and times it from
+ * the spawn until `GET /healthz` answers 200: that is what a supervisor or a user waits for.
+ */
+export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, spec.script), ...spec.args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const deadline = started + (spec.timeoutMs ?? 60_000);
+  const fail = (why: string) => {
+    child.kill('SIGKILL');
+    return new Error(`${spec.name} ${why}:\n${out}`);
+  };
+
+  let baseUrl: string | undefined;
+  while (!baseUrl) {
+    if (hasExited) throw fail('exited before listening');
+    if (performance.now() > deadline) throw fail('did not listen in time');
+    baseUrl = spec.listening.exec(out)?.[1];
+    if (!baseUrl) await sleep(2);
+  }
+  for (;;) {
+    if (hasExited) throw fail('exited before /healthz answered');
+    if (performance.now() > deadline) throw fail('did not answer /healthz in time');
+    const ok = await fetch(`${baseUrl}/healthz`).then(
+      async (r) => (await r.arrayBuffer(), r.status === 200),
+      () => false,
+    );
+    if (ok) break;
+    await sleep(5);
+  }
+  const startupMs = performance.now() - started;
+  const startupCpuMs = cpuTimeMs(child.pid!);
+
+  return {
+    name: spec.name,
+    child,
+    pid: child.pid!,
+    baseUrl,
+    startupMs,
+    startupCpuMs,
+    output: () => out,
+    async stop(graceMs = 30_000) {
+      if (hasExited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The child servers a section started, so that all of them are stopped whatever happens. */
+export class ServerFleet {
+  private readonly running = new Set<ChildServer>();
+
+  async start(spec: SpawnSpec): Promise<ChildServer> {
+    const server = await spawnServer(spec);
+    this.running.add(server);
+    return server;
+  }
+
+  async stop(server: ChildServer): Promise<void> {
+    await server.stop();
+    this.running.delete(server);
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.running].map((server) => this.stop(server)));
+  }
+
+  /**
+   * Starts a server `runs` times (stopping each but the last) and returns the last one with the
+   * start-up figures of every run: start-up varies from one run to the next, so report a median.
+   */
+  async timeStartups(spec: SpawnSpec, runs: number): Promise<{ server: ChildServer; wallMs: number[]; cpuMs: number[] }> {
+    const wallMs: number[] = [];
+    const cpuMs: number[] = [];
+    let server: ChildServer | undefined;
+    for (let i = 0; i < runs; i++) {
+      if (server) await this.stop(server);
+      server = await this.start(spec);
+      wallMs.push(server.startupMs);
+      cpuMs.push(server.startupCpuMs);
+    }
+    return { server: server!, wallMs, cpuMs };
+  }
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+/** Resident memory of a process from /proc/<pid>/status, in MiB: now (VmRSS) and peak (VmHWM). */
+export function residentMemory(pid: number): { rssMb: number; peakMb: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (!m) throw new Error(`/proc/${pid}/status has no ${field}`);
+    return Number(m[1]) / 1024;
+  };
+  return { rssMb: kb('VmRSS'), peakMb: kb('VmHWM') };
+}
+
+/**
+ * CPU time a process has used so far (user plus system), in milliseconds, from /proc/<pid>/stat.
+ * CPU per request says what a server costs even when other work shares the machine (it is far
+ * less disturbed by it than requests per second or wall-clock time are).
+ */
+export function cpuTimeMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** USER_HZ: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** Load average over the last minute; above the core count, figures are shared with other work. */
+export function loadAverage(): number {
+  return os.loadavg()[0]!;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Spec section 5 tokens
+
+/**
+ * Timestamp and Token of spec section 5 for one secret, as an application server computes them
+ * (lowercase hex MD5 of Timestamp followed by the secret). Computed once per second, so the load
+ * generator spends its time sending requests rather than hashing.
+ */
+export function tokenSource(secret: string): () => { timestamp: string; token: string } {
+  let second = -1;
+  let current = { timestamp: '', token: '' };
+  return () => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      const timestamp = String(now);
+      current = { timestamp, token: crypto.createHash('md5').update(timestamp + secret, 'utf8').digest('hex') };
+    }
+    return current;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+/** One request as the load generator sends it. */
+export interface LoadRequest {
+  method?: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** Options of {@link runLoad}. */
+export interface LoadOptions {
+  url: string;
+  /** Concurrent keep-alive connections. */
+  connections: number;
+  /** Run for this many seconds... */
+  durationS?: number;
+  /** ...or until this many responses have arrived. */
+  amount?: number;
+  /** Called for every request, so each carries a fresh Timestamp and Token. */
+  next: () => LoadRequest;
+  /** The server's process, to measure its CPU time per response. */
+  serverPid?: number;
+}
+
+/** What a load run measured. */
+export interface LoadResult {
+  /** Responses per second over the whole run. */
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  responses: number;
+  /** Responses with a status outside 2xx, connection errors and timeouts: all should be 0. */
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** Mean bytes received per response, headers included: a check that the answers were the real ones. */
+  bytesPerResponse: number;
+  /** Server CPU time per response, in microseconds (NaN without `serverPid`). */
+  cpuUsPerResponse: number;
+}
+
+/** Runs autocannon against `url`; each request is built by `next()`. */
+export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  const cpuBefore = opts.serverPid !== undefined ? cpuTimeMs(opts.serverPid) : NaN;
+  const r = await autocannon({
+    url: opts.url,
+    connections: opts.connections,
+    ...(opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.durationS ?? 10 }),
+    timeout: 10,
+    requests: [
+      {
+        setupRequest: (req) => {
+          const n = opts.next();
+          return { ...req, method: n.method ?? 'GET', path: n.path, headers: { ...req.headers, ...n.headers }, body: n.body ?? '' };
+        },
+      },
+    ],
+  });
+  const responses = r.requests.total;
+  return {
+    reqPerSec: responses / r.duration,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    responses,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    bytesPerResponse: responses > 0 ? r.throughput.total / responses : 0,
+    cpuUsPerResponse: opts.serverPid !== undefined ? ((cpuTimeMs(opts.serverPid) - cpuBefore) * 1000) / responses : NaN,
+  };
+}
+
+/** Throws if a run saw failures or answers much smaller than the real body (failed auth, say). */
+export function assertHealthyRun(label: string, r: LoadResult, expectedBodyBytes: number): void {
+  if (r.responses === 0 || r.non2xx > 0 || r.errors > 0 || r.timeouts > 0) {
+    throw new Error(`${label}: ${r.responses} responses, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts`);
+  }
+  if (r.bytesPerResponse < expectedBodyBytes * 0.9) {
+    throw new Error(`${label}: ${Math.round(r.bytesPerResponse)} bytes per response, expected at least the ${expectedBodyBytes}-byte body`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printing
+
+/** A target a figure is held to. */
+export interface Target {
+  /** What is measured, as printed: "detail/bare ratio". */
+  what: string;
+  /** The target as printed: "≥ 0.50". */
+  text: string;
+  met: boolean;
+}
+
+export function verdict(met: boolean): string {
+  return met ? 'PASS' : 'MISS';
+}
+
+/** 12345.6 → "12,346". */
+export function whole(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export function ms(n: number): string {
+  return n >= 100 ? `${Math.round(n)} ms` : `${n.toFixed(1)} ms`;
+}
+
+export function mb(n: number): string {
+  return `${Math.round(n)} MB`;
+}
+
+/** One named part of `npm run bench`: prints its figures, returns the targets it checked. */
+export interface BenchSection {
+  name: string;
+  /** One line for `npm run bench -- --help`. */
+  about: string;
+  run(): Promise<Target[]>;
+}

@@ -1,0 +1,88 @@
+/**
+ * Fills a data directory with a large library quickly: through the store layer directly, while no
+ * server has it open (the data-dir lock would refuse a second opener anyway). Registering 100,000
+ * videos over HTTP would take minutes and measure nothing the registration figure does not.
+ */
+import crypto from 'node:crypto';
+import { AppService } from '../server/services/appService.js';
+import { VideoStatus } from '../server/services/videoStatus.js';
+import { openSqlJsStores } from '../server/storage/sqljsStore.js';
+import type { VideoRecord } from '../server/storage/types.js';
+
+/** What the benchmarks need to know about a seeded library. */
+export interface SeededLibrary {
+  appId: string;
+  secret: string;
+  /** Ids of the seeded videos, for detail calls. */
+  videoIds: string[];
+}
+
+/** Options of {@link seedLibrary}. */
+export interface SeedOptions {
+  /** The data directory; must not be open by a server. */
+  dir: string;
+  /** How many videos to insert. */
+  count: number;
+  /** Inserts in flight at once: they share the journal's fsyncs (group commit). */
+  concurrency?: number;
+}
+
+const WORDS = ['river', 'lecture', 'match', 'recipe', 'interview', 'concert', 'trailer', 'lesson', 'review', 'tour', 'summit', 'garden'];
+const USERS = 2_000;
+
+/**
+ * Creates one application (as the admin API would) and `count` videos of that application,
+ * newest last, with fields of realistic length and a mix of statuses.
+ */
+export async function seedLibrary(opts: SeedOptions): Promise<SeededLibrary> {
+  const stores = await openSqlJsStores({ dir: opts.dir });
+  try {
+    const app = await new AppService(stores.apps).create({ name: 'bench application' });
+    const videoIds: string[] = [];
+    const concurrency = opts.concurrency ?? 2_000;
+    const now = Date.now();
+    // A year of registrations, evenly spaced, ending a few minutes ago.
+    const step = Math.max(1, Math.floor((365 * 86_400_000) / opts.count));
+    let inFlight: Array<Promise<void>> = [];
+    for (let i = 0; i < opts.count; i++) {
+      const video = sampleVideo(app.appId, i, now - 600_000 - (opts.count - i) * step);
+      videoIds.push(video.id);
+      inFlight.push(stores.videos.insert(video));
+      if (inFlight.length >= concurrency) {
+        await Promise.all(inFlight);
+        inFlight = [];
+      }
+    }
+    await Promise.all(inFlight);
+    return { appId: app.appId, secret: app.appSecret, videoIds };
+  } finally {
+    await stores.close();
+  }
+}
+
+function sampleVideo(appId: string, i: number, createdAt: number): VideoRecord {
+  const w = (k: number) => WORDS[(i * 7 + k * 5) % WORDS.length]!;
+  // Most of a mature library is published; the rest is somewhere in the pipeline or failed.
+  const roll = i % 20;
+  const status = roll < 16 ? VideoStatus.Normal : roll < 18 ? VideoStatus.NotUploaded : roll === 18 ? VideoStatus.Transcoding : VideoStatus.DownloadFailed;
+  const id = crypto.randomUUID();
+  return {
+    id,
+    appId,
+    title: `${w(0)} ${w(1)} ${w(2)} #${i}`,
+    description: `A ${w(3)} about ${w(4)} and ${w(5)}, recorded for the archive. `.repeat(3).trim(),
+    tags: `${w(0)},${w(1)},${w(6)}`,
+    actors: `Speaker ${i % 500}`,
+    createUser: `user-${i % USERS}`,
+    status,
+    statusReason: status === VideoStatus.DownloadFailed ? 'HTTP 404 from the source' : '',
+    sourceType: status === VideoStatus.DownloadFailed ? 2 : 1,
+    sourceUrl: status === VideoStatus.DownloadFailed ? `https://media.example.com/in/${i}.mp4` : '',
+    duration: status === VideoStatus.Normal ? 30 + ((i * 37) % 3600) : 0,
+    coverFile: status === VideoStatus.Normal ? `cover/${id}.jpg` : '',
+    sourceFile: status === VideoStatus.Normal ? `sources/${id}.mp4` : '',
+    keepSource: false,
+    createdAt,
+    updatedAt: createdAt,
+  };
+}

@@ -1,0 +1,74 @@
+import type { ReactNode } from 'react';
+import { formatEta, statusName, statusTone } from '../format.js';
+
+/** A server error, in words, announced to screen readers. */
+export function ErrorMessage({ error }: { error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+/** A confirmation of something done. */
+export function Notice({ children }: { children: ReactNode }) {
+  if (!children) return null;
+  return (
+    <p className="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+/** A video's Status as a badge. */
+export function StatusBadge({ status }: { status: number }) {
+  return (
+    <span className={`badge ${statusTone(status)}`} data-status={status}>
+      {status} · {statusName(status)}
+    </span>
+  );
+}
+
+/** A job's state as a badge. */
+export function StateBadge({ state }: { state: string }) {
+  const tone = state === 'succeeded' || state === 'delivered' ? 'ok' : state === 'failed' ? 'bad' : state === 'running' || state === 'pending' ? 'busy' : 'idle';
+  return <span className={`badge ${tone}`}>{state}</span>;
+}
+
+/** An application's state as a badge. */
+export function AppStateBadge({ disabled }: { disabled: boolean }) {
+  return disabled ? <span className="badge bad">disabled</span> : <span className="badge ok">enabled</span>;
+}
+
+/** A progress bar with its percentage (role=progressbar, so tests and screen readers read it). */
+export function ProgressBar({ percent, label }: { percent: number | null; label: string }) {
+  const p = percent === null ? null : Math.max(0, Math.min(100, percent));
+  return (
+    <div className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={p ?? undefined}>
+      <div className="progress-fill" style={{ width: `${p ?? 0}%` }} />
+      <span className="progress-text">{p === null ? 'size unknown' : `${p.toFixed(p < 10 && p > 0 ? 1 : 0)}%`}</span>
+    </div>
+  );
+}
+
+/** "speed · time left" under a progress bar. */
+export function SpeedEta({ speed, etaSeconds }: { speed: string | null | undefined; etaSeconds: number | null | undefined }) {
+  return (
+    <span className="muted small-text">
+      {speed ? `${speed}` : '—'} · {etaSeconds !== null && etaSeconds !== undefined ? `${formatEta(etaSeconds)} left` : 'time left unknown'}
+    </span>
+  );
+}
+
+/** A page's title block. */
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="page-header">
+      <h1 tabIndex={-1} id="page-title">
+        {title}
+      </h1>
+      {children ? <div className="page-actions">{children}</div> : null}
+    </div>
+  );
+}

@@ -1,0 +1,76 @@
+import { useState, type ReactNode } from 'react';
+import { useServerEvent } from '../events.js';
+import { formatTime, shortId } from '../format.js';
+import { Link } from '../router.js';
+import type { JobView, ServerEvents } from '../types.js';
+import { DataTable } from './DataTable.js';
+import { ProgressBar, SpeedEta, StateBadge } from './Feedback.js';
+
+/** A running job's figures: what the server pushed last, else what the job list said. */
+export interface JobFigures {
+  percent: number;
+  speed: string | null | undefined;
+  etaSeconds: number | null | undefined;
+}
+
+type Pushed = Pick<ServerEvents['job.progress'], 'percent' | 'speed' | 'etaSeconds'>;
+
+/**
+ * Follows the progress the server pushes (job.progress, up to 4 times a second) for the jobs
+ * `accept` takes, without reloading the list; gives each job's figures, pushed over listed.
+ */
+export function useJobProgress(accept: (e: ServerEvents['job.progress']) => boolean): (job: JobView) => JobFigures {
+  const [pushed, setPushed] = useState<Record<string, Pushed>>({});
+  useServerEvent('job.progress', (e) => {
+    if (accept(e)) setPushed((l) => ({ ...l, [e.jobId]: { percent: e.percent, speed: e.speed, etaSeconds: e.etaSeconds } }));
+  });
+  return (job) => {
+    const p = pushed[job.id];
+    return { percent: p?.percent ?? job.progress, speed: p?.speed ?? job.speed, etaSeconds: p?.etaSeconds ?? job.etaSeconds };
+  };
+}
+
+/** A running job's progress bar, then its speed and time left; `children` (a Cancel button) goes beside those. */
+export function JobProgress({ figures, label, children }: { figures: JobFigures; label: string; children?: ReactNode }) {
+  const speedEta = <SpeedEta speed={figures.speed} etaSeconds={figures.etaSeconds} />;
+  return (
+    <>
+      <ProgressBar percent={figures.percent} label={label} />
+      {children ? (
+        <div className="row between">
+          {speedEta}
+          {children}
+        </div>
+      ) : (
+        speedEta
+      )}
+    </>
+  );
+}
+
+/**
+ * Finished jobs (succeeded, failed, cancelled) of one kind: the video, the state, when, and the
+ * error. `action` adds a last column (a Retry button), given the job and its video's name.
+ */
+export function FinishedJobsTable({ jobs, titles, action }: { jobs: JobView[]; titles: Record<string, string>; action?: (job: JobView, name: string) => ReactNode }) {
+  return (
+    <DataTable columns={['Video', 'State', 'Finished', 'Error', ...(action ? [{ hidden: 'Actions' }] : [])]}>
+      {jobs.map((j) => {
+        const name = titles[j.videoId] || shortId(j.videoId);
+        return (
+          <tr key={j.id} data-job={j.id}>
+            <td>
+              <Link to={`/videos/${j.videoId}`}>{name}</Link>
+            </td>
+            <td>
+              <StateBadge state={j.state} />
+            </td>
+            <td>{formatTime(j.finishedAt)}</td>
+            <td className="error-text break">{j.error}</td>
+            {action ? <td>{action(j, name)}</td> : null}
+          </tr>
+        );
+      })}
+    </DataTable>
+  );
+}

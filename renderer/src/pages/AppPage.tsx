@@ -1,0 +1,189 @@
+import { useState, type FormEvent } from 'react';
+import { api } from '../api.js';
+import { ConfirmButton } from '../components/ConfirmDialog.js';
+import { CopyValue } from '../components/CopyButton.js';
+import { DataTable } from '../components/DataTable.js';
+import { AppStateBadge, ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
+import { formatTime, shortId } from '../format.js';
+import { Link } from '../router.js';
+import type { AppView, DeliveryView } from '../types.js';
+import { useAction } from '../useAction.js';
+import { useResource } from '../useResource.js';
+import { SecretOnce } from './Applications.js';
+
+/** One application: its callback address, test callback, secret, enable/disable, delivery log. */
+export function AppPage({ appId }: { appId: string }) {
+  const app = useResource(() => api<AppView>('GET', `/apps/${encodeURIComponent(appId)}`), [appId]);
+  const log = useResource(() => api<{ deliveries: DeliveryView[]; nextBefore: string | null }>('GET', `/apps/${encodeURIComponent(appId)}/deliveries?limit=50`), [appId]);
+  const [secret, setSecret] = useState('');
+  const { run: act, busy, error, notice } = useAction();
+
+  const a = app.data;
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/apps">Applications</Link> /
+      </p>
+      <PageHeader title={a ? a.name : 'Application'}>
+        {a ? (
+          <>
+            <ConfirmButton
+              label="Rotate the secret"
+              disabled={busy}
+              title="Rotate the secret?"
+              confirmLabel="Rotate"
+              danger
+              onConfirm={() =>
+                void act(async () => {
+                  const r = await api<{ appSecret: string }>('POST', `/apps/${appId}/secret`);
+                  setSecret(r.appSecret);
+                  return 'A new secret was issued; the old one no longer works.';
+                })
+              }
+            >
+              <p>The current secret stops working at once: the application's calls fail until it has the new one.</p>
+            </ConfirmButton>
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                act(async () => {
+                  await api('PATCH', `/apps/${appId}`, { disabled: !a.disabled });
+                  await app.reload();
+                  return a.disabled ? 'The application is enabled.' : 'The application is disabled: its calls are refused and it gets no callbacks.';
+                })
+              }
+            >
+              {a.disabled ? 'Enable' : 'Disable'}
+            </button>
+          </>
+        ) : null}
+      </PageHeader>
+      <ErrorMessage error={app.error || error} />
+      <Notice>{notice}</Notice>
+      {secret ? <SecretOnce title="New secret" appId={appId} secret={secret} onDone={() => setSecret('')} /> : null}
+      {a ? (
+        <div className="grid">
+          <section className="card" aria-labelledby="app-facts">
+            <h2 id="app-facts">Details</h2>
+            <dl className="facts">
+              <dt>AppId</dt>
+              <dd>
+                <CopyValue value={a.appId} what="AppId" />
+              </dd>
+              <dt>State</dt>
+              <dd>
+                <AppStateBadge disabled={a.disabled} />
+              </dd>
+              <dt>Created</dt>
+              <dd>{formatTime(a.createdAt)}</dd>
+              <dt>Videos</dt>
+              <dd>
+                <Link to={`/videos?appId=${a.appId}`}>See its videos</Link>
+              </dd>
+            </dl>
+          </section>
+          <CallbackForm
+            app={a}
+            busy={busy}
+            onSave={(url) =>
+              act(async () => {
+                await api('PATCH', `/apps/${appId}`, { callbackUrl: url.trim() === '' ? null : url.trim() });
+                await app.reload();
+                return url.trim() ? 'Callback address saved.' : 'Callback address removed.';
+              })
+            }
+            onTest={() =>
+              act(async () => {
+                const d = await api<DeliveryView>('POST', `/apps/${appId}/test-callback`);
+                await log.reload();
+                const at = d.attempts.at(-1);
+                return d.state === 'delivered'
+                  ? `Test callback delivered (HTTP ${at?.httpStatus}, ${at?.latencyMs} ms).`
+                  : `Test callback failed: ${d.lastError || at?.error || `HTTP ${at?.httpStatus}`}.`;
+              })
+            }
+          />
+        </div>
+      ) : null}
+      <DeliveryLog deliveries={log.data?.deliveries} error={log.error} onReload={() => void log.reload()} />
+    </>
+  );
+}
+
+function CallbackForm({ app, busy, onSave, onTest }: { app: AppView; busy: boolean; onSave: (url: string) => void; onTest: () => void }) {
+  const [url, setUrl] = useState(app.callbackUrl);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onSave(url);
+  };
+  return (
+    <form className="card form" onSubmit={submit} aria-labelledby="cb-title">
+      <h2 id="cb-title">Status callback</h2>
+      <p className="muted small-text">vop POSTs here when a video becomes playable (1) or fails (4, 7). Empty: no callbacks.</p>
+      <label htmlFor="callback-url">Callback address</label>
+      <input id="callback-url" type="url" value={url} placeholder="https://site.example/vop/callback" onChange={(e) => setUrl(e.target.value)} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={busy}>
+          Save address
+        </button>
+        <button type="button" disabled={busy || !app.callbackUrl} onClick={onTest} title={app.callbackUrl ? undefined : 'Save a callback address first'}>
+          Send a test callback
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView[] | undefined; error: string; onReload: () => void }) {
+  const { run, busyKey, error: rowError } = useAction(onReload);
+  const redeliver = (id: string) =>
+    run(async () => {
+      await api('POST', `/deliveries/${id}/redeliver`);
+    }, id);
+  return (
+    <section aria-labelledby="log-title" className="section">
+      <div className="row between">
+        <h2 id="log-title">Delivery log</h2>
+        <button type="button" className="small" onClick={onReload}>
+          Refresh
+        </button>
+      </div>
+      <ErrorMessage error={error || rowError} />
+      {deliveries && deliveries.length === 0 ? <p className="muted">No callback sent yet.</p> : null}
+      {deliveries && deliveries.length > 0 ? (
+        <DataTable className="deliveries" columns={['When', 'Kind', 'Video', 'State', 'Last attempt', { hidden: 'Actions' }]}>
+          {deliveries.map((d) => {
+            const last = d.attempts.at(-1);
+            return (
+              <tr key={d.id} data-delivery={d.id}>
+                <td>{formatTime(d.createdAt)}</td>
+                <td>{d.kind === 'test' ? 'test' : `status ${d.videoStatus}`}</td>
+                <td>{d.kind === 'test' ? '—' : <Link to={`/videos/${d.videoId}`} title={d.videoId}>{shortId(d.videoId)}</Link>}</td>
+                <td>
+                  <StateBadge state={d.state} />
+                  {d.series > 1 ? <span className="muted small-text"> series {d.series}</span> : null}
+                </td>
+                <td className="break">
+                  {last ? (
+                    <>
+                      {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : 'no answer'} · {last.latencyMs} ms · {d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'}
+                      {last.error ? <div className="muted small-text">{last.error}</div> : null}
+                    </>
+                  ) : (
+                    <span className="muted">{d.lastError || 'not sent yet'}</span>
+                  )}
+                </td>
+                <td>
+                  <button type="button" className="small" disabled={busyKey === d.id} onClick={() => void redeliver(d.id)} aria-label={`Redeliver ${d.kind} callback of ${formatTime(d.createdAt)}`}>
+                    Redeliver
+                  </button>
+                </td>
+              </tr>
+            );
+          })}
+        </DataTable>
+      ) : null}
+    </section>
+  );
+}

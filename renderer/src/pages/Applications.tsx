@@ -1,0 +1,116 @@
+import { useState, type FormEvent } from 'react';
+import { api } from '../api.js';
+import { CopyValue } from '../components/CopyButton.js';
+import { DataTable } from '../components/DataTable.js';
+import { AppStateBadge, ErrorMessage, PageHeader } from '../components/Feedback.js';
+import { formatTime } from '../format.js';
+import { Link } from '../router.js';
+import type { AppView } from '../types.js';
+import { useAction } from '../useAction.js';
+import { useResource } from '../useResource.js';
+
+export function Applications() {
+  const { data, error, reload } = useResource(() => api<{ apps: AppView[] }>('GET', '/apps'), []);
+  const [created, setCreated] = useState<{ appId: string; appSecret: string; name: string }>();
+
+  return (
+    <>
+      <PageHeader title="Applications" />
+      <p className="muted">Each application calls the API with its AppId and a token made from its secret (spec section 5).</p>
+      <CreateApp
+        onCreated={(a) => {
+          setCreated(a);
+          void reload();
+        }}
+      />
+      {created ? <SecretOnce title={`“${created.name}” created`} appId={created.appId} secret={created.appSecret} onDone={() => setCreated(undefined)} /> : null}
+      <ErrorMessage error={error} />
+      <section aria-labelledby="apps-list-title">
+        <h2 id="apps-list-title">All applications</h2>
+        {data && data.apps.length === 0 ? <p className="muted">No application yet: create one above.</p> : null}
+        {data && data.apps.length > 0 ? (
+          <DataTable columns={['Name', 'AppId', 'State', 'Callback address', 'Created']}>
+            {data.apps.map((a) => (
+              <tr key={a.appId}>
+                <td>
+                  <Link to={`/apps/${a.appId}`}>{a.name}</Link>
+                </td>
+                <td>
+                  <code>{a.appId}</code>
+                </td>
+                <td>
+                  <AppStateBadge disabled={a.disabled} />
+                </td>
+                <td className="break">{a.callbackUrl || <span className="muted">none</span>}</td>
+                <td>{formatTime(a.createdAt)}</td>
+              </tr>
+            ))}
+          </DataTable>
+        ) : null}
+      </section>
+    </>
+  );
+}
+
+function CreateApp({ onCreated }: { onCreated: (a: { appId: string; appSecret: string; name: string }) => void }) {
+  const [name, setName] = useState('');
+  const [callbackUrl, setCallbackUrl] = useState('');
+  const { run, busy, error } = useAction();
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    return run(async () => {
+      const a = await api<AppView & { appSecret: string }>('POST', '/apps', { name, callbackUrl: callbackUrl.trim() || undefined });
+      setName('');
+      setCallbackUrl('');
+      onCreated({ appId: a.appId, appSecret: a.appSecret, name: a.name });
+    });
+  };
+  return (
+    <form className="card form" onSubmit={submit} aria-labelledby="create-app-title">
+      <h2 id="create-app-title">Create an application</h2>
+      <div className="fields">
+        <div className="field">
+          <label htmlFor="app-name">Name</label>
+          <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
+        </div>
+        <div className="field grow">
+          <label htmlFor="app-callback">Callback address (optional)</label>
+          <input id="app-callback" type="url" placeholder="https://site.example/vop/callback" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} />
+        </div>
+        <div className="field end">
+          <button type="submit" className="primary" disabled={busy}>
+            Create
+          </button>
+        </div>
+      </div>
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
+
+/** A new secret, shown this once: the server keeps it but never shows it again. */
+export function SecretOnce({ title, appId, secret, onDone }: { title: string; appId: string; secret: string; onDone: () => void }) {
+  return (
+    <section className="card secret" role="alert" aria-labelledby="secret-title">
+      <h2 id="secret-title">{title}</h2>
+      <p>
+        <strong>Copy the secret now: it is shown only once.</strong> Put it in the application's server configuration; never in a web page.
+      </p>
+      <dl className="facts">
+        <dt>AppId</dt>
+        <dd>
+          <CopyValue value={appId} what="AppId" />
+        </dd>
+        <dt>AppSecret</dt>
+        <dd>
+          <span data-testid="app-secret">
+            <CopyValue value={secret} what="AppSecret" />
+          </span>
+        </dd>
+      </dl>
+      <button type="button" onClick={onDone}>
+        I have copied it
+      </button>
+    </section>
+  );
+}

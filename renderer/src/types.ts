@@ -1,0 +1,77 @@
+/**
+ * The admin API's answers as the console reads them (server/routes/admin*.ts). Where the server
+ * declares a shape it is imported from there, type-only (Vite erases these imports, and the
+ * server files they name import nothing from Node); only the answers the server builds inline
+ * are described here.
+ */
+import type { AttemptView, DeliveryView } from '../../server/callbacks/deliveryView.js';
+import type { AppView, ConsoleSettings, JobView, ServedAddress, SettingKey, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
+import type { JobState } from '../../server/jobs/types.js';
+import type { LadderRung } from '../../server/media/ladder.js';
+import type { RenditionRecord, StatusChange, VideoRecord } from '../../server/storage/types.js';
+
+export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, ServedAddress, SettingKey, StatusChange, UploadInProgress, VideoRecord, VideoRow };
+
+/** The ffmpeg and ffprobe in use (server/processing/ffmpegTools.ts FfmpegStatus, as far as the console reads it). */
+export type FfmpegStatus =
+  | { ok: true; ffmpeg: { path: string; source: string; version: string }; ffprobe: { path: string; source: string; version: string }; skipped: string[] }
+  | { ok: false; error: string };
+
+/** `GET /admin/api/overview`. */
+export interface Overview {
+  addresses: ServedAddress[];
+  widgetScripts: Array<{ label: string; window: string; overlay: string }>;
+  videosByStatus: Record<string, number>;
+  disk: { usedBytes: number; freeBytes: number; totalBytes: number };
+  ffmpeg: FfmpegStatus;
+  apps: { total: number; disabled: number };
+  jobs: Record<string, { queued: number; running: number }>;
+}
+
+/** `GET /admin/api/videos/:id`: the stored record (times in Unix ms) and what hangs off it. */
+export interface VideoDetail {
+  video: VideoRecord;
+  statusHistory: StatusChange[];
+  renditions: RenditionRecord[];
+  jobs: JobView[];
+}
+
+/** `GET /admin/api/videos/:id/playback`. */
+export interface Playback {
+  playable: boolean;
+  mediaServer: { PlayURL: string; MobilePlayURL: string; DownloadURL: string };
+  renditions: Array<Omit<RenditionRecord, 'videoId'> & { playUrl: string; downloadUrl: string }>;
+  coverUrl: string;
+  covers: Array<{ t: number; width: number; height: number; url: string }>;
+  hlsUrl: string;
+}
+
+/** `GET /admin/api/processing`, as far as the console reads it. */
+export interface ProcessingView {
+  concurrency: number;
+  defaultConcurrency: number;
+  preset: string;
+  crf: number;
+  hls: boolean;
+  running: number;
+}
+
+/** `GET /admin/api/settings`; a PUT adds which changes applied now and which after a restart. */
+export interface SettingsView {
+  running: ConsoleSettings;
+  saved: Partial<ConsoleSettings>;
+  live: SettingKey[];
+  pendingRestart: SettingKey[];
+  dataDir: string;
+  settingsFile: string;
+  applied?: SettingKey[];
+  afterRestart?: SettingKey[];
+}
+
+/** Server-sent events (server/routes/adminEvents.ts). */
+export interface ServerEvents {
+  'job.state': { jobId: string; type: string; videoId: string; state: JobState; error: string };
+  'job.progress': { jobId: string; type: string; videoId: string; percent: number; etaSeconds?: number; speed?: string };
+  'video.status': { videoId: string; appId: string; from: number; to: number; reason: string; at: number };
+  uploads: { uploads: UploadInProgress[] };
+}

@@ -1,0 +1,104 @@
+/**
+ * Where a delivery stands. `pending`: attempts made or scheduled; `delivered`: an attempt got a
+ * 2xx; `failed`: the series ended without one (window over, or cancelled); `skipped`: nothing was
+ * sent (no callback address, application disabled or gone), `lastError` says which.
+ */
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+/** `status`: a video reached an end state; `test`: sent from the admin API's test-callback. */
+export type DeliveryKind = 'status' | 'test';
+
+/** One status callback to send: the payload's facts, and how its current attempt series is going. */
+export interface DeliveryRecord {
+  /** The delivery id: the `webhook-id` header, the same for every attempt and redelivery. */
+  id: string;
+  /** Listing order (higher is newer). */
+  seq: number;
+  appId: string;
+  kind: DeliveryKind;
+  /** VideoId of the payload (the nil UUID for a test). */
+  videoId: string;
+  /** VideoStatus of the payload. */
+  videoStatus: number;
+  /** Unix ms of the status change (its video_status_history row); null for a test. */
+  statusAt: number | null;
+  state: DeliveryState;
+  /** 1 for the first series; a redelivery starts the next. */
+  series: number;
+  /** Attempts made in the current series. */
+  seriesAttempts: number;
+  /** Unix ms of the current series' first attempt; the retry window counts from it. */
+  firstAttemptAt: number | null;
+  /** Unix ms of the next scheduled attempt while pending. */
+  nextAttemptAt: number | null;
+  deliveredAt: number | null;
+  /** Why the last attempt failed or why nothing was sent, for people. */
+  lastError: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One HTTP attempt of a delivery, as kept in the log. */
+export interface AttemptRecord {
+  deliveryId: string;
+  series: number;
+  /** 1 for the first attempt of its series. */
+  attempt: number;
+  /** Unix ms when the request started. */
+  at: number;
+  /** The address used (the application's callback address at that moment). */
+  url: string;
+  /** The answer's HTTP status; null when no answer came (refused, timed out, reset). */
+  httpStatus: number | null;
+  /** Why it did not count as delivered; empty when it did. */
+  error: string;
+  latencyMs: number;
+  /** The start of the answer body (responseExcerptBytes), as text. */
+  responseExcerpt: string;
+  ok: boolean;
+}
+
+/** A status change whose delivery row is missing (a crash between the change and its row). */
+export interface MissingDelivery {
+  appId: string;
+  videoId: string;
+  videoStatus: number;
+  statusAt: number;
+}
+
+/** Storage of deliveries and their attempts. */
+export interface CallbackStore {
+  /** Inserts; resolves false (and stores nothing) if a status delivery for the same change exists. */
+  insert(d: DeliveryRecord): Promise<boolean>;
+  /**
+   * Inserts many in one transaction (one journal write): for each, true if it was stored, false
+   * if a status delivery for the same change existed.
+   */
+  insertMany(ds: DeliveryRecord[]): Promise<boolean[]>;
+  get(id: string): Promise<DeliveryRecord | undefined>;
+  /** An application's deliveries, newest first, those with seq below `beforeSeq` if given. */
+  listByApp(appId: string, opts: { limit: number; beforeSeq?: number }): Promise<DeliveryRecord[]>;
+  /** Pending deliveries (for start-up reconciliation). */
+  listPending(): Promise<DeliveryRecord[]>;
+  /** Applies `patch`; with `expect`, only if the stored series and attempt count still match. */
+  update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number }): Promise<boolean>;
+  /**
+   * Logs an attempt and, if the delivery still expects it (pending, same series, the previous
+   * attempt count), applies its new standing in the same transaction; true if it did. An attempt
+   * the delivery no longer expects (redelivered meanwhile) is logged all the same.
+   */
+  recordAttempt(a: AttemptRecord, patch: DeliveryPatch): Promise<boolean>;
+  /** Attempts of these deliveries, oldest first. */
+  attempts(deliveryIds: string[]): Promise<AttemptRecord[]>;
+  /**
+   * Videos in an end state (1, 4, 7) whose latest real status change has no status delivery: how
+   * a change stored just before a crash still gets its callback. One slice of the library at a
+   * time, in video id order: the videos after `afterVideoId` (from the start if omitted), about
+   * `videos` of them; `next` is where the following slice starts, undefined after the last.
+   */
+  missingStatusDeliveries(endStates: number[], slice: { afterVideoId?: string; videos: number }): Promise<{ missing: MissingDelivery[]; next?: string }>;
+  /** Highest seq so far. */
+  maxSeq(): Promise<number>;
+}
+
+export type DeliveryPatch = Partial<Omit<DeliveryRecord, 'id' | 'seq' | 'appId' | 'kind' | 'videoId' | 'videoStatus' | 'statusAt' | 'createdAt'>>;

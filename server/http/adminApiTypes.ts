@@ -1,0 +1,116 @@
+/**
+ * Shapes the admin API answers with, declared once for the server that builds them and the
+ * console that reads them (renderer/src/types.ts imports them, type-only; Vite erases the import).
+ *
+ * No runtime import here, and type imports only from files without Node: the console's
+ * type-check (`npx tsc -p renderer`, browser libraries only) reads this file and what it imports.
+ * The services and routes that build these shapes import them from here.
+ */
+import type { JobRecord } from '../jobs/types.js';
+import type { LadderRung } from '../media/ladder.js';
+
+/** One address the server answers on (`GET /admin/api/overview`, routes/adminOverview.ts). */
+export interface ServedAddress {
+  /** "This machine", "LAN (eth0)", "Public URL". */
+  label: string;
+  /** e.g. http://192.168.1.20:8080 */
+  baseUrl: string;
+  /** The API base address applications use: `<baseUrl>/Api/Video`. */
+  apiUrl: string;
+  /** False for a LAN address the server does not listen on (it is bound to loopback). */
+  served: boolean;
+}
+
+/** What the admin API shows of an application: everything but the secret (services/appService.ts). */
+export interface AppView {
+  appId: string;
+  name: string;
+  callbackUrl: string;
+  disabled: boolean;
+  /** AppIds whose videos this application may list (spec 4.3 aId). */
+  grants: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A video as the console lists it (`GET /admin/api/videos`, routes/adminVideos.ts). */
+export interface VideoRow {
+  id: string;
+  appId: string;
+  appName: string;
+  title: string;
+  createUser: string;
+  status: number;
+  statusReason: string;
+  sourceType: number;
+  duration: number;
+  coverUrl: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A job as the admin API shows it: the stored record with live progress merged in (routes/adminJobs.ts). */
+export interface JobView extends Omit<JobRecord, 'payload'> {
+  /** Seconds left, while running and known. */
+  etaSeconds: number | null;
+  /** e.g. "2.40x" (media seconds per second), while running. */
+  speed: string | null;
+}
+
+/** A tus upload that has not finished, as the console shows it (services/uploadMonitor.ts). */
+export interface UploadInProgress {
+  /** The tus upload id. */
+  id: string;
+  videoId: string;
+  appId: string;
+  /** The video's title, if the video still exists. */
+  title: string;
+  filename: string;
+  uploadType: string;
+  /** Announced length in bytes. */
+  size: number | null;
+  /** Bytes received so far. */
+  offset: number;
+  /** 0 to 100, when the size is known. */
+  percent: number | null;
+  /** When the upload was created (ISO 8601). */
+  createdAt: string | null;
+  /** When its last byte arrived (ISO 8601). */
+  lastWriteAt: string;
+  /** Receiving rate over the last few seconds; 0 when nothing arrives; null until measured (two readings). */
+  bytesPerSecond: number | null;
+  /** Seconds left at that rate, when both are known. */
+  etaSeconds: number | null;
+}
+
+/** Every setting the console shows, flat, as the admin API reads and writes them (services/consoleSettings.ts). */
+export interface ConsoleSettings {
+  /** Absolute base URL clients should see; null: the Host each caller used. */
+  publicUrl: string | null;
+  /** Public address of the widget scripts, ending in `/`; null: `<base>/widget/`. */
+  scriptBaseUrl: string | null;
+  /** TCP port; null: the one given at start (flag, environment or the shell's setting). */
+  port: number | null;
+  /** The rendition ladder's rungs (label, shorter side, video kbps). */
+  ladderRungs: LadderRung[];
+  /** AAC bitrate of every rendition, kbps. */
+  audioBitrateKbps: number;
+  /** Largest upload of uploadType flash, bytes. */
+  maxUploadBytesFlash: number;
+  /** Largest upload of uploadType silverlight, bytes. */
+  maxUploadBytesSilverlight: number;
+  /** Largest file of POST /Api/Video/Upload, bytes. */
+  multipartMaxBytes: number;
+  /** Largest source pulled from a URL, bytes. */
+  pullMaxBytes: number;
+  /** CIDRs a pulled source's address must be in (narrows the default policy). */
+  pullAllow: string[];
+  /** CIDRs a pulled source's address must not be in. */
+  pullDeny: string[];
+  /** Transcodes at once. */
+  transcodeConcurrency: number;
+  /** Downloads at once. */
+  downloadConcurrency: number;
+}
+
+export type SettingKey = keyof ConsoleSettings;

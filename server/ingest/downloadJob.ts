@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError, RESULT_CODES } from '../errors.js';
+import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import type { JobRecord } from '../jobs/types.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { VideoStore } from '../storage/types.js';
+import { DownloadError, downloadToFile } from './httpDownload.js';
+import type { IngestService } from './ingestService.js';
+import { PullPolicy } from './pullPolicy.js';
+
+/** The job type of a pull from a URL (SourceFileGetType 2). */
+export const DOWNLOAD_JOB = 'download';
+
+/** How often a download reports progress. */
+const PROGRESS_EVERY_MS = 500;
+
+export interface DownloadJobDeps {
+  ingest: IngestService;
+  videos: VideoStore;
+  media: LocalMediaStore;
+  lifecycle: VideoLifecycle;
+  /** Swap point for tests (DNS answers); the options' allow and deny lists by default. */
+  policy?: PullPolicy;
+}
+
+/**
+ * The `download` job (issue 3 item 6): status 2 → 3, the file into `incoming/<id>/`, then the
+ * same intake as an upload (→ 5, or 7 if not a video); or 4 with the reason once it gives up.
+ * Transient failures are retried by the queue with `pull.retry`; permanent ones give up at
+ * once. A download cut by a stop runs again from the start (`recover` drops the partial file).
+ */
+export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition {
+  const pull = deps.ingest.options.pull;
+  const policy = deps.policy ?? new PullPolicy(pull);
+  const partial = (videoId: string) => deps.media.path('incoming', videoId, 'download.part');
+  const videoIdOf = (job: JobRecord) => String(job.payload.videoId ?? job.videoId);
+
+  return {
+    concurrency: pull.concurrency,
+    retry: pull.retry,
+    async handle(job: JobRecord, ctx: JobContext) {
+      const videoId = videoIdOf(job);
+      const video = await deps.videos.get(videoId);
+      // Deleted, or already past the download (a job queued twice): nothing to do.
+      if (!video || (video.status !== VideoStatus.WaitingForDownload && video.status !== VideoStatus.Downloading)) return;
+      if (video.status === VideoStatus.WaitingForDownload) await deps.lifecycle.move(videoId, VideoStatus.Downloading, { from: [VideoStatus.WaitingForDownload] });
+      // Stopped after the file was stored but before it was checked: check it now.
+      if (await deps.ingest.intake.finishStored(videoId, VideoStatus.Downloading)) return;
+
+      const file = partial(videoId);
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      await fs.promises.rm(file, { force: true });
+      try {
+        await deps.ingest.ensureRoomFor(0);
+        await downloadToFile(video.sourceUrl, file, {
+          policy,
+          maxBytes: pull.maxBytes,
+          maxRedirects: pull.maxRedirects,
+          connectTimeoutMs: pull.connectTimeoutMs,
+          idleTimeoutMs: pull.idleTimeoutMs,
+          signal: ctx.signal,
+          onProgress: progressReporter(ctx),
+          beforeSave: (total) => deps.ingest.ensureRoomFor(total ?? 0),
+        });
+        await deps.ingest.intake.accept(videoId, file, { from: VideoStatus.Downloading, keepSource: false });
+      } catch (err) {
+        await fs.promises.rm(file, { force: true });
+        if (err instanceof DownloadError && err.permanent) throw new PermanentJobError(err.message);
+        // Someone else moved the video meanwhile (deleted, say): there is nothing left to do.
+        if (err instanceof ApiError && err.def === RESULT_CODES.VIDEO_STATE_CONFLICT) return;
+        throw err;
+      }
+    },
+    async recover(job) {
+      await fs.promises.rm(partial(videoIdOf(job)), { force: true });
+    },
+    async onGiveUp(job, reason) {
+      const videoId = videoIdOf(job);
+      await fs.promises.rm(partial(videoId), { force: true });
+      await deps.lifecycle.move(videoId, VideoStatus.DownloadFailed, {
+        from: [VideoStatus.WaitingForDownload, VideoStatus.Downloading],
+        reason: `download failed: ${reason}`,
+      });
+    },
+  };
+}
+
+/** Turns byte counts into the queue's progress: percent (if the size is known), speed and time left. */
+function progressReporter(ctx: JobContext): (p: { received: number; total: number | undefined }) => void {
+  const started = Date.now();
+  let last = 0;
+  return ({ received, total }) => {
+    const now = Date.now();
+    if (now - last < PROGRESS_EVERY_MS && received !== total) return;
+    last = now;
+    const bytesPerSecond = received / Math.max(0.001, (now - started) / 1000);
+    ctx.progress({
+      percent: total ? Math.min(100, Math.floor((received / total) * 100)) : 0,
+      speed: `${(bytesPerSecond / 1024 ** 2).toFixed(1)} MB/s`,
+      etaSeconds: total && bytesPerSecond > 0 ? Math.ceil((total - received) / bytesPerSecond) : undefined,
+    });
+  };
+}

@@ -1,0 +1,216 @@
+import { ApiError } from '../errors.js';
+import type { AuthService } from '../services/authService.js';
+import { SourceFileGetType, VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
+import type { IngestOptions, UploadType } from './ingestOptions.js';
+import { formatBytes } from './formatBytes.js';
+import { SourceIntake } from './sourceIntake.js';
+import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
+
+/** An upload page's session: what the page needs to send the file of one video by tus. */
+export interface UploadSession {
+  /** Send as `X-Upload-Credential` on every tus request; it authorises nothing else. */
+  credential: string;
+  /** Unix ms after which the credential is refused (open the page again for a new one). */
+  expiresAt: number;
+  videoId: string;
+  appId: string;
+  /** Largest file accepted, from uploadType. */
+  maxBytes: number;
+  /** needHandleSepcial: keep the source as the only rendition. */
+  keepSource: boolean;
+  uploadType: 'flash' | 'silverlight';
+  /** Where the tus client creates the upload (relative to the server's base URL). */
+  tusPath: '/upload/tus/';
+}
+
+/** Who may upload which video's file, as established for one upload. */
+export interface UploadTarget {
+  video: VideoRecord;
+  keepSource: boolean;
+  maxBytes: number;
+  uploadType: UploadType;
+  /** How the upload was authorised: by a page's credential, or by the spec's three values. */
+  auth: 'credential' | 'token';
+}
+
+/** The spec's three values, as the widget options name them. */
+export interface WidgetCredentials {
+  appId?: string;
+  timestamp?: string;
+  token?: string;
+}
+
+export interface IngestServiceDeps {
+  auth: AuthService;
+  apps: AppStore;
+  videos: VideoStore;
+  media: LocalMediaStore;
+  intake: SourceIntake;
+  credentials: UploadCredentials;
+  options: IngestOptions;
+  now?: () => number;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Who may send a video's file, and where it goes once complete. The tus endpoint, the
+ * multipart endpoint, the upload page and the pull job all ask here.
+ */
+export class IngestService {
+  readonly intake: SourceIntake;
+  private readonly now: () => number;
+
+  constructor(private readonly deps: IngestServiceDeps) {
+    this.intake = deps.intake;
+    this.now = deps.now ?? Date.now;
+  }
+
+  get options(): IngestOptions {
+    return this.deps.options;
+  }
+
+  private sweeper: () => Promise<number> = async () => 0;
+
+  /** Set by the tus endpoint: how {@link removeExpiredUploads} reaches its store. */
+  setUploadSweeper(sweep: () => Promise<number>): void {
+    this.sweeper = sweep;
+  }
+
+  /** Removes expired unfinished uploads now (a timer does it every `expirySweepMs`); resolves with how many. */
+  removeExpiredUploads(): Promise<number> {
+    return this.sweeper();
+  }
+
+  /**
+   * Spec 4.5 and issue 3 item 2: checks the widget's auth values (failures count against the
+   * address and the AppId, as on the API) and the video (the caller's, registered with type 1,
+   * no file yet), then issues a credential for uploading that one video's file. Throws
+   * {@link ApiError} otherwise; the page shows it as `ErrorCode : <code>, ErrorMessage : <message>`.
+   */
+  async openUploadSession(
+    creds: { appId?: string; timestamp?: string; token?: string },
+    videoId: string | undefined,
+    opts: { uploadType?: string; needHandleSepcial?: boolean | string },
+    clientAddress: string,
+  ): Promise<UploadSession> {
+    const target = await this.targetFromToken(creds, videoId, opts, clientAddress);
+    const expiresAt = this.now() + this.deps.options.credentialTtlMs;
+    const grant = {
+      videoId: target.video.id,
+      appId: target.video.appId,
+      expiresAt,
+      keepSource: target.keepSource,
+      maxBytes: target.maxBytes,
+      uploadType: target.uploadType,
+    };
+    return { ...grant, credential: this.deps.credentials.sign(grant), tusPath: '/upload/tus/' };
+  }
+
+  /**
+   * Opens the upload page again from the credential an earlier page was given (a reload): the
+   * spec's timestamp is good for 10 minutes only, the credential for its own lifetime. The video
+   * must still be uploadable; the credential and its expiry stay as they were.
+   */
+  async reopenUploadSession(credential: string): Promise<UploadSession> {
+    const grant = this.verifyCredential(credential);
+    await this.targetFromCredential(credential); // the app is still enabled, the video still uploadable
+    return { ...grant, credential: credential.trim(), tusPath: '/upload/tus/' };
+  }
+
+  /** An upload authorised by the spec's three values (tus metadata, multipart fields). */
+  async targetFromToken(
+    creds: WidgetCredentials,
+    videoId: string | undefined,
+    opts: { uploadType?: string; needHandleSepcial?: boolean | string },
+    clientAddress: string,
+  ): Promise<UploadTarget> {
+    const app = await this.deps.auth.authenticate(
+      { appId: creds.appId?.trim(), timestamp: creds.timestamp?.trim(), token: creds.token?.trim() },
+      clientAddress,
+    );
+    const uploadType = parseUploadType(opts.uploadType);
+    const keepSource = parseFlag('needHandleSepcial', opts.needHandleSepcial);
+    const video = await this.uploadableVideo(app.appId, videoId);
+    return { video, keepSource, uploadType, maxBytes: this.deps.options.maxUploadBytes[uploadType], auth: 'token' };
+  }
+
+  /**
+   * An upload authorised by a page's credential. `videoId`, if given, must be the credential's
+   * video: a credential opens one video's upload and no other.
+   */
+  async targetFromCredential(credential: string, videoId?: string): Promise<UploadTarget> {
+    const grant = this.verifyCredential(credential, videoId);
+    const app = await this.deps.apps.get(grant.appId);
+    if (!app) throw new ApiError('APP_NOT_FOUND');
+    if (app.disabled) throw new ApiError('APP_DISABLED');
+    const video = await this.uploadableVideo(app.appId, grant.videoId);
+    return { video, keepSource: grant.keepSource, uploadType: grant.uploadType, maxBytes: grant.maxBytes, auth: 'credential' };
+  }
+
+  /** Checks a credential and, if given, that it is for `videoId`; throws an ApiError otherwise. */
+  verifyCredential(credential: string, videoId?: string): UploadGrant {
+    const checked = this.deps.credentials.verify(credential, this.now());
+    if ('refused' in checked) {
+      throw new ApiError('UPLOAD_CREDENTIAL_INVALID', checked.refused === 'expired' ? 'the credential has expired; open the upload page again' : `the credential is ${checked.refused}`);
+    }
+    if (videoId !== undefined && videoId.toLowerCase() !== checked.grant.videoId) {
+      throw new ApiError('ACCESS_DENIED', 'the upload credential is for another video');
+    }
+    return checked.grant;
+  }
+
+  /**
+   * The video if `appId` may upload its file now: it exists, is the app's, was registered with
+   * SourceFileGetType 1 and has no file yet (status 8).
+   */
+  async uploadableVideo(appId: string, videoId: string | undefined): Promise<VideoRecord> {
+    const id = (videoId ?? '').trim();
+    if (id === '') throw new ApiError('MISSING_PARAMETER', 'videoId');
+    if (!UUID_RE.test(id)) throw new ApiError('VIDEO_NOT_FOUND', 'videoId is not a video id');
+    const video = await this.deps.videos.get(id.toLowerCase());
+    if (!video || video.appId !== appId) throw new ApiError('VIDEO_NOT_FOUND');
+    if (video.sourceType !== SourceFileGetType.Upload) {
+      throw new ApiError('VIDEO_STATE_CONFLICT', 'the video was registered to be downloaded from a URL (SourceFileGetType 2), not uploaded');
+    }
+    if (video.status !== VideoStatus.NotUploaded || video.sourceFile !== '') {
+      throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+    }
+    return video;
+  }
+
+  /** For bytes arriving later on an upload: its application is still active and the video still takes a file. */
+  async stillUploadable(appId: string, videoId: string): Promise<VideoRecord> {
+    const app = await this.deps.apps.get(appId);
+    if (!app) throw new ApiError('APP_NOT_FOUND');
+    if (app.disabled) throw new ApiError('APP_DISABLED');
+    return this.uploadableVideo(appId, videoId);
+  }
+
+  /** Throws INSUFFICIENT_STORAGE unless `bytes` more still leave the configured margin free. */
+  async ensureRoomFor(bytes: number): Promise<void> {
+    const free = await this.deps.media.freeBytes();
+    if (free < bytes + this.deps.options.freeSpaceMarginBytes) {
+      throw new ApiError('INSUFFICIENT_STORAGE', `${formatBytes(bytes)} does not fit: ${formatBytes(free)} free, ${formatBytes(this.deps.options.freeSpaceMarginBytes)} kept free`);
+    }
+  }
+}
+
+/** uploadType of spec 4.5: `flash` (default) or `silverlight`, in any case. */
+export function parseUploadType(value: string | undefined): UploadType {
+  const v = (value ?? '').trim().toLowerCase();
+  if (v === '' || v === 'flash') return 'flash';
+  if (v === 'silverlight') return 'silverlight';
+  throw new ApiError('INVALID_PARAMETER', 'uploadType must be flash or silverlight');
+}
+
+/** A boolean option as a page or a form sends it: true/false in any case, 1/0, or absent (false). */
+export function parseFlag(name: string, value: boolean | string | undefined): boolean {
+  if (typeof value === 'boolean') return value;
+  const v = (value ?? '').trim().toLowerCase();
+  if (v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw new ApiError('INVALID_PARAMETER', `${name} must be true or false`);
+}

@@ -1,0 +1,158 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import { ApiError } from '../errors.js';
+import { ParamBag } from '../http/params.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { formatBytes } from './formatBytes.js';
+import { parseFlag, type IngestService } from './ingestService.js';
+
+/** Room for the form fields and part headers around the file, in the early Content-Length check. */
+const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * Buffering of each stream between the socket and the file (busboy, its file stream, the size
+ * guard, the write stream). Node's defaults (16 KiB) are below the 64 KiB the socket delivers at
+ * a time, so every chunk filled every buffer: the socket was paused and resumed and the file
+ * written 64 KiB per system call. With room for several chunks, the socket keeps being read while
+ * a write is in flight, and the chunks that queued meanwhile go to the file in one writev.
+ */
+const STREAM_HIGH_WATER_MARK = 1024 * 1024;
+
+/** The fields `POST /Api/Video/Upload` reads, all before the file part. */
+const REQUIRED_FIELDS = ['AppId', 'Timestamp', 'Token', 'VideoId'] as const;
+
+export interface MultipartUploadDeps {
+  ingest: IngestService;
+  media: LocalMediaStore;
+}
+
+/**
+ * `POST /Api/Video/Upload` (issue 3 item 4): multipart/form-data with AppId, Timestamp, Token,
+ * VideoId (and optionally NeedHandleSepcial) BEFORE the file part, so the caller and the video
+ * are checked before a byte of the file is stored. The file streams to `incoming/<videoId>/`,
+ * then takes the same path as a tus upload. Resolves with the video id once the file is stored
+ * and checked.
+ */
+export async function receiveMultipartUpload(req: IncomingMessage, deps: MultipartUploadDeps): Promise<{ videoId: string }> {
+  const { ingest, media } = deps;
+  const maxBytes = ingest.options.multipartMaxBytes;
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  if (!type.startsWith('multipart/form-data')) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'send multipart/form-data with the fields first, then the file');
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  // Fail fast, before reading: the file alone cannot be smaller than the body minus the form.
+  if (Number.isFinite(declared) && declared > maxBytes + FORM_OVERHEAD_BYTES) {
+    throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
+  }
+
+  let bb: busboy.Busboy;
+  try {
+    // busboy's limits default to unlimited: every one is set.
+    bb = busboy({
+      headers: req.headers,
+      highWaterMark: STREAM_HIGH_WATER_MARK,
+      fileHwm: STREAM_HIGH_WATER_MARK,
+      limits: { fieldNameSize: 100, fieldSize: 4096, fields: 20, files: 1, parts: 21, headerPairs: 50, fileSize: maxBytes },
+    });
+  } catch {
+    throw new ApiError('MALFORMED_REQUEST', 'multipart boundary missing');
+  }
+
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, string> = {};
+    let failure: unknown;
+    let received: Promise<{ videoId: string; file: string; keepSource: boolean }> | undefined;
+
+    const fail = (err: unknown) => {
+      if (failure !== undefined) return;
+      failure = err;
+      // Stop parsing; the rest of the body is read and discarded by Node once we answer.
+      req.unpipe(bb);
+      req.resume();
+      reject(err);
+    };
+
+    bb.on('field', (name, value, info) => {
+      if (info.nameTruncated || info.valueTruncated) return fail(new ApiError('PAYLOAD_TOO_LARGE', `form field ${name.slice(0, 40)} is too long`));
+      if (!(name in fields)) fields[name] = value;
+    });
+    bb.on('file', (_name, stream) => {
+      if (failure !== undefined || received) return void stream.resume();
+      received = storeFile(stream, fields, req, deps);
+      received.catch((err) => {
+        stream.resume();
+        fail(err);
+      });
+    });
+    bb.on('filesLimit', () => fail(new ApiError('MALFORMED_REQUEST', 'send one file per request')));
+    bb.on('fieldsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form fields')));
+    bb.on('partsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form parts')));
+    bb.on('error', () => fail(new ApiError('MALFORMED_REQUEST', 'broken multipart body')));
+    bb.on('close', () => {
+      if (failure !== undefined) return;
+      if (!received) return fail(new ApiError('MISSING_PARAMETER', 'file (send it as the last part of the form)'));
+      received
+        .then(async ({ videoId, file, keepSource }) => {
+          await ingest.intake.accept(videoId, file, { from: VideoStatus.NotUploaded, keepSource });
+          resolve({ videoId });
+        })
+        .catch(fail);
+    });
+    req.on('close', () => {
+      if (!req.complete) fail(new ApiError('MALFORMED_REQUEST', 'the request was cut off'));
+    });
+    req.pipe(bb);
+  });
+}
+
+/** Checks the caller and the video from the fields read so far, then writes the file part to disk. */
+async function storeFile(
+  stream: NodeJS.ReadableStream & { truncated?: boolean },
+  fields: Record<string, string>,
+  req: IncomingMessage,
+  { ingest, media }: MultipartUploadDeps,
+): Promise<{ videoId: string; file: string; keepSource: boolean }> {
+  const params = new ParamBag(fields);
+  const absent = REQUIRED_FIELDS.find((f) => !params.has(f));
+  if (absent) throw new ApiError('MISSING_PARAMETER', `${absent} (form fields must come before the file part)`);
+  const target = await ingest.targetFromToken(
+    { appId: params.get('AppId'), timestamp: params.get('Timestamp'), token: params.get('Token') },
+    params.get('VideoId'),
+    {},
+    req.socket.remoteAddress ?? 'unknown',
+  );
+  const keepSource = parseFlag('NeedHandleSepcial', params.get('NeedHandleSepcial'));
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  await ingest.ensureRoomFor(Number.isFinite(declared) ? declared : ingest.options.multipartMaxBytes);
+
+  const videoId = target.video.id;
+  const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const maxBytes = ingest.options.multipartMaxBytes;
+  let over = false;
+  // busboy truncates silently at fileSize: this stops the write as soon as the limit is passed.
+  const guard = new Transform({
+    highWaterMark: STREAM_HIGH_WATER_MARK,
+    transform(chunk: Buffer, _enc, done) {
+      if (over) return done();
+      done(null, chunk);
+    },
+  });
+  stream.on('limit', () => {
+    over = true;
+    guard.destroy(new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`));
+  });
+  try {
+    await pipeline(stream, guard, fs.createWriteStream(file, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK }));
+    if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
+  } catch (err) {
+    await fs.promises.rm(file, { force: true });
+    throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
+  }
+  return { videoId, file, keepSource };
+}

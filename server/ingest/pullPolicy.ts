@@ -1,0 +1,104 @@
+import dns from 'node:dns';
+import ipaddr from 'ipaddr.js';
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** Address classes a pull never connects to, whatever the allow list says. */
+const REFUSED_RANGES = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal']);
+
+/**
+ * Cloud metadata services: they hand out credentials to whoever asks from inside the machine.
+ * 169.254.169.254 and 169.254.170.2 are link-local anyway; these are the ones that are not.
+ */
+const METADATA_ADDRESSES = ['fd00:ec2::254', '100.100.100.200'].map((a) => ipaddr.parse(a));
+const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+
+/** A host and the one address a pull connects to, checked by {@link PullPolicy}. */
+export interface CheckedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Why a source was refused; the message is kept as the video's reason. */
+export class RefusedAddressError extends Error {
+  override name = 'RefusedAddressError';
+}
+
+export type LookupAll = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+
+const systemLookup: LookupAll = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+
+/**
+ * Which addresses a pull may connect to (issue 3 item 6). Loopback and private LAN addresses
+ * are allowed by default (application servers often run on the same machine or LAN);
+ * link-local, multicast, unspecified, broadcast and cloud metadata addresses are always
+ * refused. The admin narrows this with `allow` (if non-empty, an address must be in one of
+ * these CIDRs) and `deny` (an address in one of these is refused).
+ */
+export class PullPolicy {
+  private readonly allow: Array<[Address, number]>;
+  private readonly deny: Array<[Address, number]>;
+
+  constructor(
+    opts: { allow: string[]; deny: string[] },
+    private readonly lookup: LookupAll = systemLookup,
+  ) {
+    this.allow = opts.allow.map((c) => ipaddr.parseCIDR(c));
+    this.deny = opts.deny.map((c) => ipaddr.parseCIDR(c));
+  }
+
+  /** Why `address` (an IP literal) is refused, or undefined if a pull may connect to it. */
+  refusal(address: string): string | undefined {
+    let ip: Address;
+    try {
+      ip = ipaddr.parse(address);
+    } catch {
+      return `"${address}" is not an IP address`;
+    }
+    // An IPv6 form of an IPv4 address (::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d) reaches that
+    // IPv4 address: judge the IPv4 address.
+    const v4 = embeddedIPv4(ip);
+    const judged = v4 ?? ip;
+    const range = judged.range();
+    if (REFUSED_RANGES.has(range)) return `refused address ${address} (${range})`;
+    if (METADATA_ADDRESSES.some((m) => m.kind() === judged.kind() && m.toNormalizedString() === judged.toNormalizedString())) {
+      return `refused address ${address} (cloud metadata service)`;
+    }
+    const inList = (list: Array<[Address, number]>) => list.some(([net, bits]) => net.kind() === judged.kind() && judged.match(net, bits));
+    if (this.deny.length > 0 && inList(this.deny)) return `refused address ${address} (in pull.deny)`;
+    if (this.allow.length > 0 && !inList(this.allow)) return `refused address ${address} (not in pull.allow)`;
+    return undefined;
+  }
+
+  /**
+   * Resolves `hostname` (every address it has) and checks each one. If any is refused the host
+   * is refused: DNS answers can be mixed on purpose. Resolves with the address to connect to.
+   */
+  async resolve(hostname: string): Promise<CheckedAddress> {
+    const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+    if (METADATA_HOSTS.has(host)) throw new RefusedAddressError(`refused host ${host} (cloud metadata service)`);
+    let addresses: Array<{ address: string; family: number }>;
+    if (ipaddr.isValid(host)) {
+      addresses = [{ address: host, family: ipaddr.parse(host).kind() === 'ipv4' ? 4 : 6 }];
+    } else {
+      addresses = await this.lookup(host);
+      if (addresses.length === 0) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
+    }
+    for (const a of addresses) {
+      const why = this.refusal(a.address);
+      if (why) throw new RefusedAddressError(`${why}${host === a.address ? '' : ` for host ${host}`}`);
+    }
+    const first = addresses[0]!;
+    return { address: first.address, family: first.family === 6 ? 6 : 4 };
+  }
+}
+
+function embeddedIPv4(ip: Address): ipaddr.IPv4 | undefined {
+  if (ip.kind() !== 'ipv6') return undefined;
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+  const p = v6.parts;
+  const nat64 = p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0;
+  if (nat64) return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+  return undefined;
+}

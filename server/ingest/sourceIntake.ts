@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError } from '../errors.js';
+import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { VideoStore } from '../storage/types.js';
+import { fsyncDir } from '../storage/journal.js';
+
+/** What {@link SourceIntake.accept} did with a file. */
+export interface IntakeResult {
+  /** The video's status afterwards: 5 (a video, waiting for transcoding) or 7 (not a video). */
+  status: number;
+  /** Why it is 7; empty otherwise. */
+  reason: string;
+}
+
+export interface SourceIntakeDeps {
+  videos: VideoStore;
+  media: LocalMediaStore;
+  lifecycle: VideoLifecycle;
+  probeTimeoutMs: number;
+  log: (line: string) => void;
+  /** Swap point for tests; the ffmpeg layer's probe by default. */
+  probe?: (file: string, opts: { timeoutMs: number }) => Promise<ProbeResult>;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The one path every complete file takes, whether it came by tus, by multipart or by a pull:
+ * it becomes `sources/<videoId>/source`, then its content is probed and the video moves to 5
+ * (a video) or 7 (not a video, reason kept).
+ *
+ * The hard link into `sources` is the commit point: it fails if a source is already there, so
+ * of two uploads of one video only one can complete. Everything after it can be redone from the
+ * stored file, which is what {@link resumeStored} does after a crash.
+ */
+export class SourceIntake {
+  /** Per-video chains: completions of one video run one after another. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly probeFile: NonNullable<SourceIntakeDeps['probe']>;
+
+  constructor(private readonly deps: SourceIntakeDeps) {
+    this.probeFile = deps.probe ?? probe;
+  }
+
+  /** Where a video's source is kept. */
+  sourcePath(videoId: string): string {
+    return this.deps.media.path('sources', videoId, 'source');
+  }
+
+  /**
+   * Makes `file` the source of `videoId` if the video is in status `from` with no source yet,
+   * then probes it. The file is moved (or removed, if refused). Throws VIDEO_STATE_CONFLICT if
+   * the video is gone, in another state, or another file got there first.
+   */
+  accept(videoId: string, file: string, opts: { from: number; keepSource: boolean }): Promise<IntakeResult> {
+    return this.exclusive(videoId, async () => {
+      const { videos } = this.deps;
+      const video = await videos.get(videoId);
+      if (!video || video.status !== opts.from || video.sourceFile !== '') {
+        await fs.promises.rm(file, { force: true });
+        throw new ApiError('VIDEO_STATE_CONFLICT', video ? "the video's file was already received" : 'the video no longer exists');
+      }
+      // keepSource first: after the link, a crash must not lose it (resumeStored starts from the link).
+      await videos.updateMedia(videoId, { keepSource: opts.keepSource });
+      const dest = this.sourcePath(videoId);
+      await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+      // The upload's success is acknowledged after this: the bytes must be on disk, not only in
+      // the page cache, before the source is recorded (about 0.5 s per GiB here).
+      await fsyncFile(file);
+      await claim(file, dest);
+      await fsyncDir(path.dirname(dest));
+      await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
+      return this.check(videoId, opts.from);
+    });
+  }
+
+  /**
+   * Finishes sources stored before a crash: a video still in status `from` (8, or 3 for a pull)
+   * whose source file exists is probed and moved on. Resolves with the outcome, or undefined if
+   * there was nothing stored.
+   */
+  finishStored(videoId: string, from: number): Promise<IntakeResult | undefined> {
+    return this.exclusive(videoId, async () => {
+      const video = await this.deps.videos.get(videoId);
+      if (!video || video.status !== from || !fs.existsSync(this.sourcePath(videoId))) return undefined;
+      if (video.sourceFile === '') await this.deps.videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
+      return this.check(videoId, from);
+    });
+  }
+
+  /** On start: every upload whose file was stored but not yet checked when the server stopped. */
+  async resumeStored(): Promise<number> {
+    let n = 0;
+    const names = await fs.promises.readdir(this.deps.media.path('sources')).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!UUID_RE.test(name)) continue;
+      try {
+        if (await this.finishStored(name, VideoStatus.NotUploaded)) n++;
+      } catch (err) {
+        this.deps.log(`Ingest: finishing the stored source of ${name} failed: ${String(err)}`);
+      }
+    }
+    return n;
+  }
+
+  /** Probes the stored source and moves the video from `from` to 5 or 7. */
+  private async check(videoId: string, from: number): Promise<IntakeResult> {
+    const { videos, lifecycle, log } = this.deps;
+    let verdict: ProbeResult;
+    try {
+      verdict = await this.probeFile(this.sourcePath(videoId), { timeoutMs: this.deps.probeTimeoutMs });
+    } catch (err) {
+      if (!(err instanceof ProbeError)) throw err;
+      // No verdict (ffprobe missing, or a file it chokes on): the details are for the admin's log.
+      log(`Ingest: probing the source of ${videoId} failed: ${err.message}`);
+      verdict = { isVideo: false, reason: 'the file could not be checked (ffprobe gave no answer)', formatName: null };
+    }
+    const to = verdict.isVideo ? VideoStatus.WaitingForTranscoding : VideoStatus.TranscodingFailed;
+    const reason = verdict.isVideo ? '' : `not a video: ${verdict.reason}`;
+    if (verdict.isVideo) await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(verdict.durationSeconds)) });
+    // The transcoder may take the video on at once: report the move, not what a re-read shows.
+    if (await lifecycle.move(videoId, to, { from: [from], reason })) return { status: to, reason };
+    const now = await videos.get(videoId);
+    return { status: now?.status ?? -1, reason: now?.statusReason ?? '' };
+  }
+
+  private exclusive<T>(videoId: string, work: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(videoId) ?? Promise.resolve();
+    const next = prev.then(work, work);
+    const settled = next.catch(() => undefined);
+    this.chains.set(videoId, settled);
+    void settled.then(() => {
+      if (this.chains.get(videoId) === settled) this.chains.delete(videoId);
+    });
+    return next;
+  }
+}
+
+async function fsyncFile(file: string): Promise<void> {
+  const fh = await fs.promises.open(file, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Moves `file` to `dest` unless `dest` exists. A hard link does the check and the move in one
+ * step; on file systems without hard links (FAT, some network shares) the caller's per-video
+ * chain is what keeps the check and the rename together.
+ */
+async function claim(file: string, dest: string): Promise<void> {
+  try {
+    await fs.promises.link(file, dest);
+    await fs.promises.unlink(file);
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      await fs.promises.rm(file, { force: true });
+      throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+    }
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EXDEV' && code !== 'ENOSYS') throw err;
+  }
+  if (fs.existsSync(dest)) {
+    await fs.promises.rm(file, { force: true });
+    throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+  }
+  await fs.promises.rename(file, dest);
+}

@@ -1,0 +1,299 @@
+import fs from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { FileStore } from '@tus/file-store';
+import { ERRORS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
+import type { RequestHandler } from 'express';
+import { ApiError } from '../errors.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { formatBytes } from './formatBytes.js';
+import type { IngestService, UploadTarget } from './ingestService.js';
+
+/** Where the tus endpoint answers (spec 4.5 leaves the receiving address open). */
+export const TUS_PATH = '/upload/tus';
+
+/** The header an upload page sends on every tus request, with the credential of openUploadSession. */
+export const CREDENTIAL_HEADER = 'X-Upload-Credential';
+
+/** Response header of the final PATCH: the video's status once its file was checked (5 or 7). */
+export const VIDEO_STATUS_HEADER = 'X-Video-Status';
+
+/** tus upload ids as @tus/server names them (16 random bytes, hex). */
+const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
+
+type TusRequest = Parameters<NonNullable<TusServerOptions['onUploadCreate']>>[0];
+
+/**
+ * Bytes the write stream of a PATCH buffers. FileStore's own stream keeps Node's default (16 KiB),
+ * below the 64 KiB a socket read delivers: every chunk then waited for the previous one to reach
+ * the file, one pwrite each. With room for several, the chunks that arrive during a write go to
+ * the file together in one writev.
+ */
+const WRITE_HIGH_WATER_MARK = 1024 * 1024;
+
+/**
+ * @tus/file-store's FileStore with a write stream that buffers {@link WRITE_HIGH_WATER_MARK}
+ * bytes, and whose path goes through the media store's containment check. Otherwise as
+ * FileStore.write: the stream's bytes at `offset`, resolving with the new offset.
+ */
+class BufferedFileStore extends FileStore {
+  constructor(
+    options: ConstructorParameters<typeof FileStore>[0],
+    private readonly fileOf: (id: string) => string,
+  ) {
+    super(options);
+  }
+
+  override async write(readable: Readable, id: string, offset: number): Promise<number> {
+    const out = fs.createWriteStream(this.fileOf(id), { flags: 'r+', start: offset, highWaterMark: WRITE_HIGH_WATER_MARK });
+    try {
+      await pipeline(readable, out);
+    } catch {
+      throw ERRORS.FILE_WRITE_ERROR;
+    }
+    return offset + out.bytesWritten;
+  }
+}
+
+export interface TusUploadsDeps {
+  ingest: IngestService;
+  media: LocalMediaStore;
+  /** Absolute base URL for Location headers; absent: relative Locations. */
+  publicUrl?: string;
+  log: (line: string) => void;
+}
+
+/**
+ * tus 1.0 (core, creation, creation-with-upload, termination, expiration) on @tus/server with
+ * its FileStore under the media store's `incoming/tus`. Each request is authorised for the
+ * upload's own video; the finished file goes through {@link SourceIntake.accept}.
+ *
+ * Authorisation: creation takes either `X-Upload-Credential` (the upload page) or the spec's
+ * values as Upload-Metadata (`appId`, `timestamp`, `token`, `videoId`). Later requests on an
+ * upload created with a credential must carry a credential for that upload's video; on an
+ * upload created with the spec's values, a credential, if sent, must be for that video, and
+ * otherwise the upload URL (128 random bits, known only to its creator) is the capability, as
+ * tus clients resume with nothing but that URL.
+ */
+export class TusUploads {
+  readonly server: Server;
+  readonly store: FileStore;
+  readonly directory: string;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: TusUploadsDeps) {
+    const opts = deps.ingest.options;
+    this.directory = deps.media.path('incoming', 'tus');
+    fs.mkdirSync(this.directory, { recursive: true });
+    this.store = new BufferedFileStore({ directory: this.directory, expirationPeriodInMilliseconds: opts.uploadExpiryMs }, (id) =>
+      deps.media.path('incoming', 'tus', id),
+    );
+    // Deferred length would let an upload start before its size is checked against its
+    // uploadType and the free space: without the extension, such a POST gets 501.
+    this.store.extensions = this.store.extensions.filter((e) => e !== 'creation-defer-length');
+    this.server = new Server({
+      path: TUS_PATH,
+      datastore: this.store,
+      maxSize: Math.max(opts.maxUploadBytes.flash, opts.maxUploadBytes.silverlight),
+      relativeLocation: deps.publicUrl === undefined,
+      generateUrl: deps.publicUrl === undefined ? undefined : (_req, { id }) => `${deps.publicUrl}${TUS_PATH}/${id}`,
+      allowedHeaders: [CREDENTIAL_HEADER],
+      exposedHeaders: [VIDEO_STATUS_HEADER],
+      disableTerminationForFinishedUploads: true,
+      onIncomingRequest: (req, id) => this.authorizeExisting(req, id),
+      onUploadCreate: (req, upload) => this.authorizeCreation(req, upload),
+      onUploadFinish: (_req, upload) => this.finish(upload),
+    });
+  }
+
+  /**
+   * The Express handler for `/upload/tus{/*rest}`. It must be mounted before any body parser:
+   * @tus/server reads the request stream itself.
+   */
+  readonly handler: RequestHandler = async (req, res) => {
+    // tus 1.0 core: "The Request MUST include a Content-Type: application/offset+octet-stream
+    // header"; @tus/server answers other types with 400, the protocol's answer is 415.
+    if (req.method === 'PATCH') {
+      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/offset+octet-stream') {
+        res.status(415).set({ 'Tus-Resumable': '1.0.0', 'Content-Type': 'text/plain; charset=utf-8' });
+        res.send('Content-Type must be application/offset+octet-stream\n');
+        return;
+      }
+    }
+    await this.server.handle(req, res);
+  };
+
+  /** Removes expired uploads now and every `expirySweepMs` from now on. */
+  async start(): Promise<void> {
+    await this.sweepExpired(0);
+    // A finish in progress (its probe included) must not be raced by the sweep.
+    const settleMs = this.deps.ingest.options.probeTimeoutMs + 60_000;
+    this.timer = setInterval(() => void this.sweepExpired(settleMs), this.deps.ingest.options.expirySweepMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /**
+   * Removes unfinished uploads past their expiry (the store's deleteExpired), and leftovers of
+   * an interrupted finish (a metadata file without its data, or data without metadata); and
+   * finishes complete uploads untouched for `settleMs`. Resolves with how many were removed.
+   */
+  async sweepExpired(settleMs = 0): Promise<number> {
+    let removed = 0;
+    try {
+      const names = await fs.promises.readdir(this.directory);
+      const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+      await this.finishComplete(ids, settleMs);
+      removed += await this.removeOrphans();
+      removed += await this.store.deleteExpired();
+    } catch (err) {
+      this.deps.log(`tus: removing expired uploads failed: ${String((err as { body?: string }).body ?? err)}`);
+    }
+    return removed;
+  }
+
+  private async removeOrphans(): Promise<number> {
+    const names = new Set(await fs.promises.readdir(this.directory));
+    const cutoff = Date.now() - this.deps.ingest.options.uploadExpiryMs;
+    let n = 0;
+    for (const name of names) {
+      const id = name.endsWith('.json') ? name.slice(0, -5) : name;
+      if (!UPLOAD_ID_RE.test(id)) continue;
+      const file = path.join(this.directory, name);
+      if (name.endsWith('.json') && !names.has(id)) {
+        await fs.promises.rm(file, { force: true });
+        n++;
+      } else if (!name.endsWith('.json') && !names.has(`${id}.json`)) {
+        const stat = await fs.promises.stat(file).catch(() => undefined);
+        if (stat && stat.mtimeMs < cutoff) {
+          await fs.promises.rm(file, { force: true });
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  /** onUploadCreate: who may create this upload, for which video, of what size. */
+  private async authorizeCreation(req: TusRequest, upload: Upload): Promise<{ metadata: Record<string, string> }> {
+    const meta = upload.metadata ?? {};
+    const credential = req.headers.get(CREDENTIAL_HEADER);
+    let target: UploadTarget;
+    try {
+      target = credential
+        ? await this.deps.ingest.targetFromCredential(credential, meta.videoId ?? undefined)
+        : await this.deps.ingest.targetFromToken(
+            { appId: meta.appId ?? undefined, timestamp: meta.timestamp ?? undefined, token: meta.token ?? undefined },
+            meta.videoId ?? undefined,
+            { uploadType: meta.uploadType ?? undefined, needHandleSepcial: meta.needHandleSepcial ?? undefined },
+            clientAddress(req),
+          );
+      const size = upload.size ?? 0;
+      if (size > target.maxBytes) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `the file is ${formatBytes(size)}; ${target.uploadType} uploads take at most ${formatBytes(target.maxBytes)}`);
+      }
+      await this.deps.ingest.ensureRoomFor(size);
+    } catch (err) {
+      throw tusRefusal(err);
+    }
+    // Stored server-side and echoed by HEAD: the spec's token and timestamp are not kept.
+    return {
+      metadata: {
+        videoId: target.video.id,
+        appId: target.video.appId,
+        filename: (meta.filename ?? '').slice(0, 255),
+        uploadType: target.uploadType,
+        needHandleSepcial: String(target.keepSource),
+        auth: target.auth,
+      },
+    };
+  }
+
+  /** onIncomingRequest: HEAD, PATCH and DELETE must be authorised for the upload's own video. */
+  private async authorizeExisting(req: TusRequest, id: string): Promise<void> {
+    if (req.method === 'POST') return; // checked in onUploadCreate, with the metadata parsed
+    if (!UPLOAD_ID_RE.test(id)) throw { status_code: 404, body: 'The file for this url was not found\n' };
+    const info = await this.store.configstore.get(id);
+    if (!info) return; // @tus/server answers 404 (or 410 if only the metadata is left)
+    const videoId = info.metadata?.videoId ?? '';
+    const credential = req.headers.get(CREDENTIAL_HEADER);
+    try {
+      if (credential) this.deps.ingest.verifyCredential(credential, videoId);
+      else if (info.metadata?.auth === 'credential') throw new ApiError('UPLOAD_CREDENTIAL_INVALID', `send the upload page's credential as ${CREDENTIAL_HEADER}`);
+      // Bytes for a video that got its file meanwhile (or was deleted, or its app disabled) are refused early.
+      if (req.method === 'PATCH') await this.deps.ingest.stillUploadable(info.metadata?.appId ?? '', videoId);
+    } catch (err) {
+      throw tusRefusal(err);
+    }
+  }
+
+  /** onUploadFinish: the file becomes the video's source, is probed, and the upload is forgotten. */
+  private async finish(upload: Upload): Promise<{ headers: Record<string, string> }> {
+    const meta = upload.metadata ?? {};
+    const file = this.deps.media.path('incoming', 'tus', upload.id);
+    let status: number;
+    try {
+      ({ status } = await this.deps.ingest.intake.accept(meta.videoId ?? '', file, {
+        from: VideoStatus.NotUploaded,
+        keepSource: meta.needHandleSepcial === 'true',
+      }));
+    } catch (err) {
+      // Refused (another upload of the video won, or it is gone): the data is dropped. Any other
+      // failure keeps the complete upload for the next sweep to finish.
+      if (err instanceof ApiError) await this.forget(upload.id, file);
+      throw tusRefusal(err);
+    }
+    await this.forget(upload.id, file);
+    return { headers: { [VIDEO_STATUS_HEADER]: String(status) } };
+  }
+
+  /** Drops an upload's data (if still there) and its metadata, so its URL answers 404. */
+  private async forget(id: string, file: string): Promise<void> {
+    await fs.promises.rm(file, { force: true });
+    await this.store.configstore.delete(id).catch(() => undefined);
+  }
+
+  /**
+   * Uploads whose every byte arrived but which were not finished (the server stopped between
+   * the last write and onUploadFinish, or the finish failed): finished now.
+   */
+  private async finishComplete(ids: string[], settleMs: number): Promise<number> {
+    let n = 0;
+    for (const id of ids) {
+      try {
+        const upload = await this.store.getUpload(id);
+        if (upload.size === undefined || upload.offset !== upload.size) continue;
+        const stat = await fs.promises.stat(this.deps.media.path('incoming', 'tus', id));
+        if (Date.now() - stat.mtimeMs < settleMs) continue;
+        await this.finish(upload).catch(() => undefined);
+        n++;
+      } catch {
+        // gone meanwhile, or no data file: removeOrphans deals with it
+      }
+    }
+    return n;
+  }
+}
+
+/**
+ * An ApiError as a tus answer: the catalogue's HTTP status, except 409 (tus clients take 409
+ * as an offset conflict and retry) which becomes 403; the body is the spec's widget error text.
+ */
+function tusRefusal(err: unknown): { status_code: number; body: string } {
+  if (!(err instanceof ApiError)) throw err;
+  const status = err.def.httpStatus === 409 ? 403 : err.def.httpStatus;
+  return { status_code: status, body: `ErrorCode : ${err.code}, ErrorMessage : ${err.message}\n` };
+}
+
+function clientAddress(req: TusRequest): string {
+  const node = (req as unknown as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+  return node?.socket.remoteAddress ?? 'unknown';
+}

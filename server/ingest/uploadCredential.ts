@@ -1,0 +1,77 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { UploadType } from './ingestOptions.js';
+
+/** What an upload credential grants: uploading the file of one video, until it expires. */
+export interface UploadGrant {
+  videoId: string;
+  appId: string;
+  /** Unix ms. */
+  expiresAt: number;
+  /** needHandleSepcial as the upload page was opened with. */
+  keepSource: boolean;
+  /** Largest file this grant accepts (from its uploadType). */
+  maxBytes: number;
+  uploadType: UploadType;
+}
+
+/**
+ * Signs and checks upload credentials: `<payload>.<mac>`, both base64url, the MAC an HMAC-SHA256
+ * over the payload with a key only the server knows. The credential is scoped to one video and
+ * expires, so a token read from an upload page cannot be replayed for longer, nor against the
+ * spec API (which takes only AppId, Timestamp and Token).
+ */
+export class UploadCredentials {
+  private constructor(private readonly key: Buffer) {}
+
+  /** Loads the key from `<dataDir>/upload-credential.key`, creating it (0600) on first start. */
+  static open(dataDir: string): UploadCredentials {
+    const file = path.join(dataDir, 'upload-credential.key');
+    try {
+      const existing = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
+      if (existing.length >= 32) return new UploadCredentials(existing);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const key = crypto.randomBytes(32);
+    fs.writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
+    fs.chmodSync(file, 0o600);
+    return new UploadCredentials(key);
+  }
+
+  sign(grant: UploadGrant): string {
+    const payload = Buffer.from(
+      JSON.stringify({ v: grant.videoId, a: grant.appId, e: grant.expiresAt, k: grant.keepSource, m: grant.maxBytes, t: grant.uploadType }),
+    ).toString('base64url');
+    return `${payload}.${this.mac(payload)}`;
+  }
+
+  /** The grant, or why the credential is refused ('malformed', 'forged' or 'expired'). */
+  verify(credential: string, now = Date.now()): { grant: UploadGrant } | { refused: 'malformed' | 'forged' | 'expired' } {
+    const parts = credential.trim().split('.');
+    if (parts.length !== 2 || parts[0]!.length > 2048) return { refused: 'malformed' };
+    const [payload, mac] = parts as [string, string];
+    const expected = Buffer.from(this.mac(payload));
+    const given = Buffer.from(mac);
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return { refused: 'forged' };
+    let raw: { v?: unknown; a?: unknown; e?: unknown; k?: unknown; m?: unknown; t?: unknown };
+    try {
+      raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      return { refused: 'malformed' };
+    }
+    if (
+      typeof raw.v !== 'string' || typeof raw.a !== 'string' || typeof raw.e !== 'number' || typeof raw.k !== 'boolean' ||
+      typeof raw.m !== 'number' || (raw.t !== 'flash' && raw.t !== 'silverlight')
+    ) {
+      return { refused: 'malformed' };
+    }
+    if (raw.e <= now) return { refused: 'expired' };
+    return { grant: { videoId: raw.v, appId: raw.a, expiresAt: raw.e, keepSource: raw.k, maxBytes: raw.m, uploadType: raw.t } };
+  }
+
+  private mac(payload: string): string {
+    return crypto.createHmac('sha256', this.key).update(`vop-upload-v1.${payload}`).digest('base64url');
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Transcoding and what delivery needs from it, wired as the server runs them: the `transcode`
+ * job type on the queue, the trigger on every move to 5, the sized-cover cache, the binaries.
+ */
+import path from 'node:path';
+import type { VopEventBus } from '../events.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import { killAll, killOrphans } from '../media/ffmpegRunner.js';
+import type { ViewContext } from '../services/videoView.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { Stores } from '../storage/types.js';
+import { CoverSizeCache } from './coverSizeCache.js';
+import { FfmpegTools } from './ffmpegTools.js';
+import { makeDateFolder } from './mediaNames.js';
+import { detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
+import type { ProcessingOptions } from './processingOptions.js';
+import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
+import { TranscodeScheduler } from './transcodeScheduler.js';
+
+export interface ProcessingDeps {
+  options: ProcessingOptions;
+  dataDir: string;
+  /** The server's zone for date folders; absent: the process's local zone. */
+  timeZone?: string;
+  stores: Stores;
+  media: LocalMediaStore;
+  lifecycle: VideoLifecycle;
+  events: VopEventBus;
+  jobs: JobQueue;
+  log: (line: string) => void;
+}
+
+export interface Processing {
+  options: ProcessingOptions;
+  tools: FfmpegTools;
+  scheduler: TranscodeScheduler;
+  covers: CoverSizeCache;
+  /** Spec 2.5 for the detail response. */
+  playFiles(videoId: string): Promise<VideoPlayFile[]>;
+  /** `HlsURL` for the detail response. */
+  detailExtras(videoId: string, ctx: ViewContext): Promise<Record<string, unknown>>;
+  /** Queues the transcodes start-up finds waiting; call once the job queue has started. */
+  start(): Promise<void>;
+  /**
+   * Stops cover work and makes sure no ffmpeg is left: the job queue's stop has already ended
+   * the transcodes; the cover runs are aborted and awaited; then `killAll` ends anything else.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * Servers open in this process. `killAll` reaches every ffmpeg of the process, so it runs only
+ * when the last one closes (one vop per process is how it is deployed; tests open several).
+ */
+let openInstances = 0;
+
+/** The file recording live ffmpeg PIDs, so the next start can end what a crash left running. */
+export function ffmpegPidFile(dataDir: string): string {
+  return path.join(dataDir, 'ffmpeg.pids');
+}
+
+export function createProcessing(deps: ProcessingDeps): Processing {
+  const { options, stores, media, log } = deps;
+  const pidFile = ffmpegPidFile(deps.dataDir);
+  // Before any job runs: an ffmpeg a crash left behind (where the parent-death signal is not
+  // available) would otherwise keep writing into files the next attempt writes too.
+  const orphans = killOrphans(pidFile);
+  if (orphans.length > 0) log(`Processing: killed ${orphans.length} ffmpeg process(es) left by the last run: ${orphans.join(', ')}`);
+
+  openInstances++;
+  const tools = new FfmpegTools({ ffmpegPath: options.ffmpegPath, ffprobePath: options.ffprobePath });
+  const closing = new AbortController();
+  const covers = new CoverSizeCache({
+    media,
+    ffmpegPath: async () => (await tools.binaries()).ffmpeg.path,
+    pidFile,
+    concurrency: options.coverConcurrency,
+    signal: closing.signal,
+  });
+  deps.jobs.register(
+    TRANSCODE_JOB,
+    transcodeJob({ videos: stores.videos, media, lifecycle: deps.lifecycle, tools, options, dateFolder: makeDateFolder(deps.timeZone), pidFile, log }),
+  );
+  const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
+  scheduler.listen(deps.events);
+
+  return {
+    options,
+    tools,
+    scheduler,
+    covers,
+    playFiles: (videoId) => playFiles(stores.videos, videoId),
+    detailExtras: (videoId, ctx) => detailExtras(stores.videos, media, videoId, ctx),
+    async start() {
+      // Resolve the binaries now, in the background: the first /healthz need not wait for it.
+      tools.binaries().catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));
+      await scheduler.reconcile();
+    },
+    async stop() {
+      if (closing.signal.aborted) return;
+      closing.abort(new Error('shutting down'));
+      await covers.settled();
+      if (--openInstances === 0) await killAll();
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * The playable MP4s of one video (issue 4, item 3): the ladder's rungs from one ffmpeg run, or
+ * the kept source as the only rendition. Each file is written under a temporary name and
+ * renamed into `play/<date>/` only once complete, so delivery never sees half a file.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { atomicOutput, type AtomicOutput } from '../media/atomicFile.js';
+import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
+import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
+import { probe, type VideoInfo } from '../media/probe.js';
+import { buildTranscodeArgs, sourceRendition, type TranscodeOptions } from '../media/transcodeArgs.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
+
+/** How the ffmpeg runs of one job are made: which binaries, cancellation, orphan tracking. */
+export interface FfmpegRunContext {
+  ffmpegPath: string;
+  ffprobePath: string;
+  /** Aborted on cancel and shutdown. */
+  signal: AbortSignal;
+  /** The server's record of live ffmpeg processes (killOrphans at the next start). */
+  pidFile: string;
+  probeTimeoutMs: number;
+}
+
+/** One rendition once written. */
+export interface WrittenRendition {
+  /** BitrateLabel, e.g. "720p". */
+  label: string;
+  width: number;
+  height: number;
+  /** Measured overall bitrate of the file (video plus audio), kbps. */
+  bitrateKbps: number;
+  /** Peak the rung allows (video plus audio ceiling), kbps; the measured rate for a kept source. */
+  peakKbps: number;
+  /** `<date_folder>/<file_name>` inside the `play` area (spec 2.5 VideoURL). */
+  file: string;
+  /** Absolute path. */
+  path: string;
+  bytes: number;
+  /** The file as ffprobe sees it (codec profile and level for the HLS CODECS attribute). */
+  info: VideoInfo;
+}
+
+export interface RenditionJob {
+  videoId: string;
+  /** Absolute path of the stored source. */
+  source: string;
+  /** The source's probe. */
+  info: VideoInfo;
+  /** `YYYYMMDD`: the day the transcode ran. */
+  dateFolder: string;
+  media: LocalMediaStore;
+  ffmpeg: FfmpegRunContext;
+}
+
+/**
+ * Transcodes the source to every rung of the ladder at or below its size, in one ffmpeg run
+ * (the source is decoded once; see media/transcodeArgs.ts). Resolves with the renditions,
+ * largest first; on failure nothing of this run is left in `play/`.
+ */
+export async function transcodeRenditions(
+  job: RenditionJob,
+  ladder: LadderOptions,
+  transcode: TranscodeOptions,
+  onProgress: (p: FfmpegProgress) => void,
+): Promise<WrittenRendition[]> {
+  const { videoId, source, info, dateFolder, media, ffmpeg } = job;
+  const rungs = pickRungs(info, ladder);
+  const outs = rungs.map((rendition) => ({
+    rendition,
+    out: atomicOutput(media.path('play', dateFolder, playFileName(videoId, rendition.label, 'mp4'))),
+  }));
+  try {
+    await run(
+      buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: o.out.tmpPath })), transcode),
+      { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, durationSeconds: info.durationSeconds, onProgress },
+    );
+    // Each commit fsyncs its file: in parallel, the disk takes them as one batch.
+    await Promise.all(outs.map((o) => o.out.commit()));
+  } catch (err) {
+    await abortAll(outs.map((o) => o.out));
+    throw err;
+  }
+  return Promise.all(outs.map(({ rendition, out }) => describe(out.finalPath, `${dateFolder}/${fileNameOf(out)}`, rendition, info.audioCodec !== null, job)));
+}
+
+/**
+ * needHandleSepcial: the source, byte for byte, as the only rendition (no re-encoding), under an
+ * extension that matches its container so it is served with a content type players know.
+ */
+export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRendition> {
+  const { videoId, source, info, dateFolder, media } = job;
+  const name = playFileName(videoId, SOURCE_LABEL, sourceExtension(info.formatName, info.videoCodec));
+  const out = atomicOutput(media.path('play', dateFolder, name));
+  try {
+    // A reflink where the file system has them (instant, no extra space), a copy elsewhere.
+    await fsp.copyFile(source, out.tmpPath, fs.constants.COPYFILE_FICLONE);
+    job.ffmpeg.signal.throwIfAborted();
+    await out.commit();
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
+  const r = sourceRendition(info);
+  const bytes = (await fsp.stat(out.finalPath)).size;
+  const kbps = info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, peakKbps: kbps, file: `${dateFolder}/${name}`, path: out.finalPath, bytes, info };
+}
+
+async function describe(file: string, relative: string, r: Rendition, hasAudio: boolean, job: RenditionJob): Promise<WrittenRendition> {
+  const info = await probe(file, { ffprobePath: job.ffmpeg.ffprobePath, timeoutMs: job.ffmpeg.probeTimeoutMs });
+  if (!info.isVideo) throw new Error(`rendition ${r.label} is not playable: ${info.reason}`);
+  const bytes = (await fsp.stat(file)).size;
+  const peakKbps = r.videoBitrateKbps + (hasAudio ? r.audioBitrateKbps : 0);
+  const measured = info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: measured, peakKbps, file: relative, path: file, bytes, info };
+}
+
+function fileNameOf(out: AtomicOutput): string {
+  return path.basename(out.finalPath);
+}
+
+async function abortAll(outs: AtomicOutput[]): Promise<void> {
+  await Promise.all(outs.map((o) => o.abort().catch(() => undefined)));
+}

@@ -1,0 +1,173 @@
+/**
+ * The `transcode` job (issue 4): a stored source becomes a playable video, 5 → 6 → 1, or 7 with
+ * the reason once the job gives up.
+ *
+ * Steps: probe the source; the renditions (the ladder in one ffmpeg run, or the kept source)
+ * with the cover taken meanwhile; HLS over the renditions; then the rows (renditions, duration,
+ * cover) and the move to 1. Files come first and rows last, each file renamed into place only once complete, so a crash
+ * at any point leaves either the previous state or files nobody lists (which `recover` removes).
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import type { JobRecord } from '../jobs/types.js';
+import type { FfmpegProgress } from '../media/ffmpegRunner.js';
+import { probe } from '../media/probe.js';
+import { canRepackageAsHls } from '../media/transcodeArgs.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { RenditionRecord, VideoStore } from '../storage/types.js';
+import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs.js';
+import { writeCover } from './coverOutput.js';
+import type { FfmpegTools } from './ffmpegTools.js';
+import { packageHls } from './hlsPackaging.js';
+import { transcodeOptionsOf, type ProcessingOptions } from './processingOptions.js';
+import { keepSourceRendition, transcodeRenditions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
+
+/** The job type. */
+export const TRANSCODE_JOB = 'transcode';
+
+/**
+ * Statuses a transcode job works from: 5 (queued by the move to 5, or retried by an admin, who
+ * moves the video back from 7 to 5 first), 6 (run again after a crash, a stop or a failed attempt).
+ */
+const RUNNABLE_FROM: readonly number[] = [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding];
+
+/** Share of the progress bar the ffmpeg transcode (with the cover beside it) takes; HLS and the rows take the rest. */
+const TRANSCODE_SHARE = 90;
+
+export interface TranscodeJobDeps {
+  videos: VideoStore;
+  media: LocalMediaStore;
+  lifecycle: VideoLifecycle;
+  tools: FfmpegTools;
+  options: ProcessingOptions;
+  /** `YYYYMMDD` of a moment, in the server's zone. */
+  dateFolder: (ms: number) => string;
+  /** The live-ffmpeg record (killOrphans at start-up). */
+  pidFile: string;
+  log: (line: string) => void;
+}
+
+export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
+  const { videos, media, lifecycle, options, log } = deps;
+  const transcode = transcodeOptionsOf(options);
+  // An attempt's date folder is that of its start, so `recover` finds what it wrote.
+  const dateFolderOf = (job: JobRecord) => deps.dateFolder(job.startedAt ?? Date.now());
+
+  return {
+    concurrency: options.concurrency,
+    retry: options.retry,
+
+    async handle(job, ctx) {
+      const videoId = job.videoId;
+      const video = await videos.get(videoId);
+      // Gone, or moved on (deleted, already playable): nothing to do.
+      if (!video || !RUNNABLE_FROM.includes(video.status)) return;
+      // Status 5 without a stored source was set by hand (ingest stores the file first): there is
+      // nothing to transcode, and failing the video would report a failure nobody caused.
+      if (video.sourceFile === '') return;
+      if (video.status !== VideoStatus.Transcoding && !(await lifecycle.move(videoId, VideoStatus.Transcoding, { from: [VideoStatus.WaitingForTranscoding] }))) return;
+
+      const dateFolder = dateFolderOf(job);
+      const previous = (await videos.renditions(videoId)).map((r) => r.file);
+      try {
+        const source = media.resolveRelative('sources', video.sourceFile);
+        if (!source || !fs.existsSync(source)) throw new PermanentJobError('the stored source file is missing');
+        const bins = await deps.tools.binaries();
+        const ffmpeg: FfmpegRunContext = {
+          ffmpegPath: bins.ffmpeg.path,
+          ffprobePath: bins.ffprobe.path,
+          signal: ctx.signal,
+          pidFile: deps.pidFile,
+          probeTimeoutMs: options.probeTimeoutMs,
+        };
+        const info = await probe(source, { ffprobePath: ffmpeg.ffprobePath, timeoutMs: ffmpeg.probeTimeoutMs });
+        if (!info.isVideo) throw new PermanentJobError(`not a video: ${info.reason}`);
+
+        // The cover is taken from the source while the renditions encode: its runs are short and
+        // spend most of their time starting and seeking, which the long encode hides.
+        const [written, coverFile] = await bothOrAbort(ffmpeg, (steps) => [
+          video.keepSource
+            ? keepSourceRendition({ videoId, source, info, dateFolder, media, ffmpeg: steps }).then((w) => [w])
+            : transcodeRenditions({ videoId, source, info, dateFolder, media, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx)),
+          writeCover(videoId, source, info.durationSeconds, media, steps),
+        ]);
+        ctx.progress({ percent: TRANSCODE_SHARE });
+        if (options.hls && (!video.keepSource || canRepackageAsHls(info))) {
+          await packageHls(videoId, written, media, ffmpeg, options.hlsSegmentSeconds);
+        } else {
+          await fsp.rm(media.path('hls', videoId), { recursive: true, force: true });
+        }
+        ctx.signal.throwIfAborted();
+
+        await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
+        await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile });
+        await removeReplacedRenditions(media, previous, new Set(written.map((w) => w.file)));
+        await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
+      } catch (err) {
+        await removeAttemptOutputs(media, videoId, dateFolder, new Set(previous)).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
+        throw forPeople(err, media.root);
+      }
+    },
+
+    async recover(job) {
+      const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
+      const removed = await removeAttemptOutputs(media, job.videoId, dateFolderOf(job), keep);
+      if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
+    },
+
+    async onGiveUp(job, reason) {
+      await lifecycle.move(job.videoId, VideoStatus.TranscodingFailed, {
+        from: [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding],
+        reason: reason === 'cancelled' ? 'transcoding cancelled' : `transcoding failed: ${reason}`,
+      });
+    },
+  };
+}
+
+/**
+ * Runs two steps at once on a shared signal: when one fails, the other is stopped, and both have
+ * finished (their temporary outputs removed) before the failure is thrown.
+ */
+async function bothOrAbort<A, B>(ffmpeg: FfmpegRunContext, start: (steps: FfmpegRunContext) => [Promise<A>, Promise<B>]): Promise<[A, B]> {
+  const failed = new AbortController();
+  const steps = { ...ffmpeg, signal: AbortSignal.any([ffmpeg.signal, failed.signal]) };
+  const settled = await Promise.allSettled(
+    start(steps).map((p) =>
+      p.catch((err: unknown) => {
+        if (!failed.signal.aborted) failed.abort(err); // the first failure, not the other's abort
+        throw err;
+      }),
+    ),
+  );
+  if (failed.signal.aborted) throw failed.signal.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [A, B];
+}
+
+function toRecord(videoId: string, w: WrittenRendition): RenditionRecord {
+  return { videoId, label: w.label, width: w.width, height: w.height, bitrateKbps: w.bitrateKbps, file: w.file, bytes: w.bytes };
+}
+
+/** ffmpeg's reports as the job's progress: the transcode fills the first 90%, with its time left and speed. */
+function transcodeProgress(ctx: JobContext): (p: FfmpegProgress) => void {
+  return (p) => {
+    ctx.progress({
+      percent: Math.round(((p.percent ?? 0) * TRANSCODE_SHARE) / 100),
+      etaSeconds: p.etaSeconds === null ? undefined : Math.ceil(p.etaSeconds),
+      speed: p.speed === null ? undefined : `${p.speed.toFixed(2)}x`,
+    });
+  };
+}
+
+/**
+ * The failure as kept on the video and the job (admins read it): the media root's absolute path,
+ * which ffmpeg's messages carry, is cut to the area-relative form. The class is kept, so a
+ * permanent failure stays permanent.
+ */
+function forPeople(err: unknown, mediaRoot: string): unknown {
+  if (!(err instanceof Error) || !err.message.includes(mediaRoot)) return err;
+  const message = err.message.split(`${mediaRoot}/`).join('');
+  return err instanceof PermanentJobError ? new PermanentJobError(message) : new Error(message);
+}

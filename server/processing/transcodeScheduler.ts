@@ -1,0 +1,83 @@
+/**
+ * Who gets a transcode job: every video that reaches status 5, and, at start-up, every video in
+ * 5 or 6 without a live (queued or running) transcode job — a move to 5 whose event was lost in
+ * a crash, or a 6 whose job ended without moving the video on.
+ */
+import type { VopEventBus } from '../events.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import type { JobRecord, JobStore } from '../jobs/types.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { VideoStore } from '../storage/types.js';
+import { TRANSCODE_JOB } from './transcodeJob.js';
+
+export class TranscodeScheduler {
+  /** Videos whose check-then-enqueue is under way: two events at once must not make two jobs. */
+  private readonly pending = new Set<string>();
+  /** Until {@link reconcile} has run, the queue is not started: enqueueing then would misorder jobs. */
+  private started = false;
+
+  constructor(
+    private readonly jobs: JobQueue,
+    private readonly jobStore: JobStore,
+    private readonly videos: VideoStore,
+    private readonly lifecycle: VideoLifecycle,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** Queues a transcode on every move to 5. */
+  listen(events: VopEventBus): void {
+    events.on('video.status', ({ videoId, to }) => {
+      if (to !== VideoStatus.WaitingForTranscoding) return;
+      // Before start-up's reconcile, the move is stored and reconcile will find it.
+      if (!this.started) return;
+      this.ensure(videoId).catch((err) => this.log(`Processing: queueing the transcode of ${videoId} failed: ${String(err)}`));
+    });
+  }
+
+  /** Enqueues a transcode of `videoId` unless one is live; resolves true if it enqueued. */
+  async ensure(videoId: string, priority = 0): Promise<boolean> {
+    if (this.pending.has(videoId)) return false;
+    this.pending.add(videoId);
+    try {
+      if (await this.liveJob(videoId)) return false;
+      await this.jobs.enqueue(TRANSCODE_JOB, { videoId }, { videoId, priority });
+      return true;
+    } finally {
+      this.pending.delete(videoId);
+    }
+  }
+
+  /**
+   * Retries a failed or cancelled transcode job (admin API): its video goes back from 7 to 5
+   * first, then the job is queued again, so it finds the video waiting; the move to 5 does not
+   * queue a second job. Resolves false if the job could not be retried.
+   */
+  async retry(job: JobRecord): Promise<boolean> {
+    if (job.state !== 'failed' && job.state !== 'cancelled') return false;
+    this.pending.add(job.videoId);
+    try {
+      await this.lifecycle.move(job.videoId, VideoStatus.WaitingForTranscoding, { from: [VideoStatus.TranscodingFailed] });
+      return await this.jobs.retry(job.id);
+    } finally {
+      this.pending.delete(job.videoId);
+    }
+  }
+
+  /** The queued or running transcode job of `videoId`, if any. */
+  async liveJob(videoId: string) {
+    return (await this.jobStore.list({ states: ['queued', 'running'], types: [TRANSCODE_JOB], videoId, limit: 1 }))[0];
+  }
+
+  /** Call once the queue has started (it re-queues jobs a crash cut off first). Resolves with the count queued. */
+  async reconcile(): Promise<number> {
+    this.started = true;
+    let n = 0;
+    for (const id of await this.videos.idsByStatus([VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding])) {
+      // Without a stored source the status was set by hand: a job would have nothing to do.
+      if ((await this.videos.get(id))?.sourceFile && (await this.ensure(id))) n++;
+    }
+    if (n > 0) this.log(`Processing: queued ${n} transcode(s) found waiting at start-up.`);
+    return n;
+  }
+}

@@ -1,0 +1,167 @@
+import express, { type Response, type Router } from 'express';
+import type { VopEventBus, VopEvents } from '../events.js';
+import type { UploadMonitor } from '../services/uploadMonitor.js';
+
+/** Options of {@link adminEventsRouter}. */
+export interface AdminEventsOptions {
+  /** Least time between two `job.progress` messages of one job (250 ms: at most 4 a second). */
+  progressIntervalMs: number;
+  /** A comment line this often keeps proxies and the browser from closing an idle stream. */
+  heartbeatMs: number;
+  /** How often the tus uploads in progress are read while a console is watching. */
+  uploadPollMs: number;
+}
+
+export const DEFAULT_ADMIN_EVENTS_OPTIONS = {
+  progressIntervalMs: 250,
+  heartbeatMs: 15_000,
+  uploadPollMs: 1_000,
+} satisfies AdminEventsOptions;
+
+export interface AdminEventsDeps {
+  events: VopEventBus;
+  uploads: UploadMonitor;
+  options?: Partial<AdminEventsOptions>;
+  log: (line: string) => void;
+}
+
+/** The events stream and a way to end every open stream (the server's close calls it). */
+export interface AdminEvents {
+  router: Router;
+  /** Ends every open stream and stops listening, so a shutdown does not wait on idle consoles. */
+  closeAll(): void;
+}
+
+type JobProgress = VopEvents['job.progress'][0];
+
+/**
+ * `GET /admin/api/events`: Server-Sent Events for the console, so it is told rather than
+ * polling. Messages (`event:` name, JSON `data:`):
+ *
+ *   job.state     {jobId, type, videoId, state, error}           every change
+ *   job.progress  {jobId, type, videoId, percent, etaSeconds?, speed?}   at most 4 a second per job
+ *   video.status  {videoId, appId, from, to, reason, at}           every change
+ *   uploads       {uploads: UploadInProgress[]}                    on connect, then when it changes
+ *
+ * plus a `: ping` comment every 15 s. Mounted behind requireAdmin (the cookie works: EventSource
+ * cannot send an Authorization header).
+ */
+export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
+  const opts: AdminEventsOptions = { ...DEFAULT_ADMIN_EVENTS_OPTIONS, ...deps.options };
+  const clients = new Set<Response>();
+  const throttles = new Map<string, { lastSentAt: number; pending?: JobProgress; timer?: NodeJS.Timeout }>();
+  let heartbeat: NodeJS.Timeout | undefined;
+  let uploadPoll: NodeJS.Timeout | undefined;
+  let lastUploads = '';
+  let polling = false;
+
+  const broadcast = (event: string, data: unknown) => {
+    const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    for (const res of clients) res.write(frame);
+  };
+
+  const onProgress = (p: JobProgress) => {
+    const now = Date.now();
+    const t = throttles.get(p.jobId) ?? { lastSentAt: 0 };
+    throttles.set(p.jobId, t);
+    if (now - t.lastSentAt >= opts.progressIntervalMs) {
+      t.lastSentAt = now;
+      t.pending = undefined;
+      broadcast('job.progress', p);
+      return;
+    }
+    // Within the interval: keep only the newest report and send it when the interval ends.
+    t.pending = p;
+    t.timer ??= setTimeout(() => {
+      t.timer = undefined;
+      if (!t.pending) return;
+      t.lastSentAt = Date.now();
+      broadcast('job.progress', t.pending);
+      t.pending = undefined;
+    }, opts.progressIntervalMs - (now - t.lastSentAt));
+  };
+  const onState = (s: VopEvents['job.state'][0]) => {
+    if (s.state !== 'running') {
+      // A progress report held back must not arrive after the job ended.
+      const t = throttles.get(s.jobId);
+      clearTimeout(t?.timer);
+      throttles.delete(s.jobId);
+    }
+    broadcast('job.state', s);
+  };
+  const onStatus = (s: VopEvents['video.status'][0]) => broadcast('video.status', s);
+
+  const pollUploads = async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const json = JSON.stringify({ uploads: await deps.uploads.list() });
+      if (json !== lastUploads) {
+        lastUploads = json;
+        const frame = `event: uploads\ndata: ${json}\n\n`;
+        for (const res of clients) res.write(frame);
+      }
+    } catch (err) {
+      deps.log(`Console events: reading the uploads in progress failed: ${String(err)}`);
+    } finally {
+      polling = false;
+    }
+  };
+
+  const start = () => {
+    deps.events.on('job.progress', onProgress);
+    deps.events.on('job.state', onState);
+    deps.events.on('video.status', onStatus);
+    heartbeat = setInterval(() => {
+      for (const res of clients) res.write(': ping\n\n');
+    }, opts.heartbeatMs);
+    uploadPoll = setInterval(() => void pollUploads(), opts.uploadPollMs);
+    heartbeat.unref();
+    uploadPoll.unref();
+  };
+  const stop = () => {
+    deps.events.off('job.progress', onProgress);
+    deps.events.off('job.state', onState);
+    deps.events.off('video.status', onStatus);
+    clearInterval(heartbeat);
+    clearInterval(uploadPoll);
+    for (const t of throttles.values()) clearTimeout(t.timer);
+    throttles.clear();
+    lastUploads = '';
+  };
+
+  const router = express.Router();
+  router.get('/events', async (req, res) => {
+    res.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // Tells nginx-style proxies not to buffer the stream.
+      'X-Accel-Buffering': 'no',
+    });
+    res.flushHeaders();
+    req.socket.setNoDelay(true);
+    // A lost connection is retried by EventSource after this many ms.
+    res.write('retry: 3000\n\n');
+    if (clients.size === 0) start();
+    clients.add(res);
+    res.on('close', () => {
+      clients.delete(res);
+      if (clients.size === 0) stop();
+    });
+    // The newcomer gets the current uploads at once; the others only when they change.
+    try {
+      res.write(`event: uploads\ndata: ${JSON.stringify({ uploads: await deps.uploads.list() })}\n\n`);
+    } catch (err) {
+      deps.log(`Console events: reading the uploads in progress failed: ${String(err)}`);
+    }
+  });
+
+  return {
+    router,
+    closeAll() {
+      for (const res of clients) res.end();
+      clients.clear();
+      stop();
+    },
+  };
+}

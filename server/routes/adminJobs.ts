@@ -1,0 +1,155 @@
+import express, { type Router } from 'express';
+import { ApiError } from '../errors.js';
+import type { JobView } from '../http/adminApiTypes.js';
+import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
+import type { JobRecord, JobState, JobStore } from '../jobs/types.js';
+import type { Processing } from '../processing/createProcessing.js';
+import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
+import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
+import type { VideoStore } from '../storage/types.js';
+
+export interface AdminJobsDeps {
+  jobs: JobQueue;
+  jobStore: JobStore;
+  videos: VideoStore;
+  processing: Processing;
+}
+
+const STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+/** Concurrency an admin may set at run time: beyond this a machine only thrashes. */
+const MAX_CONCURRENCY = 64;
+
+/**
+ * Admin API: the job queue and the processing settings. Mounted at `/admin/api` behind
+ * requireAdmin and a JSON parser.
+ *
+ *   GET   /jobs?state=queued,running&type=transcode&videoId=…&limit=…   jobs, live progress merged
+ *   GET   /jobs/:id
+ *   POST  /jobs/:id/cancel     a queued or running job (a cancelled transcode leaves its video in 7)
+ *   POST  /jobs/:id/retry      a failed or cancelled job (a transcode's video goes back from 7 to 5)
+ *   PATCH /jobs/:id {priority} a queued job; higher runs first
+ *   GET   /processing          settings, binaries, what runs
+ *   PUT   /processing {concurrency}  transcodes at once, until the next start
+ *   GET   /videos/:id          a video with its status history, renditions, jobs and failure reason
+ */
+export function adminJobsRouter(deps: AdminJobsDeps): Router {
+  const { jobs, jobStore } = deps;
+  const r = express.Router();
+
+  const view = (job: JobRecord): JobView => {
+    const live = liveProgress(jobs).get(job.id);
+    const { payload: _payload, ...rest } = job;
+    return {
+      ...rest,
+      progress: live ? live.percent : job.progress,
+      etaSeconds: live?.etaSeconds ?? null,
+      speed: live?.speed ?? null,
+    };
+  };
+  const load = async (id: string): Promise<JobRecord> => {
+    const job = await jobStore.get(id);
+    if (!job) throw new ApiError('JOB_NOT_FOUND');
+    return job;
+  };
+
+  r.get('/jobs', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    const states = listParam(q.state, 'state');
+    for (const s of states ?? []) if (!STATES.includes(s as JobState)) throw new ApiError('INVALID_PARAMETER', `state must be among ${STATES.join(', ')}`);
+    const list = await jobStore.list({
+      states: states as JobState[] | undefined,
+      types: listParam(q.type, 'type'),
+      videoId: stringParam(q.videoId, 'videoId'),
+      limit: limitParam(q.limit),
+    });
+    res.json({ jobs: list.map(view) });
+  });
+
+  r.get('/jobs/:id', async (req, res) => {
+    res.json(view(await load(req.params.id)));
+  });
+
+  r.post('/jobs/:id/cancel', async (req, res) => {
+    const job = await load(req.params.id);
+    if (!(await jobs.cancel(job.id))) throw new ApiError('JOB_STATE_CONFLICT', `a ${job.state} job cannot be cancelled`);
+    res.json(view(await load(job.id)));
+  });
+
+  r.post('/jobs/:id/retry', async (req, res) => {
+    const job = await load(req.params.id);
+    // A transcode's video goes back to 5 with it (see TranscodeScheduler.retry).
+    const retried = job.type === TRANSCODE_JOB ? await deps.processing.scheduler.retry(job) : await jobs.retry(job.id);
+    if (!retried) throw new ApiError('JOB_STATE_CONFLICT', `a ${job.state} job cannot be retried`);
+    res.json(view(await load(job.id)));
+  });
+
+  r.patch('/jobs/:id', async (req, res) => {
+    const job = await load(req.params.id);
+    const priority = (req.body as Record<string, unknown> | undefined)?.priority;
+    if (!Number.isInteger(priority) || Math.abs(priority as number) > 1_000_000) throw new ApiError('INVALID_PARAMETER', 'priority must be a whole number from -1000000 to 1000000');
+    if (!(await jobs.setPriority(job.id, priority as number))) throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can change priority');
+    res.json(view(await load(job.id)));
+  });
+
+  const processingView = async () => {
+    const p = deps.processing.options;
+    return {
+      concurrency: jobs.concurrency(TRANSCODE_JOB),
+      defaultConcurrency: defaultTranscodeConcurrency(),
+      preset: p.preset,
+      crf: p.crf,
+      hls: p.hls,
+      ladder: p.ladder,
+      running: jobs.live().filter((l) => l.job.type === TRANSCODE_JOB).length,
+      binaries: await deps.processing.tools.status(),
+    };
+  };
+  r.get('/processing', async (_req, res) => {
+    res.json(await processingView());
+  });
+  r.put('/processing', async (req, res) => {
+    const concurrency = (req.body as Record<string, unknown> | undefined)?.concurrency;
+    if (!Number.isInteger(concurrency) || (concurrency as number) < 1 || (concurrency as number) > MAX_CONCURRENCY) {
+      throw new ApiError('INVALID_PARAMETER', `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
+    }
+    jobs.setConcurrency(TRANSCODE_JOB, concurrency as number);
+    res.json(await processingView());
+  });
+
+  r.get('/videos/:id', async (req, res) => {
+    const video = await deps.videos.get(req.params.id);
+    if (!video) throw new ApiError('VIDEO_NOT_FOUND');
+    const [statusHistory, renditions, videoJobs] = await Promise.all([
+      deps.videos.statusHistory(video.id),
+      deps.videos.renditions(video.id),
+      jobStore.list({ videoId: video.id, limit: 50 }),
+    ]);
+    res.json({ video, statusHistory, renditions, jobs: videoJobs.map(view) });
+  });
+
+  return r;
+}
+
+function liveProgress(jobs: JobQueue): Map<string, JobProgress> {
+  return new Map(jobs.live().map((l) => [l.job.id, l.progress]));
+}
+
+function stringParam(v: unknown, name: string): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (typeof v !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
+  return v;
+}
+
+/** `a,b` → ['a', 'b']. */
+function listParam(v: unknown, name: string): string[] | undefined {
+  return stringParam(v, name)?.split(',').filter((s) => s !== '');
+}
+
+function limitParam(v: unknown): number {
+  if (v === undefined || v === '') return DEFAULT_LIMIT;
+  const n = typeof v === 'string' && /^\d{1,4}$/.test(v) ? Number(v) : NaN;
+  if (!(n >= 1 && n <= MAX_LIMIT)) throw new ApiError('INVALID_PAGING', `limit must be a whole number from 1 to ${MAX_LIMIT}`);
+  return n;
+}

@@ -1,0 +1,75 @@
+import type { AddressInfo } from 'node:net';
+import express, { type Router } from 'express';
+import type { ServerOptions } from '../config.js';
+import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
+import {
+  LIVE_SETTINGS,
+  loadSavedSettings,
+  mergeSettingsChange,
+  runningSettings,
+  saveSettings,
+  settingsFile,
+  type ConsoleSettings,
+  type SettingKey,
+} from '../services/consoleSettings.js';
+
+export interface AdminSettingsDeps {
+  options: ServerOptions;
+  jobs: JobQueue;
+  boundAddress: () => AddressInfo | undefined;
+}
+
+/**
+ * Admin API: the console's settings (services/consoleSettings.ts). Mounted at `/admin/api` behind
+ * requireAdmin and a JSON parser.
+ *
+ *   GET /settings   {running, saved, live, pendingRestart, dataDir, settingsFile}
+ *   PUT /settings   {<setting>: value, ...} → the same, plus {applied, afterRestart}: which of the
+ *                   changed settings took effect now, which will after a restart
+ */
+export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
+  const { options, jobs } = deps;
+  const dataDir = options.dataDir;
+  const running = (): ConsoleSettings =>
+    runningSettings(options, {
+      port: deps.boundAddress()?.port ?? null,
+      transcodeConcurrency: jobs.concurrency(TRANSCODE_JOB) ?? options.processing.concurrency,
+      downloadConcurrency: jobs.concurrency(DOWNLOAD_JOB) ?? options.ingest.pull.concurrency,
+    });
+  const view = (saved: Partial<ConsoleSettings>) => {
+    const now = running();
+    const pendingRestart = (Object.keys(saved) as SettingKey[]).filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(now[k]));
+    return { running: now, saved, live: LIVE_SETTINGS, pendingRestart, dataDir, settingsFile: settingsFile(dataDir) };
+  };
+  // One change at a time: two PUTs racing would each save the file without the other's change.
+  let writing: Promise<unknown> = Promise.resolve();
+
+  const r = express.Router();
+  r.get('/settings', (_req, res) => {
+    res.json(view(loadSavedSettings(dataDir)));
+  });
+  r.put('/settings', async (req, res) => {
+    const result = writing.then(async () => {
+      const before = loadSavedSettings(dataDir);
+      const next = mergeSettingsChange(dataDir, before, req.body);
+      await saveSettings(dataDir, next);
+      const changed = Object.keys((req.body ?? {}) as object) as SettingKey[];
+      const applied: SettingKey[] = [];
+      if (next.transcodeConcurrency !== undefined && changed.includes('transcodeConcurrency')) {
+        jobs.setConcurrency(TRANSCODE_JOB, next.transcodeConcurrency);
+        applied.push('transcodeConcurrency');
+      }
+      if (next.downloadConcurrency !== undefined && changed.includes('downloadConcurrency')) {
+        jobs.setConcurrency(DOWNLOAD_JOB, next.downloadConcurrency);
+        applied.push('downloadConcurrency');
+      }
+      const v = view(next);
+      return { ...v, applied, afterRestart: changed.filter((k) => !applied.includes(k) && v.pendingRestart.includes(k)) };
+    });
+    writing = result.catch(() => undefined);
+    res.json(await result);
+  });
+  return r;
+}

@@ -1,0 +1,139 @@
+import express, { type Request, type Router } from 'express';
+import { ApiError } from '../errors.js';
+import type { VideoRow } from '../http/adminApiTypes.js';
+import { COVER_SIZES } from '../media/cover.js';
+import { VIDEO_ID_RE } from '../processing/mediaNames.js';
+import type { Processing } from '../processing/createProcessing.js';
+import type { VideoAdmin } from '../services/videoAdmin.js';
+import { coverUrl, mediaServer, type ViewContext } from '../services/videoView.js';
+import { VideoStatus } from '../services/videoStatus.js';
+import type { AppStore, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
+
+export interface AdminVideosDeps {
+  videos: VideoStore;
+  apps: AppStore;
+  admin: VideoAdmin;
+  processing: Pick<Processing, 'detailExtras'>;
+  viewContext: (req: Request) => ViewContext;
+}
+
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 200;
+const MAX_TEXT = 200;
+
+/**
+ * Admin API: the console's videos. Mounted at `/admin/api` behind requireAdmin and a JSON parser.
+ * The detail (`GET /videos/:id`: record, status history, renditions, jobs) is adminJobs.ts's.
+ *
+ *   GET    /videos?q=&status=1,7&createUser=&appId=&offset=0&limit=50   newest first, {total, videos}
+ *   GET    /videos/:id/playback   play and download addresses of each rendition, covers, HLS
+ *   POST   /videos/:id/retry      7 → 5 (transcode again) or 4 → 2 (download again)
+ *   DELETE /videos/:id            status 0, live jobs cancelled, files purged; the record stays
+ */
+export function adminVideosRouter(deps: AdminVideosDeps): Router {
+  const r = express.Router();
+  const appNames = async () => new Map((await deps.apps.list()).map((a) => [a.appId, a.name]));
+  const row = (v: VideoRecord, names: Map<string, string>, ctx: ViewContext): VideoRow => ({
+    id: v.id,
+    appId: v.appId,
+    appName: names.get(v.appId) ?? '',
+    title: v.title,
+    createUser: v.createUser,
+    status: v.status,
+    statusReason: v.statusReason,
+    sourceType: v.sourceType,
+    duration: v.duration,
+    coverUrl: coverUrl(v, ctx),
+    createdAt: new Date(v.createdAt).toISOString(),
+    updatedAt: new Date(v.updatedAt).toISOString(),
+  });
+  const load = async (id: string | undefined): Promise<VideoRecord> => {
+    const video = id && VIDEO_ID_RE.test(id.toLowerCase()) ? await deps.videos.get(id.toLowerCase()) : undefined;
+    if (!video) throw new ApiError('VIDEO_NOT_FOUND');
+    return video;
+  };
+
+  r.get('/videos', async (req, res) => {
+    const q = req.query as Record<string, unknown>;
+    const filter: VideoSearch = {};
+    const text = stringParam(q.q, 'q')?.trim();
+    if (text) {
+      if (text.length > MAX_TEXT) throw new ApiError('INVALID_PARAMETER', `q is longer than ${MAX_TEXT} characters`);
+      filter.text = text;
+    }
+    const statuses = stringParam(q.status, 'status');
+    if (statuses) {
+      filter.statuses = statuses.split(',').map((s) => {
+        const n = /^\d$/.test(s) ? Number(s) : NaN;
+        if (!(n >= 0 && n <= 8)) throw new ApiError('INVALID_PARAMETER', 'status must be values from 0 to 8, separated by commas');
+        return n;
+      });
+    }
+    filter.createUser = stringParam(q.createUser, 'createUser');
+    filter.appId = stringParam(q.appId, 'appId');
+    const offset = intParam(q.offset, 'offset', 0, 0, 10_000_000);
+    const limit = intParam(q.limit, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
+    const [{ total, items }, names] = await Promise.all([deps.videos.search(filter, { offset, limit }), appNames()]);
+    const ctx = deps.viewContext(req);
+    res.json({ total, offset, limit, videos: items.map((v) => row(v, names, ctx)) });
+  });
+
+  r.get('/videos/:id/playback', async (req, res) => {
+    const video = await load(req.params.id);
+    const ctx = deps.viewContext(req);
+    const base = mediaServer(ctx);
+    const renditions = (await deps.videos.renditions(video.id)).map((x) => ({
+      label: x.label,
+      width: x.width,
+      height: x.height,
+      bitrateKbps: x.bitrateKbps,
+      bytes: x.bytes,
+      file: x.file,
+      playUrl: `${base.PlayURL}${x.file}`,
+      downloadUrl: `${base.DownloadURL}${x.file}`,
+    }));
+    const cover = coverUrl(video, ctx);
+    res.json({
+      // Delivery serves a video's files only while it is in status 1.
+      playable: video.status === VideoStatus.Normal,
+      mediaServer: base,
+      renditions,
+      coverUrl: cover,
+      covers: cover ? Object.entries(COVER_SIZES).map(([t, s]) => ({ t: Number(t), width: s.width, height: s.height, url: `${cover}?t=${t}` })) : [],
+      hlsUrl: hlsUrlOf(await deps.processing.detailExtras(video.id, ctx)),
+    });
+  });
+
+  r.post('/videos/:id/retry', async (req, res) => {
+    const video = await load(req.params.id);
+    const { video: after, action } = await deps.admin.retry(video.id);
+    res.json({ action, video: row(after, await appNames(), deps.viewContext(req)) });
+  });
+
+  r.delete('/videos/:id', async (req, res) => {
+    const video = await load(req.params.id);
+    const after = await deps.admin.remove(video.id);
+    res.json({ video: row(after, await appNames(), deps.viewContext(req)) });
+  });
+
+  return r;
+}
+
+/** `HlsURL` of the detail response's extras, or '' when there is none. */
+function hlsUrlOf(extras: Record<string, unknown>): string {
+  return typeof extras.HlsURL === 'string' ? extras.HlsURL : '';
+}
+
+function stringParam(v: unknown, name: string): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (typeof v !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
+  return v;
+}
+
+function intParam(v: unknown, name: string, fallback: number, min: number, max: number): number {
+  const s = stringParam(v, name);
+  if (s === undefined) return fallback;
+  const n = /^\d{1,9}$/.test(s) ? Number(s) : NaN;
+  if (!(n >= min && n <= max)) throw new ApiError('INVALID_PAGING', `${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}

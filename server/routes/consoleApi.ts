@@ -1,0 +1,92 @@
+/**
+ * The admin endpoints the console needs beyond the apps, callbacks and jobs ones, wired in one
+ * place so that app.ts mounts them with a few lines: the login, the events stream, the overview,
+ * videos, uploads and settings.
+ */
+import type { AddressInfo } from 'node:net';
+import express, { type Request, type Router } from 'express';
+import type { ServerOptions } from '../config.js';
+import type { VopEventBus } from '../events.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import type { Processing } from '../processing/createProcessing.js';
+import { ConsoleSessions } from '../services/consoleSessions.js';
+import { UploadMonitor, type TusUploadSource } from '../services/uploadMonitor.js';
+import { VideoAdmin } from '../services/videoAdmin.js';
+import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import type { ViewContext } from '../services/videoView.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { Stores } from '../storage/types.js';
+import { adminEventsRouter } from './adminEvents.js';
+import { adminOverviewRouter } from './adminOverview.js';
+import { adminSessionRouter } from './adminSession.js';
+import { adminSettingsRouter } from './adminSettings.js';
+import { adminUploadsRouter } from './adminUploads.js';
+import { adminVideosRouter } from './adminVideos.js';
+
+export interface ConsoleApiDeps {
+  options: ServerOptions;
+  adminToken: string;
+  stores: Stores;
+  events: VopEventBus;
+  jobs: JobQueue;
+  media: LocalMediaStore;
+  lifecycle: VideoLifecycle;
+  processing: Processing;
+  /** The tus endpoint's store, for the uploads in progress. */
+  tus: TusUploadSource;
+  viewContext: (req: Request) => ViewContext;
+  /** Where the server listens (undefined before listen). */
+  boundAddress: () => AddressInfo | undefined;
+  log: (line: string) => void;
+}
+
+export interface ConsoleApi {
+  /** Checked by requireAdmin besides the bearer token. */
+  sessions: ConsoleSessions;
+  /** `/admin/api/session`: mount before requireAdmin. */
+  session: Router;
+  /** The rest: mount at `/admin/api` behind requireAdmin and the JSON parser. */
+  router: Router;
+  /** Ends the open event streams (call first when the server closes). */
+  closeAll(): void;
+}
+
+export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
+  const { options, stores } = deps;
+  const sessions = new ConsoleSessions();
+  const uploads = new UploadMonitor(deps.tus, stores.videos);
+  const events = adminEventsRouter({ events: deps.events, uploads, log: deps.log });
+  const videoAdmin = new VideoAdmin({
+    videos: stores.videos,
+    jobStore: stores.jobs,
+    jobs: deps.jobs,
+    lifecycle: deps.lifecycle,
+    media: deps.media,
+    retryTranscode: (job) => deps.processing.scheduler.retry(job),
+  });
+
+  const router = express.Router();
+  router.use(events.router);
+  router.use(
+    adminOverviewRouter({
+      videos: stores.videos,
+      apps: stores.apps,
+      jobStore: stores.jobs,
+      media: deps.media,
+      tools: deps.processing.tools,
+      publicUrl: options.publicUrl,
+      scriptBaseUrl: options.scriptBaseUrl,
+      boundAddress: deps.boundAddress,
+    }),
+  );
+  router.use(adminVideosRouter({ videos: stores.videos, apps: stores.apps, admin: videoAdmin, processing: deps.processing, viewContext: deps.viewContext }));
+  router.use(adminUploadsRouter(uploads));
+  router.use(adminSettingsRouter({ options, jobs: deps.jobs, boundAddress: deps.boundAddress }));
+
+  return {
+    sessions,
+    session: adminSessionRouter({ token: deps.adminToken, allowRemote: options.adminRemote, sessions }),
+    router,
+    closeAll: () => events.closeAll(),
+  };
+}

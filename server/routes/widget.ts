@@ -1,0 +1,184 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import express, { type Request, type Response, type Router } from 'express';
+import { ApiError, RESULT_CODES } from '../errors.js';
+import { toApiError } from '../http/errorResponses.js';
+import { ParamBag } from '../http/params.js';
+import type { UploadSession } from '../ingest/ingestService.js';
+import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
+import { renderUploadPage, sendUploadPage, sendWidgetError, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
+
+/**
+ * The repository's `widget/` folder: the sources of the two scripts (src/: the shared part and
+ * each form's, assembled at start-up) and the upload page's files, served as they are.
+ */
+export const WIDGET_DIR = path.resolve(import.meta.dirname, '../../widget');
+
+/** Tuning of the upload page (not spec options: the page's own behaviour). */
+export interface UploadPageOptions {
+  /** Bytes per PATCH. Large enough for throughput, small enough that a retry resends little. */
+  chunkSize: number;
+  /** Smallest and largest `chunkSize` a page address may ask for (tests ask for small ones). */
+  chunkSizeRange: { min: number; max: number };
+  /** Milliseconds before each retry of a failed tus request; then the page reports a network error. */
+  retryDelays: number[];
+  /** max-age of the scripts and assets: short, so that a new release reaches host pages soon. */
+  assetMaxAgeSeconds: number;
+}
+
+export const DEFAULT_UPLOAD_PAGE_OPTIONS: UploadPageOptions = {
+  chunkSize: 5 * 1024 * 1024,
+  chunkSizeRange: { min: 16 * 1024, max: 64 * 1024 * 1024 },
+  retryDelays: [0, 1_000, 3_000, 5_000, 10_000, 20_000],
+  assetMaxAgeSeconds: 300,
+};
+
+export interface WidgetRouterDeps {
+  /** The ingest service's check of the widget's values; issues the upload credential. */
+  openUploadSession: (
+    creds: { appId?: string; timestamp?: string; token?: string },
+    videoId: string | undefined,
+    opts: { uploadType?: string; needHandleSepcial?: boolean | string },
+    clientAddress: string,
+  ) => Promise<UploadSession>;
+  /** Reopens a page from its credential (a reload after the spec's timestamp went stale). */
+  reopenUploadSession: (credential: string) => Promise<UploadSession>;
+  /** The public address of the scripts (spec {script_url}) for this request, ending in `/`. */
+  scriptBaseUrl: (req: Request) => string;
+  log: (line: string) => void;
+  page?: Partial<UploadPageOptions>;
+  /** Where the widget files are (tests); the repository's `widget/` by default. */
+  widgetDir?: string;
+}
+
+const JS = 'application/javascript; charset=utf-8';
+
+/**
+ * Spec 4.5: the two widget scripts at `/widget/`, and the upload page they open. Thin: the checks
+ * of the values are the ingest service's, the page is static files plus one JSON block.
+ */
+export function widgetRouter(deps: WidgetRouterDeps): Router {
+  const r = express.Router();
+  const dir = deps.widgetDir ?? WIDGET_DIR;
+  const page = { ...DEFAULT_UPLOAD_PAGE_OPTIONS, ...deps.page };
+
+  // Loaded by <script> from any origin: say so (CORP), and allow CORS for pages that use crossorigin.
+  const crossOrigin = { 'Cross-Origin-Resource-Policy': 'cross-origin', 'Access-Control-Allow-Origin': '*' };
+  const sameOrigin = { 'Cross-Origin-Resource-Policy': 'same-origin' };
+  const assets: Record<string, StaticAsset> = {
+    // Each form is one self-contained script: the shared part, then the form's own (one source, two scripts).
+    '/widget/initUploadWidget.js': loadScriptBundle(widgetSources(dir, 'window'), JS, crossOrigin),
+    '/widget/initUploadABoxWidget.js': loadScriptBundle(widgetSources(dir, 'overlay'), JS, crossOrigin),
+    '/widget/page/upload.js': loadAsset(path.join(dir, 'page/upload.js'), JS, sameOrigin),
+    '/widget/page/upload.css': loadAsset(path.join(dir, 'page/upload.css'), 'text/css; charset=utf-8', sameOrigin),
+  };
+  const tus = tusClientFile();
+  if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);
+  else deps.log('WARNING: tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).');
+  const template = fs.readFileSync(path.join(dir, 'page/upload.html'), 'utf8');
+
+  for (const [route, asset] of Object.entries(assets)) {
+    r.get(route, (req, res) => sendAsset(req, res, asset, page.assetMaxAgeSeconds));
+  }
+
+  // Where the scripts are, for people and consoles setting up an application.
+  r.get('/widget/', (req, res) => {
+    const base = deps.scriptBaseUrl(req);
+    res.set('Cache-Control', 'no-cache').json({ window: `${base}initUploadWidget.js`, overlay: `${base}initUploadABoxWidget.js` });
+  });
+
+  r.get('/widget/upload', async (req: Request, res: Response) => {
+    const q = new ParamBag(req.query);
+    let data: UploadPageData;
+    try {
+      // Our own parameters first (format only, no lookups); then spec 4.5's checks, before anything shows.
+      const mode = readMode(q.get('mode'));
+      const hostOrigin = readOrigin(q.get('origin'));
+      const chunkSize = readChunkSize(q.get('chunkSize'), page);
+      if (!tus) throw new ApiError('SERVICE_UNAVAILABLE', 'the upload page is not installed on this server');
+      // `session` is what the page put in its own address once it was open (upload.js), so
+      // that a reload works past the timestamp's 10 minutes without the spec token in the URL.
+      const reopen = q.get('session');
+      const session = reopen
+        ? await deps.reopenUploadSession(reopen)
+        : await deps.openUploadSession(
+            { appId: q.get('appId'), timestamp: q.get('timestamp'), token: q.get('token') },
+            q.get('videoId'),
+            { uploadType: q.get('uploadType'), needHandleSepcial: q.get('needHandleSepcial') },
+            req.socket.remoteAddress ?? 'unknown',
+          );
+      data = {
+        videoId: session.videoId,
+        credential: session.credential,
+        expiresAt: session.expiresAt,
+        maxBytes: session.maxBytes,
+        uploadType: session.uploadType,
+        needHandleSepcial: session.keepSource,
+        hostOrigin,
+        mode,
+        // Relative to /widget/upload, so that a path prefix in front of vop is kept.
+        endpoint: `..${session.tusPath}`,
+        chunkSize,
+        retryDelays: page.retryDelays,
+      };
+    } catch (err) {
+      const apiErr = toApiError(err);
+      if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) deps.log(`Error on GET /widget/upload: ${(err as Error)?.stack ?? String(err)}`);
+      sendWidgetError(res, apiErr);
+      return;
+    }
+    sendUploadPage(res, renderUploadPage(template, data), data.mode);
+  });
+
+  return r;
+}
+
+/** The source files of a widget form's script, in the order they run. */
+function widgetSources(dir: string, form: WidgetMode): string[] {
+  return [path.join(dir, 'src/shared.js'), path.join(dir, `src/${form}.js`)];
+}
+
+/** tus-js-client's browser build, if the package is installed. */
+function tusClientFile(): string | undefined {
+  try {
+    return createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js');
+  } catch {
+    return undefined;
+  }
+}
+
+function readMode(value: string | undefined): WidgetMode {
+  const v = (value ?? '').trim().toLowerCase();
+  if (v === '' || v === 'window') return 'window';
+  if (v === 'overlay') return 'overlay';
+  throw new ApiError('INVALID_PARAMETER', 'mode must be window or overlay');
+}
+
+/**
+ * The host page's origin, where the page posts its results (postMessage's targetOrigin). Exactly
+ * an http(s) origin; absent means the page was opened without a widget and posts nothing.
+ */
+function readOrigin(value: string | undefined): string {
+  const v = (value ?? '').trim();
+  if (v === '') return '';
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ApiError('INVALID_PARAMETER', 'origin must be an http or https origin');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== v) {
+    throw new ApiError('INVALID_PARAMETER', 'origin must be an http or https origin');
+  }
+  return url.origin;
+}
+
+function readChunkSize(value: string | undefined, page: UploadPageOptions): number {
+  const v = (value ?? '').trim();
+  if (v === '') return page.chunkSize;
+  const n = Number(v);
+  const { min, max } = page.chunkSizeRange;
+  if (!/^\d+$/.test(v) || n < min || n > max) throw new ApiError('INVALID_PARAMETER', `chunkSize must be a whole number of bytes from ${min} to ${max}`);
+  return n;
+}

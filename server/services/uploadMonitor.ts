@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { UploadInProgress } from '../http/adminApiTypes.js';
+import type { VideoStore } from '../storage/types.js';
+
+/** What the monitor reads of the tus endpoint: its folder and its store (server/ingest/tusUpload.ts). */
+export interface TusUploadSource {
+  directory: string;
+  store: {
+    getUpload(id: string): Promise<{ offset: number; size?: number; metadata?: Record<string, string | null>; creation_date?: string }>;
+  };
+}
+
+/** tus upload ids as @tus/server names them (16 random bytes, hex). */
+const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
+/** An upload with no byte for this long counts as stalled (its rate is 0). */
+const STALLED_MS = 5_000;
+/** Rates are measured over at least this long, so a burst of one chunk does not read as the speed. */
+const MIN_SAMPLE_MS = 900;
+
+/**
+ * Uploads in progress on the tus endpoint, read from its store's folder (the ingest code emits
+ * no per-byte events; multipart uploads finish within one request and are not listed). The rate
+ * is measured between successive calls, which the events stream makes every second while a
+ * console is watching.
+ */
+export class UploadMonitor {
+  private samples = new Map<string, { offset: number; at: number; rate: number | null }>();
+
+  constructor(
+    private readonly source: TusUploadSource,
+    private readonly videos: VideoStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async list(): Promise<UploadInProgress[]> {
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(this.source.directory);
+    } catch {
+      return [];
+    }
+    const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+    const out: UploadInProgress[] = [];
+    const now = this.now();
+    for (const id of ids) {
+      let upload;
+      let mtimeMs: number;
+      try {
+        upload = await this.source.store.getUpload(id);
+        // The id is checked against UPLOAD_ID_RE above: no request text reaches this path.
+        mtimeMs = (await fs.promises.stat(path.join(this.source.directory, id))).mtimeMs;
+      } catch {
+        continue; // finished or removed meanwhile
+      }
+      const size = upload.size ?? null;
+      if (size !== null && upload.offset >= size) continue; // complete: being checked, then gone
+      const meta = upload.metadata ?? {};
+      const videoId = meta.videoId ?? '';
+      const rate = this.rate(id, upload.offset, now, mtimeMs);
+      out.push({
+        id,
+        videoId,
+        appId: meta.appId ?? '',
+        title: videoId ? ((await this.videos.get(videoId))?.title ?? '') : '',
+        filename: meta.filename ?? '',
+        uploadType: meta.uploadType ?? '',
+        size,
+        offset: upload.offset,
+        percent: size ? Math.min(100, Math.floor((upload.offset / size) * 100)) : null,
+        createdAt: upload.creation_date ? new Date(upload.creation_date).toISOString() : null,
+        lastWriteAt: new Date(mtimeMs).toISOString(),
+        bytesPerSecond: rate,
+        etaSeconds: size !== null && rate !== null && rate > 0 ? Math.ceil((size - upload.offset) / rate) : null,
+      });
+    }
+    for (const id of this.samples.keys()) if (!ids.includes(id)) this.samples.delete(id);
+    return out.sort((a, b) => (a.createdAt ?? '').localeCompare(b.createdAt ?? ''));
+  }
+
+  /** Bytes per second since the previous sample, smoothed; 0 for a stalled upload; null before a second sample. */
+  private rate(id: string, offset: number, now: number, mtimeMs: number): number | null {
+    if (now - mtimeMs > STALLED_MS) {
+      this.samples.set(id, { offset, at: now, rate: 0 });
+      return 0;
+    }
+    const prev = this.samples.get(id);
+    if (!prev) {
+      this.samples.set(id, { offset, at: now, rate: null });
+      return null;
+    }
+    if (now - prev.at < MIN_SAMPLE_MS) return prev.rate;
+    const current = Math.max(0, (offset - prev.offset) / ((now - prev.at) / 1000));
+    const rate = Math.round(prev.rate ? prev.rate * 0.5 + current * 0.5 : current);
+    this.samples.set(id, { offset, at: now, rate });
+    return rate;
+  }
+}

@@ -1,0 +1,92 @@
+import { ApiError } from '../errors.js';
+import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import type { JobRecord, JobStore } from '../jobs/types.js';
+import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { VideoRecord, VideoStore } from '../storage/types.js';
+import type { VideoLifecycle } from './videoLifecycle.js';
+import { VideoStatus } from './videoStatus.js';
+
+export interface VideoAdminDeps {
+  videos: VideoStore;
+  jobStore: JobStore;
+  jobs: JobQueue;
+  lifecycle: VideoLifecycle;
+  media: LocalMediaStore;
+  /** Retries a failed transcode job, moving its video from 7 back to 5 (TranscodeScheduler.retry). */
+  retryTranscode(job: JobRecord): Promise<boolean>;
+}
+
+/** What a retry did. */
+export type RetryAction = 'transcode' | 'download';
+
+/**
+ * What the console does to one video beyond the spec API: retry a failed one, delete one. Used by
+ * routes/adminVideos.ts; no HTTP here.
+ */
+export class VideoAdmin {
+  constructor(private readonly deps: VideoAdminDeps) {}
+
+  /**
+   * Sends a failed video back: 7 → 5 (transcoded again from its stored source), 4 → 2 (downloaded
+   * again from its SourceFilePath). The failed job is retried when there is one, so the queue
+   * keeps one history per video; otherwise a new job is queued.
+   */
+  async retry(videoId: string): Promise<{ video: VideoRecord; action: RetryAction }> {
+    const video = await this.require(videoId);
+    const reason = 'retried by an admin';
+    if (video.status === VideoStatus.TranscodingFailed) {
+      if (!video.sourceFile) throw new ApiError('VIDEO_STATE_CONFLICT', 'its source file is not stored; register the video again and upload the file');
+      const job = await this.lastEnded(videoId, TRANSCODE_JOB);
+      // Without a failed job (the file was refused at intake), the move to 5 queues a new one.
+      const ok = job ? await this.deps.retryTranscode(job) : await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForTranscoding, { from: [VideoStatus.TranscodingFailed], reason });
+      if (!ok) throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; reload it');
+      return { video: await this.require(videoId), action: 'transcode' };
+    }
+    if (video.status === VideoStatus.DownloadFailed) {
+      if (!(await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDownload, { from: [VideoStatus.DownloadFailed], reason }))) {
+        throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; reload it');
+      }
+      const job = await this.lastEnded(videoId, DOWNLOAD_JOB);
+      if (!job || !(await this.deps.jobs.retry(job.id))) await this.deps.jobs.enqueue(DOWNLOAD_JOB, { videoId }, { videoId });
+      return { video: await this.require(videoId), action: 'download' };
+    }
+    throw new ApiError('VIDEO_STATE_CONFLICT', 'only a video whose download (4) or transcoding (7) failed can be retried');
+  }
+
+  /**
+   * Deletes a video: status 0 ("waiting for deletion", spec section 3) first, so nothing starts
+   * on it; then its live jobs are cancelled and every file it has (source, renditions, HLS,
+   * covers, partial uploads) is removed, and its renditions forgotten. The record stays, in
+   * status 0 with its history, so the applications that knew it can still see what became of it.
+   * Deleting a video already in 0 purges again (a purge cut off by a crash finishes).
+   */
+  async remove(videoId: string): Promise<VideoRecord> {
+    const video = await this.require(videoId);
+    if (video.status !== VideoStatus.WaitingForDeletion) {
+      const moved = await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDeletion, { from: [video.status], reason: 'deleted by an admin' });
+      if (!moved) throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; try again');
+    }
+    // After the move: a cancelled job's give-up finds the video in 0 and leaves it there.
+    for (const job of await this.deps.jobStore.list({ videoId, states: ['queued', 'running'], limit: 100 })) await this.deps.jobs.cancel(job.id);
+    const renditions = await this.deps.videos.renditions(videoId);
+    await this.deps.media.removeVideo(videoId, renditions.map((r) => r.file));
+    await this.deps.videos.setRenditions(videoId, []);
+    await this.deps.videos.updateMedia(videoId, { sourceFile: '', coverFile: '' });
+    return this.require(videoId);
+  }
+
+  private async require(videoId: string): Promise<VideoRecord> {
+    const video = await this.deps.videos.get(videoId);
+    if (!video) throw new ApiError('VIDEO_NOT_FOUND');
+    return video;
+  }
+
+  /** The video's most recent job of `type` that ended without success, if no job of that type is live. */
+  private async lastEnded(videoId: string, type: string): Promise<JobRecord | undefined> {
+    const list = await this.deps.jobStore.list({ videoId, types: [type], limit: 20 });
+    if (list.some((j) => j.state === 'queued' || j.state === 'running')) return undefined;
+    return list.filter((j) => j.state === 'failed' || j.state === 'cancelled').sort((a, b) => b.updatedAt - a.updatedAt)[0];
+  }
+}

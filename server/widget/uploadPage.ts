@@ -1,0 +1,99 @@
+import type { Response } from 'express';
+import type { ApiError } from '../errors.js';
+
+/** The two forms of spec 4.5: the page is the same, only where it posts its results differs. */
+export type WidgetMode = 'window' | 'overlay';
+
+/** What the upload page's script reads from its `#vop-session` block (widget/page/upload.js `Session`). */
+export interface UploadPageData {
+  videoId: string;
+  /** Sent as X-Upload-Credential on every tus request: scoped to this video, expiring. */
+  credential: string;
+  expiresAt: number;
+  maxBytes: number;
+  uploadType: 'flash' | 'silverlight';
+  needHandleSepcial: boolean;
+  /** The only origin the page posts results to (empty: posts nothing). */
+  hostOrigin: string;
+  mode: WidgetMode;
+  /** tus creation URL, relative to the page (so that a path prefix in front of vop still works). */
+  endpoint: string;
+  chunkSize: number;
+  retryDelays: number[];
+}
+
+/** Where the template takes the session block. */
+const SESSION_MARK = '<!--VOP_SESSION-->';
+
+/**
+ * JSON that is safe inside a `<script type="application/json">` element: `<`, `>` and `&` are
+ * escaped so that no value (a file name, a reason) can close the element or open a comment, and
+ * U+2028/2029 for old parsers. JSON.parse reads the escapes back as the same characters.
+ */
+export function jsonForScriptBlock(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Fills the page template (widget/page/upload.html) with the session block. */
+export function renderUploadPage(template: string, data: UploadPageData): string {
+  if (!template.includes(SESSION_MARK)) throw new Error(`upload page template lacks ${SESSION_MARK}`);
+  return template.replace(SESSION_MARK, () => `<script type="application/json" id="vop-session">${jsonForScriptBlock(data)}</script>`);
+}
+
+/**
+ * The upload page's Content-Security-Policy. Scripts and styles only from vop itself, no inline
+ * script at all (the session is a JSON data block, which CSP does not execute), requests only to
+ * vop (the tus endpoint).
+ *
+ * Framing: the overlay form shows the page in an iframe on the host's page, so `frame-ancestors *`
+ * there; the window form forbids framing. Clickjacking the overlay gains an attacker nothing: the
+ * page does one thing, upload a file that the user picks in the browser's own file chooser, to the
+ * one video whose token the embedding application computed; whoever holds that token could upload
+ * without the page anyway.
+ */
+export function uploadPageCsp(mode: WidgetMode): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    mode === 'overlay' ? 'frame-ancestors *' : "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** Headers every answer of `/widget/upload` carries: it holds a token and a credential. */
+function commonPageHeaders(res: Response): void {
+  res.set({
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+    // The window form needs window.opener to post its result: a COOP other than unsafe-none would cut it.
+    'Cross-Origin-Opener-Policy': 'unsafe-none',
+  });
+}
+
+/** Sends the upload page. */
+export function sendUploadPage(res: Response, html: string, mode: WidgetMode): void {
+  commonPageHeaders(res);
+  res.set({ 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': uploadPageCsp(mode) });
+  if (mode === 'window') res.set('X-Frame-Options', 'DENY');
+  res.status(200).send(html);
+}
+
+/** Spec 4.5 and 7.2: the plain text the page shows when the values do not check out. */
+export function widgetErrorText(err: ApiError): string {
+  return `ErrorCode : ${err.code}, ErrorMessage : ${err.message}`;
+}
+
+/**
+ * Sends the spec's error text, with the catalogue's HTTP status. It may be framed (the overlay
+ * shows it in its layer) and runs nothing.
+ */
+export function sendWidgetError(res: Response, err: ApiError): void {
+  commonPageHeaders(res);
+  res.set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Security-Policy': "default-src 'none'; frame-ancestors *" });
+  res.status(err.def.httpStatus).send(widgetErrorText(err));
+}

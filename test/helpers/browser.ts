@@ -1,0 +1,56 @@
+/**
+ * Real Chromium for the browser tests (playwright-core drives the system's Chromium: no browser
+ * download), and a tiny web server on another origin to play the application's host page.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+
+/** Quiet, headless, no background traffic; no sandbox because test containers run as root. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** Launches Chromium: `CHROMIUM_PATH` if set, else Debian's `/usr/bin/chromium`. */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
+/** An application's web server, as far as a browser test needs one: pages it serves by path. */
+export interface HostServer {
+  /** `http://localhost:<port>`: another origin than vop's `http://127.0.0.1:<port>`. */
+  origin: string;
+  /** Serves `html` at `path` (text/html) from now on. */
+  page(path: string, html: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the host page server on loopback. Its origin uses the name `localhost`, so it differs
+ * from vop's (127.0.0.1) by host as well as by port: a different site, as in real deployments.
+ */
+export async function startHostServer(): Promise<HostServer> {
+  const pages = new Map<string, string>();
+  const server = http.createServer((req, res) => {
+    const html = pages.get(new URL(req.url ?? '/', 'http://x').pathname);
+    if (html === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://localhost:${port}`,
+    page: (path, html) => pages.set(path, html),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Text safe inside HTML (attributes and text). */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

@@ -1,0 +1,69 @@
+/**
+ * Helpers of the console tests: the console built once (scripts/build-console.mjs, skipped while
+ * renderer/dist is newer than renderer/src), and a cookie session like a browser's.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './server.js';
+
+const LOCK = path.join(ROOT, 'renderer/.build-lock');
+
+/** Builds the console unless renderer/dist is up to date. Test files starting at once build it once. */
+export async function ensureConsoleBuilt(): Promise<void> {
+  for (;;) {
+    try {
+      fs.mkdirSync(LOCK);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // Another test file is building: wait for it (a lock older than 3 minutes was left by a crash).
+      const age = Date.now() - (fs.statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 180_000) fs.rmSync(LOCK, { recursive: true, force: true });
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    const child = spawn(process.execPath, [path.join(ROOT, 'scripts/build-console.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    if (code !== 0) throw new Error(`building the console failed (exit ${code}):\n${out}`);
+  } finally {
+    fs.rmSync(LOCK, { recursive: true, force: true });
+  }
+}
+
+/** The admin API as the console calls it: a session cookie and the X-Vop-Console header. */
+export class CookieClient {
+  cookie = '';
+
+  constructor(readonly baseUrl: string) {}
+
+  async login(token: string): Promise<Response> {
+    const res = await this.raw('POST', '/admin/api/session', { token });
+    const set = res.headers.get('set-cookie');
+    if (set) this.cookie = set.split(';')[0]!;
+    return res;
+  }
+
+  /** A request with the cookie; `consoleHeader: false` leaves out X-Vop-Console. */
+  async raw(method: string, p: string, body?: unknown, opts: { consoleHeader?: boolean } = {}): Promise<Response> {
+    return fetch(`${this.baseUrl}${p}`, {
+      method,
+      headers: {
+        ...(this.cookie ? { cookie: this.cookie } : {}),
+        ...(opts.consoleHeader === false ? {} : { 'x-vop-console': '1' }),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  async json(method: string, p: string, body?: unknown, opts: { consoleHeader?: boolean } = {}): Promise<{ status: number; body: any }> {
+    const res = await this.raw(method, `/admin/api${p}`, body, opts);
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+}

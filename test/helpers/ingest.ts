@@ -1,0 +1,91 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { VopServer } from '../../server/app.js';
+import type { SpecClient } from './client.js';
+
+/** sha256 of a file, hex. */
+export function sha256File(file: string): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+export function sha256(data: Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** Resolves with the video's status once it is one of `statuses` (rejects after `timeoutMs`). */
+export async function waitForStatus(vop: VopServer, videoId: string, statuses: number[], timeoutMs = 20_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await vop.stores.videos.get(videoId);
+    if (v && statuses.includes(v.status)) return v.status;
+    if (Date.now() > until) throw new Error(`video ${videoId} stayed in status ${v?.status} (wanted ${statuses.join(' or ')})`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Statuses that end ingest: download failed, waiting for transcoding, not a video. */
+const INGEST_OUTCOMES = [4, 5, 7];
+
+/**
+ * Resolves with how ingest ended for the video (4, 5 or 7), read from its status history: the
+ * transcoder may already have moved it on from 5.
+ */
+export async function waitForIngest(vop: VopServer, videoId: string, timeoutMs = 20_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const path = await ingestPath(vop, videoId);
+    const last = path.at(-1);
+    if (path.length > 1 && last !== undefined && INGEST_OUTCOMES.includes(last)) return last;
+    if (Date.now() > until) throw new Error(`ingest of ${videoId} did not end (statuses so far: ${path.join(' → ')})`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The statuses of ingest, oldest first: the history up to the first of 4, 5 or 7. */
+export async function ingestPath(vop: VopServer, videoId: string): Promise<number[]> {
+  const all = await statusPath(vop, videoId);
+  const end = all.findIndex((s, i) => i > 0 && INGEST_OUTCOMES.includes(s));
+  return end === -1 ? all : all.slice(0, end + 1);
+}
+
+/** The statuses a video went through, oldest first (the registration's first row included). */
+export async function statusPath(vop: VopServer, videoId: string): Promise<number[]> {
+  return (await vop.stores.videos.statusHistory(videoId)).map((c) => c.to);
+}
+
+/** tus Upload-Metadata: `key base64(value)` pairs. */
+export function tusMetadata(values: Record<string, string>): string {
+  return Object.entries(values)
+    .map(([k, v]) => `${k} ${Buffer.from(v).toString('base64')}`)
+    .join(',');
+}
+
+/** The widget's auth values as tus metadata keys, for `videoId`. */
+export function tokenMetadata(client: SpecClient, videoId: string, extra: Record<string, string> = {}): Record<string, string> {
+  const a = client.auth();
+  return { appId: a.AppId!, timestamp: a.Timestamp!, token: a.Token!, videoId, filename: 'clip.mp4', ...extra };
+}
+
+/** Raw tus creation (POST); resolves with the response and the absolute upload URL, if any. */
+export async function tusCreate(baseUrl: string, length: number, headers: Record<string, string>): Promise<{ res: Response; url: string | undefined; body: string }> {
+  const res = await fetch(`${baseUrl}/upload/tus/`, {
+    method: 'POST',
+    headers: { 'Tus-Resumable': '1.0.0', 'Upload-Length': String(length), ...headers },
+  });
+  const location = res.headers.get('location');
+  return { res, url: location ? new URL(location, baseUrl).toString() : undefined, body: await res.text() };
+}
+
+/** Raw tus PATCH of `data` at `offset`. */
+export async function tusPatch(url: string, offset: number, data: Buffer, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'PATCH',
+    headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', ...headers },
+    body: Uint8Array.from(data),
+  });
+}
+
+/** Raw tus HEAD. */
+export async function tusHead(url: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0', ...headers } });
+}

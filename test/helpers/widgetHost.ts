@@ -1,0 +1,90 @@
+/**
+ * An application's page that embeds a vop upload widget, the way the README tells applications to:
+ * the auth values computed on the application's server, the script loaded from vop, openUpload
+ * called from a click. Callbacks are recorded in `window.events` for the test to read.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { Frame, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { nowSeconds, specToken, type SpecClient } from './client.js';
+import { escapeHtml } from './browser.js';
+
+export type WidgetScript = 'initUploadWidget.js' | 'initUploadABoxWidget.js';
+
+/** A callback as the host page saw it. */
+export interface HostEvent {
+  type: 'success' | 'failure' | 'error';
+  value: string;
+}
+
+/** Spec 4.5's values for one video, computed server-side (token = MD5(timestamp + secret)). */
+export function widgetOptions(app: SpecClient, videoId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const timestamp = nowSeconds();
+  return { appId: app.appId, timestamp, token: specToken(timestamp, app.secret), videoId, ...extra };
+}
+
+/** JSON for an inline script of the host page (which has no CSP: it is the application's page). */
+function jsonInScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+/**
+ * The host page: a button `#open` that calls openUpload with `options`; `window.openWith(extra)`
+ * does the same with changed options (for tests of bad values); `window.handle` is what it returned.
+ */
+export function hostPageHtml(vopBaseUrl: string, script: WidgetScript, options: Record<string, unknown>, body = ''): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>An application</title>
+<style>body { font: 16px system-ui, sans-serif; margin: 0; padding: 24px; background: #f1f5f9; } .content { max-width: 720px; }</style>
+</head><body>
+<div class="content"><h1>My application</h1><p>Add a video to your library.</p>
+<button id="open" type="button">Upload a video</button>${body}</div>
+<script src="${escapeHtml(`${vopBaseUrl}/widget/${script}`)}"></script>
+<script>
+  window.events = [];
+  const record = (type) => (value) => window.events.push({ type, value: String(value) });
+  const options = ${jsonInScript(options)};
+  window.openWith = (extra) => {
+    window.handle = openUpload(Object.assign({}, options, { onSuccess: record('success'), onFailure: record('failure'), onError: record('error') }, extra || {}));
+  };
+  document.getElementById('open').addEventListener('click', () => window.openWith());
+</script>
+</body></html>`;
+}
+
+/** The callbacks the host page has seen so far. */
+export function hostEvents(page: Page | Frame): Promise<HostEvent[]> {
+  return page.evaluate(() => (window as unknown as { events: HostEvent[] }).events);
+}
+
+/** Waits until the host page has seen `n` callbacks, and returns them. */
+export async function waitForHostEvents(page: Page | Frame, n = 1, timeout = 30_000): Promise<HostEvent[]> {
+  await page.waitForFunction((count) => (window as unknown as { events: unknown[] }).events.length >= count, n, { timeout });
+  return hostEvents(page);
+}
+
+/** Polls the spec API until the video's Status is one of `statuses`. */
+export async function waitForStatus(app: SpecClient, videoId: string, statuses: number[], timeoutMs = 30_000): Promise<number> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < until) {
+    const r = await app.get('/Api/Video/Get', { Id: videoId });
+    last = r.body?.VideoModel?.Status;
+    if (typeof last === 'number' && statuses.includes(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  expect.fail(`video ${videoId} did not reach status ${statuses.join(' or ')} (last: ${String(last)})`);
+}
+
+export function sha256File(file: string): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+/** Waits until the upload page's progress bar is drawn full (its width is animated), for screenshots. */
+export async function waitForFullBar(page: Page | Frame): Promise<void> {
+  await page.waitForFunction(() => {
+    const fill = document.getElementById('fill')!.getBoundingClientRect().width;
+    return fill > 0 && fill === document.getElementById('bar')!.getBoundingClientRect().width;
+  });
+}

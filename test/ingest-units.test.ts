@@ -1,0 +1,183 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VopEventBus } from '../server/events.js';
+import { DownloadError, downloadToFile } from '../server/ingest/httpDownload.js';
+import { JobQueue, PermanentJobError } from '../server/jobs/jobQueue.js';
+import { openSqlJsStores } from '../server/storage/sqljsStore.js';
+import { resolveIngestOptions } from '../server/ingest/ingestOptions.js';
+import { PullPolicy } from '../server/ingest/pullPolicy.js';
+import { UploadCredentials } from '../server/ingest/uploadCredential.js';
+import { tempDataDir } from './helpers/server.js';
+
+const fakeDns = (answers: Record<string, string[]>) => async (host: string) => {
+  const list = answers[host];
+  if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+};
+
+describe('pull address policy', () => {
+  const policy = new PullPolicy({ allow: [], deny: [] });
+
+  it('allows loopback, private LAN and public addresses by default', () => {
+    for (const a of ['127.0.0.1', '::1', '10.1.2.3', '172.16.0.9', '192.168.1.20', 'fd12:3456::1', '93.184.216.34', '2606:4700::1']) {
+      expect(policy.refusal(a), a).toBeUndefined();
+    }
+  });
+
+  it('refuses link-local, multicast, unspecified, broadcast and cloud metadata, in any notation', () => {
+    for (const a of [
+      '169.254.169.254',
+      '169.254.1.1',
+      'fe80::1',
+      '224.0.0.1',
+      'ff02::1',
+      '0.0.0.0',
+      '0.1.2.3',
+      '::',
+      '255.255.255.255',
+      'fd00:ec2::254',
+      '100.100.100.200',
+      '::ffff:169.254.169.254',
+      '::ffff:0.0.0.0',
+      '64:ff9b::a9fe:a9fe',
+    ]) {
+      expect(policy.refusal(a), a).toMatch(/^refused address /);
+    }
+  });
+
+  it('refuses a host if any of its addresses is refused (mixed DNS answers)', async () => {
+    const p = new PullPolicy({ allow: [], deny: [] }, fakeDns({ 'mixed.test': ['93.184.216.34', '169.254.169.254'], 'ok.test': ['127.0.0.1', '::1'] }));
+    await expect(p.resolve('mixed.test')).rejects.toThrow(/refused address 169\.254\.169\.254 \(linkLocal\) for host mixed\.test/);
+    await expect(p.resolve('ok.test')).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(p.resolve('metadata.google.internal.')).rejects.toThrow(/refused host metadata\.google\.internal/);
+    await expect(p.resolve('[::1]')).resolves.toEqual({ address: '::1', family: 6 });
+  });
+
+  it('allow and deny lists narrow the default and never widen it', () => {
+    const p = new PullPolicy({ allow: ['10.0.0.0/8', '169.254.0.0/16'], deny: ['10.9.0.0/16'] });
+    expect(p.refusal('10.1.1.1')).toBeUndefined();
+    expect(p.refusal('10.9.1.1')).toMatch(/in pull\.deny/);
+    expect(p.refusal('127.0.0.1')).toMatch(/not in pull\.allow/);
+    expect(p.refusal('::ffff:10.1.1.1')).toBeUndefined();
+    expect(p.refusal('169.254.169.254')).toMatch(/linkLocal/);
+  });
+});
+
+describe('downloads are pinned to the checked address', () => {
+  let server: http.Server;
+  let port: number;
+  const seenHosts: string[] = [];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      seenHosts.push(req.headers.host ?? '');
+      res.end('hello');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it('connects to the address the policy resolved, not to what the system resolver says', async () => {
+    // "rebind.test" does not exist in DNS: only the policy's answer can make this connect.
+    const policy = new PullPolicy({ allow: [], deny: [] }, fakeDns({ 'rebind.test': ['127.0.0.1'] }));
+    const dest = path.join(tempDataDir(), 'out');
+    const result = await downloadToFile(`http://rebind.test:${port}/file.mp4`, dest, { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000 });
+    expect(result.bytes).toBe(5);
+    expect(fs.readFileSync(dest, 'utf8')).toBe('hello');
+    expect(seenHosts.at(-1)).toBe(`rebind.test:${port}`);
+  });
+
+  it('refuses other schemes and credentials in the URL, permanently', async () => {
+    const policy = new PullPolicy({ allow: [], deny: [] });
+    const opts = { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000 };
+    for (const url of ['ftp://127.0.0.1/x.mp4', 'file:///etc/passwd', `http://user:pw@127.0.0.1:${port}/x.mp4`]) {
+      const err = await downloadToFile(url, path.join(tempDataDir(), 'x'), opts).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DownloadError);
+      expect((err as DownloadError).permanent).toBe(true);
+    }
+  });
+
+  it('a refused connection is transient (worth a retry)', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const p = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const err = await downloadToFile(`http://127.0.0.1:${p}/x.mp4`, path.join(tempDataDir(), 'x'), {
+      policy: new PullPolicy({ allow: [], deny: [] }),
+      maxBytes: 100,
+      maxRedirects: 0,
+      connectTimeoutMs: 1000,
+      idleTimeoutMs: 1000,
+    }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DownloadError);
+    expect((err as DownloadError).permanent).toBe(false);
+  });
+});
+
+describe('ingest options', () => {
+  it('fills defaults: 2 GB flash, 6 GB silverlight, 24 h expiry, 6 h credentials, 5 redirects, 2 downloads at once', () => {
+    const o = resolveIngestOptions();
+    expect(o.maxUploadBytes).toEqual({ flash: 2 * 1024 ** 3, silverlight: 6 * 1024 ** 3 });
+    expect(o.uploadExpiryMs).toBe(24 * 3600_000);
+    expect(o.credentialTtlMs).toBe(6 * 3600_000);
+    expect(o.pull).toMatchObject({ maxRedirects: 5, concurrency: 2, maxBytes: 6 * 1024 ** 3, connectTimeoutMs: 10_000, idleTimeoutMs: 30_000 });
+  });
+
+  it('names the bad option', () => {
+    expect(() => resolveIngestOptions({ maxUploadBytes: { flash: 0 } })).toThrow(/ingest\.maxUploadBytes\.flash/);
+    expect(() => resolveIngestOptions({ pull: { deny: ['10.0.0.0'] } })).toThrow(/ingest\.pull\.deny: "10\.0\.0\.0" is not a CIDR/);
+    expect(() => resolveIngestOptions({ pull: { retry: { maxRetries: -1 } } })).toThrow(/ingest\.pull\.retry/);
+    expect(() => resolveIngestOptions({ pull: { maxRedirects: 50 } })).toThrow(/ingest\.pull\.maxRedirects/);
+  });
+});
+
+describe('upload credentials', () => {
+  it('verify what they signed, refuse tampering and expiry; the key file is private and reused', () => {
+    const dir = tempDataDir();
+    const creds = UploadCredentials.open(dir);
+    const grant = { videoId: 'v', appId: 'a', expiresAt: Date.now() + 1000, keepSource: true, maxBytes: 10, uploadType: 'flash' as const };
+    const c = creds.sign(grant);
+    expect(creds.verify(c)).toEqual({ grant });
+    expect(UploadCredentials.open(dir).verify(c)).toEqual({ grant });
+    expect(fs.statSync(path.join(dir, 'upload-credential.key')).mode & 0o777).toBe(0o600);
+    const [payload, mac] = c.split('.') as [string, string];
+    const changed = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), m: 10 ** 12 })).toString('base64url');
+    expect(creds.verify(`${changed}.${mac}`)).toEqual({ refused: 'forged' });
+    expect(creds.verify('nonsense')).toEqual({ refused: 'malformed' });
+    expect(creds.verify(c, grant.expiresAt + 1)).toEqual({ refused: 'expired' });
+    expect(UploadCredentials.open(tempDataDir()).verify(c)).toEqual({ refused: 'forged' });
+  });
+});
+
+describe('job queue: permanent failures', () => {
+  it('a handler that throws PermanentJobError gives up at once, without using its retries', async () => {
+    const stores = await openSqlJsStores({ dir: tempDataDir() });
+    const queue = new JobQueue(stores.jobs, new VopEventBus(), () => undefined);
+    const attempts: string[] = [];
+    const gaveUp: string[] = [];
+    for (const [type, err] of [['never', new PermanentJobError('404')], ['later', new Error('503')]] as const) {
+      queue.register(type, {
+        concurrency: 1,
+        retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 1, jitter: false },
+        async handle() {
+          attempts.push(type);
+          throw err;
+        },
+        async onGiveUp(_job, reason) {
+          gaveUp.push(`${type}: ${reason}`);
+        },
+      });
+      await queue.enqueue(type, {});
+    }
+    await queue.start();
+    await queue.idle();
+    await queue.stop();
+    await stores.close();
+    expect(attempts.filter((t) => t === 'never')).toHaveLength(1);
+    expect(attempts.filter((t) => t === 'later')).toHaveLength(4);
+    expect(gaveUp.sort()).toEqual(['later: 503', 'never: 404']);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The names processing writes and delivery accepts, and the clean-up of an attempt that did not
+ * finish (what `recover` runs before a job cut off by a crash runs again). No ffmpeg here.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { removeAttemptOutputs } from '../server/processing/attemptOutputs.js';
+import { makeDateFolder, sourceExtension, videoIdOfPlayFile } from '../server/processing/mediaNames.js';
+import { LocalMediaStore } from '../server/storage/mediaStore.js';
+import { makeTempDir } from './helpers/clips.js';
+import { listFiles } from './helpers/processing.js';
+
+const ID = '0b5e7a0e-3c1f-4f4e-9d7a-2b6c8e1f5a90';
+const OTHER = '7d1f3c2a-9e8b-4a6d-8c5f-1e2d3c4b5a69';
+
+describe('media names', () => {
+  it('reads the video id from a play file name only when the name is one vop makes', () => {
+    expect(videoIdOfPlayFile('20260115', `${ID}_720p.mp4`)).toBe(ID);
+    expect(videoIdOfPlayFile('20260115', `${ID}_source.webm`)).toBe(ID);
+    for (const [date, file] of [
+      ['2026-01-15', `${ID}_720p.mp4`],
+      ['..', `${ID}_720p.mp4`],
+      ['20260115', `.${ID}_720p.mp4.partial-0a1b2c.mp4`],
+      ['20260115', `${ID}_720p.mp4/..`],
+      ['20260115', `${ID.toUpperCase()}_720p.mp4`],
+      ['20260115', `${ID}_.mp4`],
+      ['20260115', `${ID}_720p`],
+      ['20260115', `x${ID}_720p.mp4`],
+      ['20260115', '../vop.db'],
+    ]) {
+      expect(videoIdOfPlayFile(date!, file!), `${date}/${file}`).toBeUndefined();
+    }
+  });
+
+  it('names the date folder in the configured zone', () => {
+    const at = Date.UTC(2026, 0, 15, 20, 30); // 15 Jan 20:30 UTC is already 16 Jan in Shanghai
+    expect(makeDateFolder('UTC')(at)).toBe('20260115');
+    expect(makeDateFolder('Asia/Shanghai')(at)).toBe('20260116');
+    expect(makeDateFolder()(at)).toMatch(/^202601(15|16)$/);
+  });
+
+  it('gives a kept source the extension of its container', () => {
+    expect(sourceExtension('mov,mp4,m4a,3gp,3g2,mj2', 'h264')).toBe('mp4');
+    expect(sourceExtension('matroska,webm', 'vp9')).toBe('webm');
+    expect(sourceExtension('matroska,webm', 'h264')).toBe('mkv');
+    expect(sourceExtension('avi', 'mpeg4')).toBe('avi');
+    expect(sourceExtension('mpegts', 'h264')).toBe('ts');
+    expect(sourceExtension('something', 'x')).toBe('bin');
+  });
+});
+
+describe('clean-up of an unfinished attempt', () => {
+  it('removes its temporary outputs and unlisted renditions, and nothing of other videos or other days', async () => {
+    const media = new LocalMediaStore(makeTempDir());
+    const day = media.path('play', '20260115');
+    const otherDay = media.path('play', '20260114');
+    fs.mkdirSync(day, { recursive: true });
+    fs.mkdirSync(otherDay, { recursive: true });
+    const write = (file: string) => (fs.mkdirSync(path.dirname(file), { recursive: true }), fs.writeFileSync(file, 'x'));
+    // This video: a listed rendition (kept), a complete but unlisted one and a temporary one (removed).
+    write(path.join(day, `${ID}_720p.mp4`));
+    write(path.join(day, `${ID}_480p.mp4`));
+    write(path.join(day, `.${ID}_360p.mp4.partial-0a1b2c3d4e5f.mp4`));
+    write(media.path('covers', ID, 'cover.jpg'));
+    // (Temporary names start with a dot, which media.path refuses: joined by hand here.)
+    write(path.join(media.path('covers', ID), '.cover.jpg.partial-0a1b2c3d4e5f.jpg'));
+    write(path.join(media.path('hls'), `.${ID}.partial-0a1b2c3d4e5f`, '720p', 'index.m3u8'));
+    // Another video's outputs, in progress or done, and this video's files of another day: untouched.
+    write(path.join(day, `${OTHER}_720p.mp4`));
+    write(path.join(day, `.${OTHER}_720p.mp4.partial-0a1b2c3d4e5f.mp4`));
+    fs.mkdirSync(path.join(media.path('hls'), `.${OTHER}.partial-0a1b2c3d4e5f`), { recursive: true });
+    write(path.join(otherDay, `${ID}_720p.mp4`));
+
+    const removed = await removeAttemptOutputs(media, ID, '20260115', new Set([`20260115/${ID}_720p.mp4`]));
+    expect(removed.sort()).toEqual(
+      [
+        `play/20260115/${ID}_480p.mp4`,
+        `play/20260115/.${ID}_360p.mp4.partial-0a1b2c3d4e5f.mp4`,
+        `covers/${ID}/.cover.jpg.partial-0a1b2c3d4e5f.jpg`,
+        `hls/.${ID}.partial-0a1b2c3d4e5f`,
+      ].sort(),
+    );
+    expect(listFiles(media.path('play'))).toEqual(
+      [`20260114/${ID}_720p.mp4`, `20260115/.${OTHER}_720p.mp4.partial-0a1b2c3d4e5f.mp4`, `20260115/${ID}_720p.mp4`, `20260115/${OTHER}_720p.mp4`].sort(),
+    );
+    expect(fs.readdirSync(media.path('hls'))).toEqual([`.${OTHER}.partial-0a1b2c3d4e5f`]);
+    expect(fs.readdirSync(media.path('covers', ID))).toEqual(['cover.jpg']);
+    // Nothing there at all (a date folder never made): nothing to do.
+    expect(await removeAttemptOutputs(media, ID, '20260101', new Set())).toEqual([]);
+  });
+});
