@@ -3,7 +3,7 @@
  * file; it calls createServer itself.
  */
 import path from 'node:path';
-import { createServer } from './app.js';
+import { createServer, type VopServer } from './app.js';
 import { loadSavedSettings, savedSettingsAsOptions } from './services/consoleSettings.js';
 import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses, withSavedSettings } from './startArgs.js';
 
@@ -22,7 +22,25 @@ async function main(): Promise<void> {
   }
   // Settings saved from the console's Settings page, under the flags given here.
   config = withSavedSettings(config, savedSettingsAsOptions(loadSavedSettings(path.resolve(config.options.dataDir))));
-  const vop = await createServer(config.options);
+
+  // Signals are handled from the start: one that arrives while the server starts (or just as it
+  // says it is listening) must still shut it down cleanly, not kill it mid-write.
+  let vop: VopServer | undefined;
+  let stopSignal: string | undefined;
+  const stop = (signal: string) => {
+    if (stopSignal) {
+      console.log(`${signal} again: exiting now.`);
+      process.exit(1);
+    }
+    stopSignal = signal;
+    console.log(`${signal}: shutting down…`);
+    if (vop) shutDown(vop);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  vop = await createServer(config.options);
+  if (stopSignal) return shutDown(vop);
   const address = await vop.listen(config.port, config.host);
   const addresses = servedAddresses(config.host, address.port);
   console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}`);
@@ -34,28 +52,19 @@ async function main(): Promise<void> {
   for (const w of vop.stores.warnings()) console.log(`  WARNING: ${w}`);
   // Tests and scripts read this line for the port.
   console.log(`vop listening on ${addresses[0]}`);
+}
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      console.log(`${signal} again: exiting now.`);
+function shutDown(vop: VopServer): void {
+  vop.close().then(
+    () => {
+      console.log('vop stopped cleanly.');
+      process.exit(0);
+    },
+    (err) => {
+      console.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
       process.exit(1);
-    }
-    stopping = true;
-    console.log(`${signal}: shutting down…`);
-    vop.close().then(
-      () => {
-        console.log('vop stopped cleanly.');
-        process.exit(0);
-      },
-      (err) => {
-        console.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+    },
+  );
 }
 
 main().catch((err) => {

@@ -4,23 +4,21 @@
  * its secret shown once; a video is registered with that secret and uploaded through the widget
  * while the Uploads page shows it arriving; its progress bar moves in the transcode monitor
  * (pushed by the server); the result plays on its page; a test callback shows in the delivery
- * log. Each page is photographed at 1280x800 into docs/screenshots/, and once at 400 px wide.
+ * log. Each page is photographed at 1280x800, and once at 400 px wide (docs/screenshots/ with
+ * `npm run screenshots`).
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
+import { launchBrowser, screenshotPath, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt } from './helpers/console.js';
 import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 import { hostPageHtml, waitForHostEvents, widgetOptions } from './helpers/widgetHost.js';
 
-const SHOTS = path.join(ROOT, 'docs/screenshots');
 /** Upload page chunks small enough, and each PATCH held long enough, to watch the upload move. */
 const CHUNK = 128 * 1024;
 const PATCH_DELAY_MS = 250;
@@ -47,8 +45,7 @@ let secret = '';
 let videoId = '';
 
 async function shot(name: string, fullPage = false): Promise<void> {
-  fs.mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `console-${name}.png`), fullPage, animations: 'disabled' });
+  await page.screenshot({ path: screenshotPath(`console-${name}.png`), fullPage, animations: 'disabled' });
 }
 
 /** Goes to a page through the side menu, as a person would, and waits for its heading. */

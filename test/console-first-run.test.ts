@@ -3,14 +3,13 @@
  * application once (main/preload.ts, window.vopDesktop.takeFirstRun). Electron cannot run here,
  * so the test stands in for the preload with the same API in real Chromium.
  */
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OneTimeValue } from '../main/shellSettings.js';
-import { launchBrowser } from './helpers/browser.js';
+import { launchBrowser, screenshotPath } from './helpers/browser.js';
 import { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt } from './helpers/console.js';
-import { ADMIN_TOKEN, ROOT, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let browser: Browser;
@@ -58,7 +57,7 @@ describe('desktop first run in the console', () => {
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await expect.poll(() => page.getByText(welcome.apiAddress).count()).toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId('app-secret').textContent()).toContain(first.appSecret);
-    await page.screenshot({ path: path.join(ROOT, 'docs/screenshots/console-first-run.png') });
+    await page.screenshot({ path: screenshotPath('console-first-run.png') });
 
     // The secret shown is the application's: it registers a video.
     const client = new SpecClient(s.baseUrl, first.appId, first.appSecret);

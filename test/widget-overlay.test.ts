@@ -3,17 +3,15 @@
  * on another origin, placed by left/top, over the top window or only its frame (isTop), closed by
  * its button or Escape, reopened, and leaving no listener behind.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
+import { launchBrowser, screenshotPath, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { ROOT, startServer, type TestServer } from './helpers/server.js';
+import { startServer, type TestServer } from './helpers/server.js';
 import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions } from './helpers/widgetHost.js';
 
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 const CLOSED = { type: 'failure', value: 'the upload was closed before a file was uploaded' };
 
 let vop: TestServer;
@@ -95,8 +93,7 @@ describe('overlay form', () => {
     expect(await waitForHostEvents(page)).toEqual([{ type: 'success', value: videoId }]);
     await expect.poll(() => frame.textContent('#message')).toMatch(/Upload complete/);
     await waitForFullBar(frame);
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'widget-overlay.png') });
+    await page.screenshot({ path: screenshotPath('widget-overlay.png') });
 
     expect(sha256File(path.join(vop.dataDir, 'media/sources', videoId, 'source'))).toBe(sha256File(clip));
     expect(await waitForStatus(app, videoId, [5, 6, 1])).toBeGreaterThan(0);

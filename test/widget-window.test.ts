@@ -7,13 +7,12 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/events.js';
-import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
+import { launchBrowser, screenshotPath, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { ROOT, startServer, type TestServer } from './helpers/server.js';
+import { startServer, type TestServer } from './helpers/server.js';
 import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions } from './helpers/widgetHost.js';
 
-const SCREENSHOTS = path.join(ROOT, 'docs/screenshots');
 
 let vop: TestServer;
 let host: HostServer;
@@ -68,8 +67,7 @@ describe('window form', () => {
     await expect.poll(() => popup.textContent('#message')).toMatch(/Upload complete/);
     expect(await popup.textContent('#percent')).toBe('100%');
     await waitForFullBar(popup);
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    await popup.screenshot({ path: path.join(SCREENSHOTS, 'widget-window.png') });
+    await popup.screenshot({ path: screenshotPath('widget-window.png') });
 
     // Safely stored: the very bytes, and the video left 8 for 5 (waiting for transcoding).
     expect(sha256File(path.join(vop.dataDir, 'media/sources', videoId, 'source'))).toBe(sha256File(clip));

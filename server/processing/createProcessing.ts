@@ -9,11 +9,11 @@ import { killAll, killOrphans } from '../media/ffmpegRunner.js';
 import type { ViewContext } from '../services/videoView.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
-import type { Stores } from '../storage/types.js';
+import type { Stores, VideoRecord } from '../storage/types.js';
 import { CoverSizeCache } from './coverSizeCache.js';
 import { FfmpegTools } from './ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
-import { detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
+import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import type { ProcessingOptions } from './processingOptions.js';
 import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
@@ -39,7 +39,7 @@ export interface Processing {
   /** Spec 2.5 for the detail response. */
   playFiles(videoId: string): Promise<VideoPlayFile[]>;
   /** `HlsURL` for the detail response. */
-  detailExtras(videoId: string, ctx: ViewContext): Promise<Record<string, unknown>>;
+  detailExtras(video: VideoRecord, ctx: ViewContext): Promise<Record<string, unknown>>;
   /** Queues the transcodes start-up finds waiting; call once the job queue has started. */
   start(): Promise<void>;
   /**
@@ -83,6 +83,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     transcodeJob({ videos: stores.videos, media, lifecycle: deps.lifecycle, tools, options, dateFolder: makeDateFolder(deps.timeZone), pidFile, log }),
   );
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
+  const hls = new HlsPresence(media, deps.events);
   scheduler.listen(deps.events);
 
   return {
@@ -91,7 +92,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     scheduler,
     covers,
     playFiles: (videoId) => playFiles(stores.videos, videoId),
-    detailExtras: (videoId, ctx) => detailExtras(stores.videos, media, videoId, ctx),
+    detailExtras: (video, ctx) => detailExtras(hls, video, ctx),
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.
       tools.binaries().catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));

@@ -100,7 +100,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       renditions,
       coverUrl: cover,
       covers: cover ? Object.entries(COVER_SIZES).map(([t, s]) => ({ t: Number(t), width: s.width, height: s.height, url: `${cover}?t=${t}` })) : [],
-      hlsUrl: hlsUrlOf(await deps.processing.detailExtras(video.id, ctx)),
+      hlsUrl: hlsUrlOf(await deps.processing.detailExtras(video, ctx)),
     });
   });
 

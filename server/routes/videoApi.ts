@@ -28,7 +28,7 @@ export interface VideoReadDeps {
   /** Renditions for the detail response (spec 2.5); the transcoding service supplies them. */
   playFiles: (videoId: string) => Promise<Array<{ VideoURL: string; Bitrate: number; BitrateLabel: string }>>;
   /** Extra detail fields beyond the spec (the HLS master playlist, for instance). */
-  detailExtras?: (videoId: string, ctx: ViewContext) => Promise<Record<string, unknown>>;
+  detailExtras?: (video: VideoRecord, ctx: ViewContext) => Promise<Record<string, unknown>>;
 }
 
 /** One read call: the envelope JSON of its answer to an authenticated application. */
@@ -65,7 +65,7 @@ export function videoReadCalls(deps: VideoReadDeps): VideoReadCalls {
       VideoModel: toVideoModel(video, ctx),
       MediaSever: mediaServer(ctx),
       VideoPlayFile: video.status === 1 ? await deps.playFiles(video.id) : [],
-      ...(deps.detailExtras ? await deps.detailExtras(video.id, ctx) : {}),
+      ...(deps.detailExtras ? await deps.detailExtras(video, ctx) : {}),
     });
   };
 

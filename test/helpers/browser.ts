@@ -2,9 +2,13 @@
  * Real Chromium for the browser tests (playwright-core drives the system's Chromium: no browser
  * download), and a tiny web server on another origin to play the application's host page.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { ROOT } from './server.js';
 
 /** Quiet, headless, no background traffic; no sandbox because test containers run as root. */
 export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -53,4 +57,15 @@ export async function startHostServer(): Promise<HostServer> {
 /** Text safe inside HTML (attributes and text). */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * Where a test's screenshot goes: docs/screenshots/ (shown in the README) when the run was asked
+ * to update them (`npm run screenshots`), a temp folder otherwise, so that an ordinary test run
+ * still takes them but does not rewrite committed pictures with its own ports and data.
+ */
+export function screenshotPath(name: string): string {
+  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs/screenshots') : path.join(os.tmpdir(), 'vop-screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
 }

@@ -70,7 +70,8 @@ export function killStrayProcesses(): void {
   children.clear();
 }
 
-function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv) {
+/** Starts a TypeScript entry point of the repository with tsx, its output collected. */
+export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
