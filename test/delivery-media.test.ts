@@ -77,6 +77,9 @@ describe('renditions', () => {
     const r = await get(`${playUrl}${videoUrl}`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('video/mp4');
+    // Media URLs are public and immutable once written: cacheable for an hour, never sniffed.
+    expect(r.headers.get('cache-control')).toBe('public, max-age=3600');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('content-length')).toBe(String(bytes.length));
     expect(r.headers.get('accept-ranges')).toBe('bytes');
     expect(r.headers.get('etag')).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/);

@@ -30,8 +30,9 @@ describe('npm start (server/main.ts as a child process)', () => {
     expect(health.status).toBe(200);
     expect(health.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const h = await health.json();
-    expect(h).toMatchObject({ status: 'ok', warnings: [] });
+    expect(h).toMatchObject({ status: 'ok', warnings: [], videosByStatus: {} });
     expect(typeof h.version).toBe('string');
+    expect(Number.isInteger(h.uptimeSeconds)).toBe(true);
 
     const admin = new AdminClient(p.baseUrl, TOKEN);
     const app = await admin.createApp('kept');
