@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import type { AuthService } from '../services/authService.js';
-import { SourceFileGetType, VideoStatus } from '../services/videoStatus.js';
+import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
@@ -53,7 +53,6 @@ export interface IngestServiceDeps {
   now?: () => number;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Who may send a video's file, and where it goes once complete. The tus endpoint, the
@@ -167,10 +166,10 @@ export class IngestService {
    * SourceFileGetType 1 and has no file yet (status 8).
    */
   async uploadableVideo(appId: string, videoId: string | undefined): Promise<VideoRecord> {
-    const id = (videoId ?? '').trim();
+    const id = (videoId ?? '').trim().toLowerCase();
     if (id === '') throw new ApiError('MISSING_PARAMETER', 'videoId');
-    if (!UUID_RE.test(id)) throw new ApiError('VIDEO_NOT_FOUND', 'videoId is not a video id');
-    const video = await this.deps.videos.get(id.toLowerCase());
+    if (!VIDEO_ID_RE.test(id)) throw new ApiError('VIDEO_NOT_FOUND', 'videoId is not a video id');
+    const video = await this.deps.videos.get(id);
     if (!video || video.appId !== appId) throw new ApiError('VIDEO_NOT_FOUND');
     if (video.sourceType !== SourceFileGetType.Upload) {
       throw new ApiError('VIDEO_STATE_CONFLICT', 'the video was registered to be downloaded from a URL (SourceFileGetType 2), not uploaded');

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { ApiError } from '../errors.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { VideoStore } from '../storage/types.js';
-import { fsyncDir } from '../storage/journal.js';
+import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 
 /** What {@link SourceIntake.accept} did with a file. */
 export interface IntakeResult {
@@ -26,7 +26,6 @@ export interface SourceIntakeDeps {
   probe?: (file: string, opts: { timeoutMs: number }) => Promise<ProbeResult>;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The one path every complete file takes, whether it came by tus, by multipart or by a pull:
@@ -97,7 +96,7 @@ export class SourceIntake {
     let n = 0;
     const names = await fs.promises.readdir(this.deps.media.path('sources')).catch(() => [] as string[]);
     for (const name of names) {
-      if (!UUID_RE.test(name)) continue;
+      if (!VIDEO_ID_RE.test(name)) continue;
       try {
         if (await this.finishStored(name, VideoStatus.NotUploaded)) n++;
       } catch (err) {
@@ -137,15 +136,6 @@ export class SourceIntake {
       if (this.chains.get(videoId) === settled) this.chains.delete(videoId);
     });
     return next;
-  }
-}
-
-async function fsyncFile(file: string): Promise<void> {
-  const fh = await fs.promises.open(file, 'r+');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 

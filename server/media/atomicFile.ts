@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 
 /** Marks temporary names: `.<final name>.partial-<random>.<ext>`. */
 const PARTIAL_MARK = '.partial-';
@@ -57,10 +58,10 @@ export function atomicOutput(finalPath: string, input: Partial<AtomicOutputOptio
         // rename(2) will not replace a non-empty directory: move the old one aside first.
         await fsp.rm(finalPath, { recursive: true, force: true });
       } else if (o.fsync) {
-        await fsyncPath(tmpPath);
+        await fsyncFile(tmpPath);
       }
       await fsp.rename(tmpPath, finalPath);
-      if (o.fsync) await fsyncPath(dir).catch(() => undefined); // not every platform can fsync a directory
+      if (o.fsync) await fsyncDir(dir);
       state = 'committed';
     },
     async abort() {
@@ -88,13 +89,4 @@ export async function removePartialOutputs(dir: string): Promise<string[]> {
   const partial = names.filter(isPartialOutputName);
   await Promise.all(partial.map((n) => fsp.rm(path.join(dir, n), { recursive: true, force: true })));
   return partial;
-}
-
-async function fsyncPath(p: string): Promise<void> {
-  const handle = await fsp.open(p, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }

@@ -18,8 +18,6 @@ export const COVER_FILE = 'cover.jpg';
 /** The master playlist's name inside `hls/<videoId>/`. */
 export const HLS_MASTER = 'master.m3u8';
 
-/** A video id as registration makes them (a lowercase v4-shaped UUID). */
-export const VIDEO_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The label of a kept source in its file name (`<id>_source.<ext>`). */
 export const SOURCE_LABEL = 'source';

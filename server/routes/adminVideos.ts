@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { ApiError } from '../errors.js';
 import type { VideoRow } from '../http/adminApiTypes.js';
 import { COVER_SIZES } from '../media/cover.js';
-import { VIDEO_ID_RE } from '../processing/mediaNames.js';
+import { VIDEO_ID_RE } from '../services/videoStatus.js';
 import type { Processing } from '../processing/createProcessing.js';
 import type { VideoAdmin } from '../services/videoAdmin.js';
 import { coverUrl, mediaServer, type ViewContext } from '../services/videoView.js';

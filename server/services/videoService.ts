@@ -3,7 +3,7 @@ import { ApiError } from '../errors.js';
 import type { VopEventBus } from '../events.js';
 import type { AppRecord, AppStore, Page, VideoRecord, VideoStore } from '../storage/types.js';
 import { FIELD_LIMITS, cutToCodePoints, normalizeTags } from './fields.js';
-import { SourceFileGetType, VideoStatus } from './videoStatus.js';
+import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
 
 /** Options of {@link VideoService}. */
 export interface VideoServiceOptions {
@@ -28,7 +28,6 @@ export interface RegistrationInput {
   SourceFilePath?: string;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_PAGE_INDEX = 10_000_000;
 
 /** Videos as applications see them: register, read, list (spec 4.1 to 4.4). */
@@ -88,10 +87,10 @@ export class VideoService {
 
   /** Spec 4.1: one of the caller's own videos. Another application's video is "not found". */
   async get(app: AppRecord, id: string | undefined): Promise<VideoRecord> {
-    const videoId = (id ?? '').trim();
+    const videoId = (id ?? '').trim().toLowerCase();
     if (videoId === '') throw new ApiError('MISSING_PARAMETER', 'Id');
-    if (!UUID_RE.test(videoId)) throw new ApiError('INVALID_PARAMETER', 'Id is not a video id');
-    const video = await this.videos.get(videoId.toLowerCase());
+    if (!VIDEO_ID_RE.test(videoId)) throw new ApiError('INVALID_PARAMETER', 'Id is not a video id');
+    const video = await this.videos.get(videoId);
     if (!video || video.appId !== app.appId) throw new ApiError('VIDEO_NOT_FOUND');
     return video;
   }

@@ -1,3 +1,6 @@
+/** A video id as registration makes them (crypto.randomUUID: lowercase, v4-shaped). */
+export const VIDEO_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** Spec section 3: the values of a video's Status. */
 export const VideoStatus = {
   WaitingForDeletion: 0,

@@ -3,7 +3,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
 import { DataDirLock } from './dataDirLock.js';
-import { Journal, fsyncDir, type JournalRecord, type SqlParam } from './journal.js';
+import { fsyncDir } from './fsync.js';
+import { Journal, type JournalRecord, type SqlParam } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type { SqlParam } from './journal.js';

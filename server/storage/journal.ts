@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { fsyncDir } from './fsync.js';
 
 /** One acknowledged write: the statements of one transaction, in order. */
 export interface JournalRecord {
@@ -191,17 +192,4 @@ function encodeParam(p: SqlParam): unknown {
 function decodeParam(p: unknown): SqlParam {
   if (p && typeof p === 'object' && 'b64' in p) return new Uint8Array(Buffer.from(String(p.b64), 'base64'));
   return p as SqlParam;
-}
-
-/** fsync a directory so that a file created or renamed in it survives a power cut. */
-export async function fsyncDir(dir: string): Promise<void> {
-  let fh: fs.promises.FileHandle | undefined;
-  try {
-    fh = await fs.promises.open(dir, 'r');
-    await fh.sync();
-  } catch {
-    // Some platforms (Windows) cannot open a directory; rename is still atomic there.
-  } finally {
-    await fh?.close();
-  }
 }

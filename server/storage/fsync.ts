@@ -1,0 +1,24 @@
+import fs from 'node:fs';
+
+/** fsync a file, so that its bytes are on disk and not only in the page cache. */
+export async function fsyncFile(file: string): Promise<void> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** fsync a directory so that a file created or renamed in it survives a power cut. */
+export async function fsyncDir(dir: string): Promise<void> {
+  let fh: fs.promises.FileHandle | undefined;
+  try {
+    fh = await fs.promises.open(dir, 'r');
+    await fh.sync();
+  } catch {
+    // Some platforms (Windows) cannot open a directory; rename is still atomic there.
+  } finally {
+    await fh?.close();
+  }
+}
