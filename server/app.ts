@@ -30,10 +30,12 @@ import type { ViewContext } from './services/videoView.js';
 import { JobQueue } from './jobs/jobQueue.js';
 import { createIngest } from './ingest/createIngest.js';
 import type { IngestService } from './ingest/ingestService.js';
+import type { TusUploads } from './ingest/tusUpload.js';
 import { createProcessing, type Processing } from './processing/createProcessing.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { openSqlJsStores } from './storage/sqljsStore.js';
+import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
 
 /** A running vop: listen and close it; its services are there for jobs, the CLI and tests. */
@@ -45,6 +47,8 @@ export interface VopServer {
   events: VopEventBus;
   media: LocalMediaStore;
   jobs: JobQueue;
+  /** The tus endpoint (its expiry sweep, its uploads in progress). */
+  tus: TusUploads;
   services: { apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing };
   /** Starts answering; resolves with the bound address. */
   listen(port: number, host?: string): Promise<AddressInfo>;
@@ -107,8 +111,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // Spec 4.5: the widget scripts and the upload page they open (checked by the ingest service).
   app.use(
     widgetRouter({
-      openUploadSession: (creds, videoId, opts, clientAddress) => ingest.service.openUploadSession(creds, videoId, opts, clientAddress),
-      reopenUploadSession: (credential) => ingest.service.reopenUploadSession(credential),
+      sessions: ingest.service,
       scriptBaseUrl: (req) => options.scriptBaseUrl ?? `${viewContext(req).baseUrl}/widget/`,
       log,
     }),
@@ -163,6 +166,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     events,
     media,
     jobs,
+    tus: ingest.tus,
     services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing },
     listen(port, host) {
       return new Promise((resolve, reject) => {
@@ -218,15 +222,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
  * readable by the owner only.
  */
 function loadOrCreateAdminToken(dataDir: string): string {
-  const file = path.join(dataDir, 'admin-token');
-  try {
-    const existing = fs.readFileSync(file, 'utf8').trim();
-    if (existing.length >= 16) return existing;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  const token = crypto.randomBytes(24).toString('base64url');
-  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  fs.chmodSync(file, 0o600);
-  return token;
+  return loadOrCreateSecret(
+    path.join(dataDir, 'admin-token'),
+    () => crypto.randomBytes(24).toString('base64url'),
+    (text) => text.length >= 16,
+  );
 }

@@ -216,7 +216,7 @@ describe('tus expiration', () => {
       expect((await tusHead(created.url!)).status).toBe(410);
       expect(fs.existsSync(file)).toBe(true);
 
-      expect(await short.vop.services.ingest.removeExpiredUploads()).toBeGreaterThanOrEqual(1);
+      expect(await short.vop.tus.sweepExpired()).toBeGreaterThanOrEqual(1);
       expect(fs.existsSync(file)).toBe(false);
       expect(fs.existsSync(`${file}.json`)).toBe(false);
       expect((await tusHead(created.url!)).status).toBe(404);

@@ -51,7 +51,6 @@ export function createIngest(deps: IngestDeps): Ingest {
     options: deps.options,
   });
   const tus = new TusUploads({ ingest: service, media, publicUrl: deps.publicUrl, log });
-  service.setUploadSweeper(() => tus.sweepExpired());
 
   deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle }));
   deps.events.on('video.registered', ({ videoId, sourceType }) => {

@@ -71,18 +71,6 @@ export class IngestService {
     return this.deps.options;
   }
 
-  private sweeper: () => Promise<number> = async () => 0;
-
-  /** Set by the tus endpoint: how {@link removeExpiredUploads} reaches its store. */
-  setUploadSweeper(sweep: () => Promise<number>): void {
-    this.sweeper = sweep;
-  }
-
-  /** Removes expired unfinished uploads now (a timer does it every `expirySweepMs`); resolves with how many. */
-  removeExpiredUploads(): Promise<number> {
-    return this.sweeper();
-  }
-
   /**
    * Spec 4.5 and issue 3 item 2: checks the widget's auth values (failures count against the
    * address and the AppId, as on the API) and the video (the caller's, registered with type 1,
@@ -114,8 +102,8 @@ export class IngestService {
    * must still be uploadable; the credential and its expiry stay as they were.
    */
   async reopenUploadSession(credential: string): Promise<UploadSession> {
-    const grant = this.verifyCredential(credential);
-    await this.targetFromCredential(credential); // the app is still enabled, the video still uploadable
+    // Also checks that the app is still enabled and the video still uploadable.
+    const { grant } = await this.targetFromCredential(credential);
     return { ...grant, credential: credential.trim(), tusPath: '/upload/tus/' };
   }
 
@@ -137,16 +125,16 @@ export class IngestService {
   }
 
   /**
-   * An upload authorised by a page's credential. `videoId`, if given, must be the credential's
-   * video: a credential opens one video's upload and no other.
+   * An upload authorised by a page's credential, with the credential's grant. `videoId`, if
+   * given, must be the credential's video: a credential opens one video's upload and no other.
    */
-  async targetFromCredential(credential: string, videoId?: string): Promise<UploadTarget> {
+  async targetFromCredential(credential: string, videoId?: string): Promise<UploadTarget & { grant: UploadGrant }> {
     const grant = this.verifyCredential(credential, videoId);
     const app = await this.deps.apps.get(grant.appId);
     if (!app) throw new ApiError('APP_NOT_FOUND');
     if (app.disabled) throw new ApiError('APP_DISABLED');
     const video = await this.uploadableVideo(app.appId, grant.videoId);
-    return { video, keepSource: grant.keepSource, uploadType: grant.uploadType, maxBytes: grant.maxBytes, auth: 'credential' };
+    return { video, keepSource: grant.keepSource, uploadType: grant.uploadType, maxBytes: grant.maxBytes, auth: 'credential', grant };
   }
 
   /** Checks a credential and, if given, that it is for `videoId`; throws an ApiError otherwise. */

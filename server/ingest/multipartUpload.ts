@@ -10,7 +10,7 @@ import { ParamBag } from '../http/params.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { formatBytes } from './formatBytes.js';
-import { parseFlag, type IngestService } from './ingestService.js';
+import type { IngestService } from './ingestService.js';
 
 /** Room for the form fields and part headers around the file, in the early Content-Length check. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -123,10 +123,9 @@ async function storeFile(
   const target = await ingest.targetFromToken(
     { appId: params.get('AppId'), timestamp: params.get('Timestamp'), token: params.get('Token') },
     params.get('VideoId'),
-    {},
+    { needHandleSepcial: params.get('NeedHandleSepcial') },
     req.socket.remoteAddress ?? 'unknown',
   );
-  const keepSource = parseFlag('NeedHandleSepcial', params.get('NeedHandleSepcial'));
   const declared = Number(req.headers['content-length'] ?? NaN);
   await ingest.ensureRoomFor(Number.isFinite(declared) ? declared : ingest.options.multipartMaxBytes);
 
@@ -154,5 +153,5 @@ async function storeFile(
     await fs.promises.rm(file, { force: true });
     throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
   }
-  return { videoId, file, keepSource };
+  return { videoId, file, keepSource: target.keepSource };
 }

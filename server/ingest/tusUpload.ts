@@ -9,6 +9,7 @@ import type { RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
 
@@ -149,15 +150,23 @@ export class TusUploads {
   async sweepExpired(settleMs = 0): Promise<number> {
     let removed = 0;
     try {
-      const names = await fs.promises.readdir(this.directory);
-      const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
-      await this.finishComplete(ids, settleMs);
+      await this.finishComplete(await this.listUploadIds(), settleMs);
       removed += await this.removeOrphans();
       removed += await this.store.deleteExpired();
     } catch (err) {
       this.deps.log(`tus: removing expired uploads failed: ${String((err as { body?: string }).body ?? err)}`);
     }
     return removed;
+  }
+
+  /**
+   * The ids of the uploads in the store's folder (those with a metadata file), checked against
+   * @tus/server's id format: a path built from one stays inside the folder. Rejects if the
+   * folder cannot be read.
+   */
+  async listUploadIds(): Promise<string[]> {
+    const names = await fs.promises.readdir(this.directory);
+    return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
   }
 
   private async removeOrphans(): Promise<number> {
@@ -235,8 +244,24 @@ export class TusUploads {
     }
   }
 
-  /** onUploadFinish: the file becomes the video's source, is probed, and the upload is forgotten. */
+  /** onUploadFinish: {@link accept}, answered with the video's status or as a tus refusal. */
   private async finish(upload: Upload): Promise<{ headers: Record<string, string> }> {
+    let status: number;
+    try {
+      status = await this.accept(upload);
+    } catch (err) {
+      throw tusRefusal(err);
+    }
+    return { headers: { [VIDEO_STATUS_HEADER]: String(status) } };
+  }
+
+  /**
+   * The file becomes the video's source, is probed, and the upload is forgotten; resolves with
+   * the video's status. Refused (another upload of the video won, or it is gone): the data is
+   * dropped and the ApiError thrown. Any other failure keeps the complete upload for the next
+   * sweep to finish.
+   */
+  private async accept(upload: Upload): Promise<number> {
     const meta = upload.metadata ?? {};
     const file = this.deps.media.path('incoming', 'tus', upload.id);
     let status: number;
@@ -246,13 +271,11 @@ export class TusUploads {
         keepSource: meta.needHandleSepcial === 'true',
       }));
     } catch (err) {
-      // Refused (another upload of the video won, or it is gone): the data is dropped. Any other
-      // failure keeps the complete upload for the next sweep to finish.
       if (err instanceof ApiError) await this.forget(upload.id, file);
-      throw tusRefusal(err);
+      throw err;
     }
     await this.forget(upload.id, file);
-    return { headers: { [VIDEO_STATUS_HEADER]: String(status) } };
+    return status;
   }
 
   /** Drops an upload's data (if still there) and its metadata, so its URL answers 404. */
@@ -265,21 +288,25 @@ export class TusUploads {
    * Uploads whose every byte arrived but which were not finished (the server stopped between
    * the last write and onUploadFinish, or the finish failed): finished now.
    */
-  private async finishComplete(ids: string[], settleMs: number): Promise<number> {
-    let n = 0;
+  private async finishComplete(ids: string[], settleMs: number): Promise<void> {
     for (const id of ids) {
+      let upload: Upload;
       try {
-        const upload = await this.store.getUpload(id);
+        upload = await this.store.getUpload(id);
         if (upload.size === undefined || upload.offset !== upload.size) continue;
         const stat = await fs.promises.stat(this.deps.media.path('incoming', 'tus', id));
         if (Date.now() - stat.mtimeMs < settleMs) continue;
-        await this.finish(upload).catch(() => undefined);
-        n++;
       } catch {
-        // gone meanwhile, or no data file: removeOrphans deals with it
+        continue; // gone meanwhile, or no data file: removeOrphans deals with it
+      }
+      try {
+        await this.accept(upload);
+      } catch (err) {
+        // A refusal dropped the upload, as a client's last PATCH would have seen; anything else
+        // (a disk error, the probe) kept it for the next sweep, and is worth a line in the log.
+        if (!(err instanceof ApiError)) this.deps.log(`tus: finishing upload ${id} failed (kept for the next sweep): ${(err as Error)?.stack ?? String(err)}`);
       }
     }
-    return n;
   }
 }
 
@@ -290,7 +317,7 @@ export class TusUploads {
 function tusRefusal(err: unknown): { status_code: number; body: string } {
   if (!(err instanceof ApiError)) throw err;
   const status = err.def.httpStatus === 409 ? 403 : err.def.httpStatus;
-  return { status_code: status, body: `ErrorCode : ${err.code}, ErrorMessage : ${err.message}\n` };
+  return { status_code: status, body: `${widgetErrorText(err)}\n` };
 }
 
 function clientAddress(req: TusRequest): string {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { loadOrCreateSecret } from '../storage/secretFile.js';
 import type { UploadType } from './ingestOptions.js';
 
 /** What an upload credential grants: uploading the file of one video, until it expires. */
@@ -27,17 +27,13 @@ export class UploadCredentials {
 
   /** Loads the key from `<dataDir>/upload-credential.key`, creating it (0600) on first start. */
   static open(dataDir: string): UploadCredentials {
-    const file = path.join(dataDir, 'upload-credential.key');
-    try {
-      const existing = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
-      if (existing.length >= 32) return new UploadCredentials(existing);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
-    const key = crypto.randomBytes(32);
-    fs.writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
-    fs.chmodSync(file, 0o600);
-    return new UploadCredentials(key);
+    const hex = loadOrCreateSecret(
+      path.join(dataDir, 'upload-credential.key'),
+      () => crypto.randomBytes(32).toString('hex'),
+      // Shorter (or not hex: Buffer.from drops from the first bad digit) is replaced.
+      (text) => Buffer.from(text, 'hex').length >= 32,
+    );
+    return new UploadCredentials(Buffer.from(hex, 'hex'));
   }
 
   sign(grant: UploadGrant): string {

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
-import { ApiError, RESULT_CODES } from '../errors.js';
-import { toApiError } from '../http/errorResponses.js';
+import { ApiError } from '../errors.js';
+import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
 import { ParamBag } from '../http/params.js';
-import type { UploadSession } from '../ingest/ingestService.js';
+import type { IngestService } from '../ingest/ingestService.js';
 import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
 import { renderUploadPage, sendUploadPage, sendWidgetError, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
 
@@ -35,15 +35,12 @@ export const DEFAULT_UPLOAD_PAGE_OPTIONS: UploadPageOptions = {
 };
 
 export interface WidgetRouterDeps {
-  /** The ingest service's check of the widget's values; issues the upload credential. */
-  openUploadSession: (
-    creds: { appId?: string; timestamp?: string; token?: string },
-    videoId: string | undefined,
-    opts: { uploadType?: string; needHandleSepcial?: boolean | string },
-    clientAddress: string,
-  ) => Promise<UploadSession>;
-  /** Reopens a page from its credential (a reload after the spec's timestamp went stale). */
-  reopenUploadSession: (credential: string) => Promise<UploadSession>;
+  /**
+   * The ingest service: openUploadSession checks the widget's values and issues the upload
+   * credential; reopenUploadSession reopens a page from its credential (a reload after the
+   * spec's timestamp went stale).
+   */
+  sessions: Pick<IngestService, 'openUploadSession' | 'reopenUploadSession'>;
   /** The public address of the scripts (spec {script_url}) for this request, ending in `/`. */
   scriptBaseUrl: (req: Request) => string;
   log: (line: string) => void;
@@ -101,8 +98,8 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
       // that a reload works past the timestamp's 10 minutes without the spec token in the URL.
       const reopen = q.get('session');
       const session = reopen
-        ? await deps.reopenUploadSession(reopen)
-        : await deps.openUploadSession(
+        ? await deps.sessions.reopenUploadSession(reopen)
+        : await deps.sessions.openUploadSession(
             { appId: q.get('appId'), timestamp: q.get('timestamp'), token: q.get('token') },
             q.get('videoId'),
             { uploadType: q.get('uploadType'), needHandleSepcial: q.get('needHandleSepcial') },
@@ -124,7 +121,8 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
       };
     } catch (err) {
       const apiErr = toApiError(err);
-      if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) deps.log(`Error on GET /widget/upload: ${(err as Error)?.stack ?? String(err)}`);
+      // The path only: the query holds the spec token or the page's credential.
+      logIfUnexpected(deps.log, apiErr, err, req.method, req.path);
       sendWidgetError(res, apiErr);
       return;
     }

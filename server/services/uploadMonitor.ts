@@ -3,16 +3,16 @@ import path from 'node:path';
 import type { UploadInProgress } from '../http/adminApiTypes.js';
 import type { VideoStore } from '../storage/types.js';
 
-/** What the monitor reads of the tus endpoint: its folder and its store (server/ingest/tusUpload.ts). */
+/** What the monitor reads of the tus endpoint: its folder, its uploads and its store (server/ingest/tusUpload.ts). */
 export interface TusUploadSource {
   directory: string;
+  /** The ids of the uploads in the folder, in @tus/server's format (safe to join to `directory`). */
+  listUploadIds(): Promise<string[]>;
   store: {
     getUpload(id: string): Promise<{ offset: number; size?: number; metadata?: Record<string, string | null>; creation_date?: string }>;
   };
 }
 
-/** tus upload ids as @tus/server names them (16 random bytes, hex). */
-const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
 /** An upload with no byte for this long counts as stalled (its rate is 0). */
 const STALLED_MS = 5_000;
 /** Rates are measured over at least this long, so a burst of one chunk does not read as the speed. */
@@ -34,13 +34,12 @@ export class UploadMonitor {
   ) {}
 
   async list(): Promise<UploadInProgress[]> {
-    let names: string[];
+    let ids: string[];
     try {
-      names = await fs.promises.readdir(this.source.directory);
+      ids = await this.source.listUploadIds();
     } catch {
       return [];
     }
-    const ids = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
     const out: UploadInProgress[] = [];
     const now = this.now();
     for (const id of ids) {
@@ -48,7 +47,7 @@ export class UploadMonitor {
       let mtimeMs: number;
       try {
         upload = await this.source.store.getUpload(id);
-        // The id is checked against UPLOAD_ID_RE above: no request text reaches this path.
+        // listUploadIds checked the id's format: no request text reaches this path.
         mtimeMs = (await fs.promises.stat(path.join(this.source.directory, id))).mtimeMs;
       } catch {
         continue; // finished or removed meanwhile
