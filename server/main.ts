@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   vop = await createServer(config.options);
   if (stopSignal) return shutDown(vop);
   const address = await vop.listen(config.port, config.host);
-  const addresses = servedAddresses(config.host, address.port);
+  const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
   console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}`);
   for (const a of addresses) console.log(`  ${a}/Api/Video`);
   console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);

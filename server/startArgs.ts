@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServerOptionsInput } from './config.js';
+import { isLoopback } from './http/adminAuth.js';
 
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
 export interface StartConfig {
@@ -53,16 +54,36 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 
 export class HelpRequested extends Error {}
 
-/** The addresses a server bound to `host`:`port` can be reached at, loopback first. */
-export function servedAddresses(host: string, port: number): string[] {
+/** An address the console and the start-up banner show for the server. */
+export interface ReachableUrl {
+  /** "This machine", "LAN (eth0)", "Bound address". */
+  label: string;
+  /** e.g. http://192.168.1.20:8080, no trailing slash. */
+  url: string;
+  /** False for an address of this machine the server does not listen on (it is bound elsewhere). */
+  served: boolean;
+}
+
+/**
+ * The addresses of a server bound to `host`:`port`: this machine (loopback) first, then each LAN
+ * IPv4 address, each marked served or not; a specific `host` that is neither (a host name, an
+ * IPv6 address) is added as served. `interfaces` is for tests.
+ */
+export function servedAddresses(host: string, port: number, interfaces = os.networkInterfaces()): ReachableUrl[] {
   const wildcard = host === '0.0.0.0' || host === '::' || host === '';
-  if (!wildcard) return [`http://${host.includes(':') ? `[${host}]` : host}:${port}`];
-  const out = [`http://127.0.0.1:${port}`];
-  for (const addrs of Object.values(os.networkInterfaces())) {
-    for (const a of addrs ?? []) {
-      if (a.family === 'IPv4' && !a.internal) out.push(`http://${a.address}:${port}`);
+  const urlOf = (h: string) => `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  const loopback = !wildcard && isLoopback(host);
+  // Bound to one loopback address, only that one answers (::1 does not answer on 127.0.0.1).
+  const out: ReachableUrl[] = [{ label: 'This machine', url: urlOf(loopback ? host : '127.0.0.1'), served: wildcard || loopback }];
+  let boundListed = wildcard || loopback;
+  for (const [name, infos] of Object.entries(interfaces)) {
+    for (const info of infos ?? []) {
+      if (info.family !== 'IPv4' || info.internal) continue;
+      out.push({ label: `LAN (${name})`, url: urlOf(info.address), served: wildcard || host === info.address });
+      if (host === info.address) boundListed = true;
     }
   }
+  if (!boundListed) out.splice(1, 0, { label: 'Bound address', url: urlOf(host), served: true });
   return out;
 }
 

@@ -101,6 +101,30 @@ describe('job queue', () => {
     expect((await stores.jobs.get(job.id))?.state).toBe('cancelled');
   });
 
+  it('does not report a cancel that the handler ignored: the job keeps its success', async () => {
+    const { queue, stores } = await openQueue();
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    let finish!: () => void;
+    queue.register('stubborn', {
+      concurrency: 1,
+      retry: quick,
+      // Never looks at ctx.signal and completes once released.
+      handle: () =>
+        new Promise<void>((resolve) => {
+          finish = resolve;
+          started();
+        }),
+    });
+    await queue.start();
+    const job = await queue.enqueue('stubborn', {});
+    await running;
+    const cancelled = queue.cancel(job.id);
+    finish();
+    expect(await cancelled).toBe(false);
+    expect((await stores.jobs.get(job.id))?.state).toBe('succeeded');
+  });
+
   it('re-runs from the start a job cut off by a stop, after recovering it', async () => {
     const first = await openQueue();
     let started!: () => void;

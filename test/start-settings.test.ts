@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseStartArgs, withSavedSettings } from '../server/startArgs.js';
+import type os from 'node:os';
+import { parseStartArgs, servedAddresses, withSavedSettings } from '../server/startArgs.js';
 
 describe('npm start with settings saved from the console', () => {
   const saved = {
@@ -26,5 +27,43 @@ describe('npm start with settings saved from the console', () => {
     expect(c.port).toBe(8080);
     expect(c.options.publicUrl).toBeUndefined();
     expect(c.options.processing).toBeUndefined();
+  });
+});
+
+describe('the addresses a server is reachable at', () => {
+  const lan: ReturnType<typeof os.networkInterfaces> = {
+    lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
+    eth0: [
+      { address: '192.168.1.20', netmask: '255.255.255.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '192.168.1.20/24' },
+      { address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '02:00:00:00:00:01', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
+    ],
+  };
+  const served = (host: string) => servedAddresses(host, 8080, lan).filter((a) => a.served).map((a) => a.url);
+
+  it('bound to every interface, serves loopback and each LAN IPv4 address', () => {
+    expect(servedAddresses('0.0.0.0', 8080, lan)).toEqual([
+      { label: 'This machine', url: 'http://127.0.0.1:8080', served: true },
+      { label: 'LAN (eth0)', url: 'http://192.168.1.20:8080', served: true },
+    ]);
+    expect(served('::')).toEqual(['http://127.0.0.1:8080', 'http://192.168.1.20:8080']);
+  });
+
+  it('bound to 127.0.0.1, serves that address only', () => {
+    expect(servedAddresses('127.0.0.1', 8080, lan)).toEqual([
+      { label: 'This machine', url: 'http://127.0.0.1:8080', served: true },
+      { label: 'LAN (eth0)', url: 'http://192.168.1.20:8080', served: false },
+    ]);
+  });
+
+  it('bound to ::1, does not claim 127.0.0.1 (an IPv6 socket does not answer there)', () => {
+    expect(servedAddresses('::1', 8080, lan)).toEqual([
+      { label: 'This machine', url: 'http://[::1]:8080', served: true },
+      { label: 'LAN (eth0)', url: 'http://192.168.1.20:8080', served: false },
+    ]);
+  });
+
+  it('bound to a LAN address or a host name, serves just that', () => {
+    expect(served('192.168.1.20')).toEqual(['http://192.168.1.20:8080']);
+    expect(served('videos.lan')).toEqual(['http://videos.lan:8080']);
   });
 });

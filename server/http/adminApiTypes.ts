@@ -17,7 +17,7 @@ export interface ServedAddress {
   baseUrl: string;
   /** The API base address applications use: `<baseUrl>/Api/Video`. */
   apiUrl: string;
-  /** False for a LAN address the server does not listen on (it is bound to loopback). */
+  /** False for an address the server does not listen on (it is bound to loopback or to one other address). */
   served: boolean;
 }
 

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { CONSOLE_HEADER, type ConsoleSessions } from '../services/consoleSessions.js';
 import { safeEqual } from '../services/tokens.js';
@@ -10,8 +10,19 @@ export function isLoopback(address: string | undefined): boolean {
   return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
 }
 
-/** Methods that change nothing: a cookie alone may authorise them. */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/**
+ * Methods that change nothing: a cookie alone may authorise them; every other method sent with
+ * the console's cookie must carry `X-Vop-Console: 1` (here and in routes/adminSession.ts).
+ */
+export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The admin API's address rule, shared by requireAdmin and the login (routes/adminSession.ts):
+ * loopback callers only, unless the admin started vop with --admin-remote.
+ */
+export function assertAdminAddress(req: Request, allowRemote: boolean): void {
+  if (!allowRemote && !isLoopback(req.socket.remoteAddress)) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
+}
 
 /**
  * The admin API answers loopback callers only, unless the admin opened it to the LAN, and only
@@ -22,7 +33,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function requireAdmin(opts: { token: string; allowRemote: boolean; sessions?: ConsoleSessions }): RequestHandler {
   return (req, _res, next) => {
-    if (!opts.allowRemote && !isLoopback(req.socket.remoteAddress)) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
+    assertAdminAddress(req, opts.allowRemote);
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(header);
     if (!m && opts.sessions?.isLoggedIn(req)) {

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { VopEventBus } from '../events.js';
 import { assertRetryConfig, backoffDelay, type RetryConfig } from './retry.js';
-import type { JobRecord, JobStore } from './types.js';
+import type { JobRecord, JobState, JobStore } from './types.js';
 
 /** Live progress of a running job. */
 export interface JobProgress {
@@ -49,6 +49,19 @@ export class PermanentJobError extends Error {
   override name = 'PermanentJobError';
 }
 
+/** A job this process is running. */
+interface RunningJob {
+  job: JobRecord;
+  controller: AbortController;
+  progress: JobProgress;
+  cancelled: boolean;
+  /**
+   * Settles when the attempt's bookkeeping is done, with the state it left the job in (undefined
+   * if the bookkeeping itself failed): a cancel must learn whether the handler actually stopped.
+   */
+  promise: Promise<JobState | undefined>;
+}
+
 /** How often a running job's progress is saved (it is pushed live through events regardless). */
 const PROGRESS_SAVE_MS = 5_000;
 
@@ -59,7 +72,7 @@ const PROGRESS_SAVE_MS = 5_000;
  */
 export class JobQueue {
   private defs = new Map<string, JobTypeDefinition>();
-  private running = new Map<string, { job: JobRecord; controller: AbortController; progress: JobProgress; cancelled: boolean; promise: Promise<void> }>();
+  private running = new Map<string, RunningJob>();
   private seq = 0;
   private started = false;
   private stopping = false;
@@ -132,14 +145,16 @@ export class JobQueue {
     return jobs;
   }
 
-  /** Cancels a queued or running job; true if there was one to cancel. */
+  /**
+   * Cancels a queued or running job; true if it ended cancelled. A running job's handler may
+   * finish (or fail) regardless of the abort: then the job keeps that state and this is false.
+   */
   async cancel(id: string): Promise<boolean> {
     const live = this.running.get(id);
     if (live) {
       live.cancelled = true;
       live.controller.abort(new Error('cancelled'));
-      await live.promise;
-      return true;
+      return (await live.promise) === 'cancelled';
     }
     const job = await this.store.get(id);
     if (!job || !(await this.store.update(id, { state: 'cancelled', finishedAt: this.now(), updatedAt: this.now() }, ['queued']))) return false;
@@ -255,7 +270,7 @@ export class JobQueue {
 
   private run(job: JobRecord, def: JobTypeDefinition): void {
     const controller = new AbortController();
-    const entry = { job, controller, progress: { percent: 0 } as JobProgress, cancelled: false, promise: Promise.resolve() };
+    const entry: RunningJob = { job, controller, progress: { percent: 0 }, cancelled: false, promise: Promise.resolve(undefined) };
     this.running.set(job.id, entry);
     this.emitState(job);
     let lastSave = this.now();
@@ -272,32 +287,40 @@ export class JobQueue {
         }
       },
     };
-    entry.promise = (async () => {
+    entry.promise = (async (): Promise<JobState> => {
       try {
         await def.handle(job, ctx);
         await this.finish(job, { state: 'succeeded', progress: 100, error: '' });
+        return 'succeeded';
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
         if (entry.cancelled) {
           await this.finish(job, { state: 'cancelled', error: 'cancelled' });
           await this.giveUp(job, 'cancelled');
+          return 'cancelled';
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
           await def.recover?.(job).catch(() => undefined);
           await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() });
+          return 'queued';
         } else if (job.attempts < job.maxAttempts && !(err instanceof PermanentJobError)) {
           const runAfter = this.now() + backoffDelay(def.retry, job.attempts);
           await this.store.update(job.id, { state: 'queued', error: reason, runAfter, updatedAt: this.now() });
           this.emitState({ ...job, state: 'queued', error: reason });
+          return 'queued';
         } else {
           await this.finish(job, { state: 'failed', error: reason });
           await this.giveUp(job, reason);
+          return 'failed';
         }
       } finally {
         this.running.delete(job.id);
         this.pump();
       }
-    })().catch((err) => this.log(`Job ${job.id} (${job.type}) bookkeeping failed: ${String(err)}`));
+    })().catch((err) => {
+      this.log(`Job ${job.id} (${job.type}) bookkeeping failed: ${String(err)}`);
+      return undefined;
+    });
   }
 
   private async finish(job: JobRecord, patch: Pick<JobRecord, 'state' | 'error'> & { progress?: number }): Promise<void> {

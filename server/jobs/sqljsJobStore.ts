@@ -129,6 +129,13 @@ export class SqlJsJobStore implements JobStore {
     return changed === 1;
   }
 
+  async countByTypeAndState(states?: JobState[]): Promise<Array<{ type: string; state: JobState; count: number }>> {
+    const where = states?.length ? `WHERE state IN (${states.map(() => '?').join(', ')})` : '';
+    return this.db
+      .all<{ type: string; state: JobState; n: number }>(`SELECT type, state, COUNT(*) AS n FROM jobs ${where} GROUP BY type, state`, states ?? [])
+      .map((r) => ({ type: r.type, state: r.state, count: Number(r.n) }));
+  }
+
   async maxSeq(): Promise<number> {
     return Number(this.db.get<{ m: number | null }>('SELECT MAX(seq) AS m FROM jobs')?.m ?? 0);
   }

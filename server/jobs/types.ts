@@ -49,6 +49,12 @@ export interface JobStore {
   claimNext(types: string[], now: number): Promise<JobRecord | undefined>;
   /** Applies `patch` if the job's state is one of `fromStates` (any, if omitted); true if it did. */
   update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean>;
+  /**
+   * How many jobs of each type are in each of `states` (all states if omitted), counted in the
+   * database: the console's overview needs the numbers, not thousands of decoded payloads.
+   * Pairs with no job are absent.
+   */
+  countByTypeAndState(states?: JobState[]): Promise<Array<{ type: string; state: JobState; count: number }>>;
   /** Highest seq so far (new jobs continue after it). */
   maxSeq(): Promise<number>;
   /** Earliest runAfter of queued jobs of these types, if any. */

@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import { ApiError } from '../errors.js';
 import type { JobView } from '../http/adminApiTypes.js';
+import { intParam, stringParam } from '../http/params.js';
 import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobState, JobStore } from '../jobs/types.js';
 import type { Processing } from '../processing/createProcessing.js';
@@ -38,14 +39,15 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
   const { jobs, jobStore } = deps;
   const r = express.Router();
 
-  const view = (job: JobRecord): JobView => {
-    const live = liveProgress(jobs).get(job.id);
+  /** A list passes one `live` for all its rows: JobQueue.live() copies every running job. */
+  const view = (job: JobRecord, live = liveProgress(jobs)): JobView => {
+    const progress = live.get(job.id);
     const { payload: _payload, ...rest } = job;
     return {
       ...rest,
-      progress: live ? live.percent : job.progress,
-      etaSeconds: live?.etaSeconds ?? null,
-      speed: live?.speed ?? null,
+      progress: progress ? progress.percent : job.progress,
+      etaSeconds: progress?.etaSeconds ?? null,
+      speed: progress?.speed ?? null,
     };
   };
   const load = async (id: string): Promise<JobRecord> => {
@@ -62,9 +64,10 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       states: states as JobState[] | undefined,
       types: listParam(q.type, 'type'),
       videoId: stringParam(q.videoId, 'videoId'),
-      limit: limitParam(q.limit),
+      limit: intParam(q.limit, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT),
     });
-    res.json({ jobs: list.map(view) });
+    const live = liveProgress(jobs);
+    res.json({ jobs: list.map((j) => view(j, live)) });
   });
 
   r.get('/jobs/:id', async (req, res) => {
@@ -126,30 +129,19 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       deps.videos.renditions(video.id),
       jobStore.list({ videoId: video.id, limit: 50 }),
     ]);
-    res.json({ video, statusHistory, renditions, jobs: videoJobs.map(view) });
+    const live = liveProgress(jobs);
+    res.json({ video, statusHistory, renditions, jobs: videoJobs.map((j) => view(j, live)) });
   });
 
   return r;
 }
 
+/** Live progress of running jobs by id. */
 function liveProgress(jobs: JobQueue): Map<string, JobProgress> {
   return new Map(jobs.live().map((l) => [l.job.id, l.progress]));
-}
-
-function stringParam(v: unknown, name: string): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (typeof v !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
-  return v;
 }
 
 /** `a,b` → ['a', 'b']. */
 function listParam(v: unknown, name: string): string[] | undefined {
   return stringParam(v, name)?.split(',').filter((s) => s !== '');
-}
-
-function limitParam(v: unknown): number {
-  if (v === undefined || v === '') return DEFAULT_LIMIT;
-  const n = typeof v === 'string' && /^\d{1,4}$/.test(v) ? Number(v) : NaN;
-  if (!(n >= 1 && n <= MAX_LIMIT)) throw new ApiError('INVALID_PAGING', `limit must be a whole number from 1 to ${MAX_LIMIT}`);
-  return n;
 }

@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import express, { type Request, type Router } from 'express';
 import type { ServedAddress } from '../http/adminApiTypes.js';
 import type { JobStore } from '../jobs/types.js';
 import type { FfmpegTools } from '../processing/ffmpegTools.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { AppStore, VideoStore } from '../storage/types.js';
+import { servedAddresses } from '../startArgs.js';
 
 export interface AdminOverviewDeps {
   videos: VideoStore;
@@ -30,19 +30,19 @@ export interface AdminOverviewDeps {
 export function adminOverviewRouter(deps: AdminOverviewDeps): Router {
   const r = express.Router();
   r.get('/overview', async (req, res) => {
-    const addresses = servedAddresses(req, deps);
-    const [videosByStatus, disk, ffmpeg, apps, live] = await Promise.all([
+    const addresses = addressesOf(req, deps);
+    const [videosByStatus, disk, ffmpeg, apps, counts] = await Promise.all([
       deps.videos.countByStatus(),
       deps.media.diskUsage(),
       deps.tools.status(),
       deps.apps.list(),
-      deps.jobStore.list({ states: ['queued', 'running'], limit: 100_000 }),
+      deps.jobStore.countByTypeAndState(['queued', 'running']),
     ]);
     const jobs: Record<string, { queued: number; running: number }> = {};
-    for (const j of live) {
-      const c = (jobs[j.type] ??= { queued: 0, running: 0 });
-      if (j.state === 'running') c.running++;
-      else c.queued++;
+    for (const { type, state, count } of counts) {
+      const c = (jobs[type] ??= { queued: 0, running: 0 });
+      if (state === 'running') c.running += count;
+      else c.queued += count;
     }
     res.json({
       addresses,
@@ -58,25 +58,17 @@ export function adminOverviewRouter(deps: AdminOverviewDeps): Router {
 }
 
 /**
- * The public URL if set; loopback; and each LAN IPv4 address of this machine, with the port the
- * server listens on. A LAN address is marked not served when the server is bound to loopback.
+ * The public URL if set, then the addresses of this machine with the port the server listens on
+ * (startArgs.ts's servedAddresses, which the start-up banner prints too).
  */
-export function servedAddresses(req: Request, deps: Pick<AdminOverviewDeps, 'publicUrl' | 'boundAddress'>): ServedAddress[] {
+export function addressesOf(req: Request, deps: Pick<AdminOverviewDeps, 'publicUrl' | 'boundAddress'>): ServedAddress[] {
   const bound = deps.boundAddress();
   const port = bound?.port ?? req.socket.localPort ?? 80;
-  const host = bound?.address ?? '0.0.0.0';
-  const everywhere = host === '0.0.0.0' || host === '::';
-  const out: ServedAddress[] = [];
-  const add = (label: string, baseUrl: string, served: boolean) => out.push({ label, baseUrl, apiUrl: `${baseUrl}/Api/Video`, served });
-  if (deps.publicUrl) add('Public URL', deps.publicUrl, true);
-  add('This machine', `http://127.0.0.1:${port}`, everywhere || host.startsWith('127.') || host === '::1');
-  for (const [name, infos] of Object.entries(os.networkInterfaces())) {
-    for (const info of infos ?? []) {
-      if (info.family !== 'IPv4' || info.internal) continue;
-      add(`LAN (${name})`, `http://${info.address}:${port}`, everywhere || host === info.address);
-    }
-  }
-  return out;
+  const entry = (label: string, baseUrl: string, served: boolean): ServedAddress => ({ label, baseUrl, apiUrl: `${baseUrl}/Api/Video`, served });
+  return [
+    ...(deps.publicUrl ? [entry('Public URL', deps.publicUrl, true)] : []),
+    ...servedAddresses(bound?.address ?? '0.0.0.0', port).map((a) => entry(a.label, a.url, a.served)),
+  ];
 }
 
 /** The widget scripts' addresses: the configured one, else one per served address. */

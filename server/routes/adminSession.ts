@@ -1,6 +1,6 @@
 import express, { type Request, type Router } from 'express';
 import { ApiError } from '../errors.js';
-import { isLoopback } from '../http/adminAuth.js';
+import { SAFE_METHODS, assertAdminAddress } from '../http/adminAuth.js';
 import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../services/consoleSessions.js';
 import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
 import { safeEqual } from '../services/tokens.js';
@@ -30,8 +30,8 @@ export function adminSessionRouter(deps: AdminSessionDeps): Router {
   const failures = new FailureLimiter(deps.loginLimit ?? DEFAULT_LOGIN_LIMIT);
   const r = express.Router();
   r.use((req, _res, next) => {
-    if (!deps.allowRemote && !isLoopback(req.socket.remoteAddress)) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.headers[CONSOLE_HEADER] !== '1') {
+    assertAdminAddress(req, deps.allowRemote);
+    if (!SAFE_METHODS.has(req.method) && req.headers[CONSOLE_HEADER] !== '1') {
       throw new ApiError('ADMIN_UNAUTHORIZED', 'the console must send the X-Vop-Console: 1 header');
     }
     next();

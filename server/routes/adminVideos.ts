@@ -1,6 +1,7 @@
 import express, { type Request, type Router } from 'express';
 import { ApiError } from '../errors.js';
 import type { VideoRow } from '../http/adminApiTypes.js';
+import { intParam, stringParam } from '../http/params.js';
 import { COVER_SIZES } from '../media/cover.js';
 import { VIDEO_ID_RE } from '../services/videoStatus.js';
 import type { Processing } from '../processing/createProcessing.js';
@@ -122,18 +123,4 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
 /** `HlsURL` of the detail response's extras, or '' when there is none. */
 function hlsUrlOf(extras: Record<string, unknown>): string {
   return typeof extras.HlsURL === 'string' ? extras.HlsURL : '';
-}
-
-function stringParam(v: unknown, name: string): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  if (typeof v !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
-  return v;
-}
-
-function intParam(v: unknown, name: string, fallback: number, min: number, max: number): number {
-  const s = stringParam(v, name);
-  if (s === undefined) return fallback;
-  const n = /^\d{1,9}$/.test(s) ? Number(s) : NaN;
-  if (!(n >= min && n <= max)) throw new ApiError('INVALID_PAGING', `${name} must be a whole number from ${min} to ${max}`);
-  return n;
 }
