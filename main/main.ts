@@ -11,6 +11,8 @@ import { IPC, type FirstRunInfo } from './preloadApi.js';
 import {
   DEFAULT_SHELL_SETTINGS,
   OneTimeValue,
+  apiAddress,
+  applySettingsPatch,
   bindHost,
   consoleUrl,
   isConsoleUrl,
@@ -22,6 +24,9 @@ import {
 
 const store = new Store<ShellSettings>({ name: 'shell-settings', defaults: DEFAULT_SHELL_SETTINGS });
 let settings = normalizeShellSettings(store.store);
+// The port the server listens on for this run. A port changed in the settings takes effect only
+// at the next start, so the window, its navigation check and the tray must not follow settings.port.
+const listeningPort = settings.port;
 let vop: VopServer | undefined;
 let win: BrowserWindow | undefined;
 // Held for the life of the app: a Tray that is garbage-collected disappears from the menu bar.
@@ -50,7 +55,7 @@ async function start(): Promise<void> {
   app.setLoginItemSettings({ openAtLogin: settings.startAtLogin });
   const dataDir = resolveDataDir(settings, app.getPath('userData'), path.join);
   vop = await createServer({ dataDir });
-  await vop.listen(settings.port, bindHost(settings));
+  await vop.listen(listeningPort, bindHost(settings));
   registerIpc(vop);
   createTray();
   if (!settings.firstRunDone) {
@@ -58,7 +63,7 @@ async function start(): Promise<void> {
     // and the API address, once (window.vopDesktop.takeFirstRun).
     if ((await vop.services.apps.list()).length === 0) {
       const app = await vop.services.apps.create({ name: 'My first application' });
-      firstRun.set({ apiAddress: `http://127.0.0.1:${settings.port}/Api/Video`, appId: app.appId, appSecret: app.appSecret, appName: app.name });
+      firstRun.set({ apiAddress: apiAddress(listeningPort), appId: app.appId, appSecret: app.appSecret, appName: app.name });
     }
     store.set('firstRunDone', true);
     settings = { ...settings, firstRunDone: true };
@@ -90,9 +95,9 @@ function showWindow(): void {
     return { action: 'deny' };
   });
   win.webContents.on('will-navigate', (event, url) => {
-    if (!isConsoleUrl(url, settings.port)) event.preventDefault();
+    if (!isConsoleUrl(url, listeningPort)) event.preventDefault();
   });
-  void win.loadURL(consoleUrl(settings.port));
+  void win.loadURL(consoleUrl(listeningPort));
 }
 
 function createTray(): void {
@@ -101,7 +106,7 @@ function createTray(): void {
   tray.setContextMenu(
     Menu.buildFromTemplate([
       { label: 'Open the console', click: () => showWindow() },
-      { label: 'Copy the API address', click: () => clipboard.writeText(`http://127.0.0.1:${settings.port}/Api/Video`) },
+      { label: 'Copy the API address', click: () => clipboard.writeText(apiAddress(listeningPort)) },
       { type: 'separator' },
       { label: 'Quit vop', click: () => app.quit() },
     ]),
@@ -111,13 +116,11 @@ function createTray(): void {
 function registerIpc(server: VopServer): void {
   ipcMain.handle(IPC.adminToken, () => server.adminToken);
   ipcMain.handle(IPC.copyText, (_e, text: unknown) => clipboard.writeText(String(text)));
-  ipcMain.handle(IPC.openExternal, async (_e, url: unknown) => {
-    if (isExternalLinkAllowed(String(url))) await shell.openExternal(String(url));
-  });
   ipcMain.handle(IPC.getSettings, () => settings);
   ipcMain.handle(IPC.takeFirstRun, () => firstRun.take());
   ipcMain.handle(IPC.setSettings, (_e, patch: unknown) => {
-    settings = normalizeShellSettings({ ...settings, ...(patch as Partial<ShellSettings>) });
+    // A refused value throws: the rejection reaches the settings page, which shows its message.
+    settings = applySettingsPatch(settings, patch);
     store.set(settings);
     app.setLoginItemSettings({ openAtLogin: settings.startAtLogin });
     return settings;

@@ -8,9 +8,10 @@ export interface VopDesktopApi {
   adminToken(): Promise<string>;
   /** Copies text to the clipboard. */
   copyText(text: string): Promise<void>;
-  /** Opens an http(s) link in the system browser. */
-  openExternal(url: string): Promise<void>;
-  /** The shell settings, and a way to change them (some take effect after a restart). */
+  /**
+   * The shell settings, and a way to change them (some take effect after a restart). A refused
+   * value rejects setSettings with a message that names the setting.
+   */
   getSettings(): Promise<import('./shellSettings.js').ShellSettings>;
   setSettings(patch: Partial<import('./shellSettings.js').ShellSettings>): Promise<import('./shellSettings.js').ShellSettings>;
   /**
@@ -30,8 +31,17 @@ export interface FirstRunInfo {
 export const IPC = {
   adminToken: 'vop:admin-token',
   copyText: 'vop:copy-text',
-  openExternal: 'vop:open-external',
   getSettings: 'vop:get-settings',
   setSettings: 'vop:set-settings',
   takeFirstRun: 'vop:take-first-run',
 } as const satisfies Record<keyof VopDesktopApi, string>;
+
+/**
+ * The message of an error thrown by a main-process handler, as the console should show it.
+ * Electron rejects ipcRenderer.invoke with "Error invoking remote method '<channel>': <Name>: <message>",
+ * which reads as noise on the settings page.
+ */
+export function remoteErrorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/^Error invoking remote method '[^']*': (?:[A-Za-z]*Error: )?/, '');
+}

@@ -34,6 +34,52 @@ export function normalizeShellSettings(stored: Partial<Record<keyof ShellSetting
   return s;
 }
 
+/** A change the settings page asked for that the shell refuses; the message names the setting. */
+export class ShellSettingError extends Error {
+  constructor(
+    /** The setting that was refused. */
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ShellSettingError';
+  }
+}
+
+/**
+ * Applies a change from the settings page over the current settings, refusing a bad value with a
+ * ShellSettingError. Unlike normalizeShellSettings, which repairs a hand-edited file by falling
+ * back to the defaults, a bad value here must not be swapped for the default: an emptied port would
+ * be saved as 8080 while the page said Saved.
+ */
+export function applySettingsPatch(current: ShellSettings, patch: unknown): ShellSettings {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new ShellSettingError('settings', 'The settings change must be an object.');
+  const next = { ...current };
+  for (const [field, value] of Object.entries(patch)) {
+    switch (field) {
+      case 'port':
+        if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 65535) {
+          throw new ShellSettingError(field, 'The port must be a whole number from 1 to 65535.');
+        }
+        next.port = value as number;
+        break;
+      case 'dataDir':
+        if (typeof value !== 'string') throw new ShellSettingError(field, 'The data folder must be text (empty for the default).');
+        next.dataDir = value;
+        break;
+      case 'startAtLogin':
+      case 'serveLan':
+      case 'firstRunDone':
+        if (typeof value !== 'boolean') throw new ShellSettingError(field, `The setting ${field} must be true or false.`);
+        next[field] = value;
+        break;
+      default:
+        throw new ShellSettingError(field, `There is no desktop setting named ${field}.`);
+    }
+  }
+  return next;
+}
+
 /** Where the server binds for the LAN choice. */
 export function bindHost(settings: Pick<ShellSettings, 'serveLan'>): string {
   return settings.serveLan ? '0.0.0.0' : '127.0.0.1';
@@ -47,6 +93,11 @@ export function resolveDataDir(settings: Pick<ShellSettings, 'dataDir'>, userDat
 /** The console's address on this machine. */
 export function consoleUrl(port: number): string {
   return `http://127.0.0.1:${port}/console`;
+}
+
+/** The Video Open Platform API's address on this machine, as the first run and the tray give it. */
+export function apiAddress(port: number): string {
+  return `http://127.0.0.1:${port}/Api/Video`;
 }
 
 /** Only these schemes leave the console for the system browser; anything else is dropped. */

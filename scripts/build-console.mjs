@@ -25,7 +25,13 @@ export async function buildConsole({ quiet = false } = {}) {
     });
     const old = `${DIST}.old-${process.pid}-${Date.now()}`;
     if (fs.existsSync(DIST)) fs.renameSync(DIST, old);
-    fs.renameSync(tmp, DIST);
+    try {
+      fs.renameSync(tmp, DIST);
+    } catch (err) {
+      // Another build (a test file starting at the same time) put its complete build there
+      // between our two renames: the same sources, so keep it.
+      if (err.code !== 'ENOTEMPTY' && err.code !== 'EEXIST') throw err;
+    }
     fs.rmSync(old, { recursive: true, force: true });
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

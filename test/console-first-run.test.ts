@@ -43,7 +43,6 @@ describe('desktop first run in the console', () => {
         w.vopDesktop = {
           adminToken: async () => token,
           copyText: async () => undefined,
-          openExternal: async () => undefined,
           getSettings: async () => ({ port: 8080, dataDir: '', startAtLogin: false, serveLan: true, firstRunDone: true }),
           setSettings: async () => ({ port: 8080, dataDir: '', startAtLogin: false, serveLan: true, firstRunDone: true }),
           takeFirstRun: () => w.__vopTakeFirstRun(),

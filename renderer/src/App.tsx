@@ -74,7 +74,6 @@ function Shell({ onLogout }: { onLogout: () => void }) {
   const loc = useLocation();
   const live = useEventsLive();
   const [menuOpen, setMenuOpen] = useState(false);
-  const main = useRef<HTMLElement>(null);
 
   // A new page: close the narrow menu and move focus to its heading, as a page load would.
   const first = useRef(true);
@@ -118,7 +117,7 @@ function Shell({ onLogout }: { onLogout: () => void }) {
           ))}
         </ul>
       </nav>
-      <main id="main" ref={main} className="main">
+      <main id="main" className="main">
         <Page path={loc.path} search={loc.search} />
       </main>
     </div>

@@ -3,36 +3,21 @@
  * renderer/dist is newer than renderer/src), and a cookie session like a browser's.
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './server.js';
 
-const LOCK = path.join(ROOT, 'renderer/.build-lock');
-
-/** Builds the console unless renderer/dist is up to date. Test files starting at once build it once. */
+/**
+ * Builds the console unless renderer/dist is up to date. Test files starting at once may each
+ * build it: build-console.mjs builds into a temporary folder and renames it into place, so the
+ * last rename wins and no reader sees half a build (and npm test has built it before vitest).
+ */
 export async function ensureConsoleBuilt(): Promise<void> {
-  for (;;) {
-    try {
-      fs.mkdirSync(LOCK);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      // Another test file is building: wait for it (a lock older than 3 minutes was left by a crash).
-      const age = Date.now() - (fs.statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > 180_000) fs.rmSync(LOCK, { recursive: true, force: true });
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  try {
-    const child = spawn(process.execPath, [path.join(ROOT, 'scripts/build-console.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    if (code !== 0) throw new Error(`building the console failed (exit ${code}):\n${out}`);
-  } finally {
-    fs.rmSync(LOCK, { recursive: true, force: true });
-  }
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts/build-console.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`building the console failed (exit ${code}):\n${out}`);
 }
 
 /** The admin API as the console calls it: a session cookie and the X-Vop-Console header. */

@@ -17,6 +17,8 @@ export function DesktopSettings() {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setErr('');
+    // A refused change must not sit under an earlier "Saved".
+    setMsg('');
     try {
       await shell.setSettings({ port: Number(d.port), dataDir: d.dataDir, startAtLogin: d.startAtLogin, serveLan: d.serveLan });
       setMsg('Saved. The port, data folder and LAN choice take effect when the app restarts; start at login applies now.');
