@@ -6,11 +6,13 @@
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseRange } from '../server/http/fileResponse.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Request, Response } from 'express';
+import { parseRange, sendFileResponse } from '../server/http/fileResponse.js';
 import { COVER_SIZES } from '../server/media/cover.js';
 import { makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
@@ -225,6 +227,39 @@ describe('large files', () => {
     } finally {
       await t.vop.stores.videos.setRenditions(videoId, before);
       fs.rmSync(t.vop.media.path('play', date, name));
+    }
+  });
+
+  it('reads nothing for a client that left before the answer began', async () => {
+    const file = path.join(makeTempDir(), 'big.bin');
+    fs.writeFileSync(file, crypto.randomBytes(4 * 1024 * 1024));
+    // FileHandle is not exported: its prototype is reached through an open handle.
+    const probeHandle = await fsp.open(file, 'r');
+    const read = vi.spyOn(Object.getPrototypeOf(probeHandle) as { read: () => unknown }, 'read');
+    await probeHandle.close();
+    let client: http.ClientRequest | undefined;
+    const answered = new Promise<void>((resolve, reject) => {
+      const server = http.createServer((req, res) => {
+        // The client hangs up once its request has arrived, and the answer starts only after the
+        // server has seen it go, 'close' and all: as when a client leaves while the file is opened.
+        res.once('close', () => {
+          sendFileResponse(req as Request, res as Response, file, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 64 * 1024 })
+            .then(resolve, reject)
+            .finally(() => server.close());
+        });
+        client!.destroy();
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        client = http.get({ host: '127.0.0.1', port, agent: false });
+        client.on('error', () => undefined);
+      });
+    });
+    try {
+      await answered;
+      expect(read).not.toHaveBeenCalled();
+    } finally {
+      read.mockRestore();
     }
   });
 

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resolveOptions } from '../server/config.js';
 import { liveProcessCount } from '../server/media/ffmpegRunner.js';
 import { makeDateFolder } from '../server/processing/mediaNames.js';
@@ -140,6 +140,26 @@ describe('a stored source becomes a playable video', () => {
     expect((await detail(id)).VideoPlayFile).toEqual([]);
     const jobs = await t.admin.request('GET', `/jobs?videoId=${id}`);
     expect(jobs.body.jobs).toMatchObject([{ type: 'transcode', state: 'failed', error: expect.stringMatching(/^not a video/) }]);
+  });
+
+  it('keeps the renditions the rows list when a step after writing those rows fails', async () => {
+    const id = await client.register();
+    const videos = t.vop.stores.videos;
+    const updateMedia = videos.updateMedia.bind(videos);
+    // The transcode's own updateMedia (the one carrying the cover) fails, after setRenditions ran.
+    const spy = vi.spyOn(videos, 'updateMedia').mockImplementation(async (videoId, patch) => {
+      if (videoId === id && 'coverFile' in patch) throw new Error('injected failure after setRenditions');
+      return updateMedia(videoId, patch);
+    });
+    try {
+      await placeSource(t.vop, id, clip);
+      expect(await waitForStatus(t.vop, id, [1, 7])).toBe(7);
+    } finally {
+      spy.mockRestore();
+    }
+    const listed = await videos.renditions(id);
+    expect(listed.length).toBeGreaterThan(0);
+    for (const r of listed) expect(fs.existsSync(t.vop.media.resolveRelative('play', r.file)!), r.file).toBe(true);
   });
 
   it('reports progress with a percentage, time left and speed', async () => {

@@ -160,19 +160,18 @@ async function streamRange(fh: FileHandle, res: Response, start: number, end: nu
   const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
   // A buffer is read into again only once the socket has taken what was last written from it.
   const flushed: Array<Promise<void>> = [Promise.resolve(), Promise.resolve()];
-  let gone = false;
-  const closed = new Promise<void>((resolve) =>
-    res.once('close', () => {
-      gone = true;
-      resolve();
-    }),
-  );
+  // The client may have left during the open and stat awaits, its 'close' already fired: ask
+  // `res.destroyed` (set when the socket closes) rather than wait for an event that has passed.
+  const closed = new Promise<void>((resolve) => {
+    if (res.destroyed) resolve();
+    else res.once('close', () => resolve());
+  });
   let pos = start;
   let i = 0;
-  while (pos <= end && !gone) {
+  while (pos <= end && !res.destroyed) {
     const slot = i++ % 2;
     await Promise.race([flushed[slot], closed]);
-    if (gone) break;
+    if (res.destroyed) return;
     const buf = buffers[slot]!;
     const { bytesRead } = await fh.read(buf, 0, Math.min(size, end - pos + 1), pos);
     if (bytesRead === 0) {
@@ -183,7 +182,7 @@ async function streamRange(fh: FileHandle, res: Response, start: number, end: nu
     pos += bytesRead;
     flushed[slot] = new Promise<void>((resolve) => res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => resolve()));
   }
-  if (gone) return;
+  if (res.destroyed) return;
   await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
 }
 

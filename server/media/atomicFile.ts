@@ -24,7 +24,7 @@ export interface AtomicOutputOptions {
   fsync: boolean;
 }
 
-export const DEFAULT_ATOMIC_OUTPUT_OPTIONS = { directory: false, fsync: true } satisfies AtomicOutputOptions;
+const DEFAULT_ATOMIC_OUTPUT_OPTIONS = { directory: false, fsync: true } satisfies AtomicOutputOptions;
 
 /** A pending output: write to `tmpPath`, then `commit()` or `abort()`. */
 export interface AtomicOutput {
@@ -79,14 +79,17 @@ export function isPartialOutputName(name: string): boolean {
 
 /** Deletes the leftovers of interrupted outputs in `dir` (not recursive). Returns the names removed. */
 export async function removePartialOutputs(dir: string): Promise<string[]> {
-  let names: string[];
+  const partial = (await readdirOrEmpty(dir)).filter(isPartialOutputName);
+  await Promise.all(partial.map((n) => fsp.rm(path.join(dir, n), { recursive: true, force: true })));
+  return partial;
+}
+
+/** The entries of `dir`; none if it does not exist (nothing was ever written there). */
+export async function readdirOrEmpty(dir: string): Promise<string[]> {
   try {
-    names = await fsp.readdir(dir);
+    return await fsp.readdir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  const partial = names.filter(isPartialOutputName);
-  await Promise.all(partial.map((n) => fsp.rm(path.join(dir, n), { recursive: true, force: true })));
-  return partial;
 }

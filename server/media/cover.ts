@@ -56,7 +56,7 @@ export const DEFAULT_COVER_OPTIONS = {
 } satisfies Partial<CoverOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
-export function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
+function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
   const o: CoverOptions = { ...DEFAULT_COVER_OPTIONS, ...input };
   if (!Array.isArray(o.sampleFractions) || o.sampleFractions.length === 0 || o.sampleFractions.some((f) => !(f >= 0 && f < 1))) {
     throw new Error('Option sampleFractions must list at least one fraction from 0 to below 1.');

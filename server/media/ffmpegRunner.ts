@@ -53,7 +53,7 @@ export interface RunOptions {
   dieWithParent: boolean;
 }
 
-export const DEFAULT_RUN_OPTIONS = {
+const DEFAULT_RUN_OPTIONS = {
   killGraceMs: 2000,
   stderrTailBytes: 16 * 1024,
   maxStdoutBytes: 0,
@@ -101,7 +101,7 @@ interface LiveChild {
 const liveChildren = new Set<LiveChild>();
 
 /** Validates options, filling defaults; throws an Error naming the bad option. */
-export function resolveRunOptions(input: Partial<RunOptions> = {}): RunOptions {
+function resolveRunOptions(input: Partial<RunOptions> = {}): RunOptions {
   const o: RunOptions = { ...DEFAULT_RUN_OPTIONS, ...stripUndefined(input) };
   if (!(Number.isFinite(o.killGraceMs) && o.killGraceMs >= 0)) throw new Error('Option killGraceMs must be 0 or more.');
   if (!(Number.isInteger(o.stderrTailBytes) && o.stderrTailBytes >= 0)) throw new Error('Option stderrTailBytes must be a whole number, 0 or more.');
@@ -302,7 +302,11 @@ function isArgs(command: readonly string[] | FluentCommand): command is readonly
   return Array.isArray(command);
 }
 
-function stripUndefined<T extends object>(o: T): T {
+/**
+ * `o` without its undefined fields, so that spreading it over defaults keeps a default where an
+ * option was passed as undefined (as optional fields often are).
+ */
+export function stripUndefined<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 

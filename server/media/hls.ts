@@ -22,11 +22,26 @@ export interface HlsOptions {
   playlistName: string;
 }
 
-export const DEFAULT_HLS_OPTIONS = {
+const DEFAULT_HLS_OPTIONS = {
   segmentSeconds: 4,
   segmentType: 'mpegts',
   playlistName: 'index.m3u8',
 } satisfies HlsOptions;
+
+/** The init segment of an fmp4 variant. */
+const INIT_SEGMENT_NAME = 'init.mp4';
+
+/** Segments are `seg_00000.ts` (or `.m4s`): ffmpeg numbers them, past five digits if it must. */
+const SEGMENT_PREFIX = 'seg_';
+
+/**
+ * Every name a variant directory written with the default playlist name holds: its playlist,
+ * segments and init segment. Delivery serves these names only, so they are built from the ones
+ * {@link buildHlsArgs} gives.
+ */
+export const HLS_VARIANT_FILE_RE = new RegExp(
+  `^(?:${escapeRegExp(DEFAULT_HLS_OPTIONS.playlistName)}|${SEGMENT_PREFIX}\\d{5,9}\\.(?:ts|m4s)|${escapeRegExp(INIT_SEGMENT_NAME)})$`,
+);
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveHlsOptions(input: Partial<HlsOptions> = {}): HlsOptions {
@@ -61,8 +76,8 @@ export function buildHlsArgs(variants: readonly HlsVariantJob[], options: HlsOpt
       '-hls_time', String(options.segmentSeconds),
       '-hls_playlist_type', 'vod',
       '-hls_segment_type', options.segmentType,
-      ...(fmp4 ? ['-hls_fmp4_init_filename', 'init.mp4'] : []),
-      '-hls_segment_filename', path.join(dir, fmp4 ? 'seg_%05d.m4s' : 'seg_%05d.ts'),
+      ...(fmp4 ? ['-hls_fmp4_init_filename', INIT_SEGMENT_NAME] : []),
+      '-hls_segment_filename', path.join(dir, `${SEGMENT_PREFIX}%05d.${fmp4 ? 'm4s' : 'ts'}`),
       '-y', path.join(dir, options.playlistName),
     );
   });
@@ -101,7 +116,7 @@ export function buildMasterPlaylist(variants: readonly MasterVariant[]): string 
 }
 
 /** AAC-LC, the only audio profile our encodes produce. */
-export const AAC_LC_CODEC = 'mp4a.40.2';
+const AAC_LC_CODEC = 'mp4a.40.2';
 
 /** H.264 profile_idc and constraint flags by ffprobe's profile name. */
 const AVC_PROFILES: Record<string, string> = {
@@ -133,4 +148,8 @@ export function hlsCodecs(video: { videoProfile: string | null; videoLevel: numb
   if (video.audioCodec === 'mp3') parts.push('mp4a.40.34');
   else if (video.audioCodec !== null) parts.push(AAC_LC_CODEC);
   return parts.join(',');
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

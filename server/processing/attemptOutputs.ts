@@ -9,7 +9,7 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isPartialOutputName, removePartialOutputs } from '../media/atomicFile.js';
+import { isPartialOutputName, readdirOrEmpty, removePartialOutputs } from '../media/atomicFile.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { isPlayFileOf } from './mediaNames.js';
 
@@ -45,14 +45,5 @@ export async function removeReplacedRenditions(media: LocalMediaStore, previous:
     if (current.has(rel)) continue;
     const file = media.resolveRelative('play', rel);
     if (file) await fsp.rm(file, { force: true });
-  }
-}
-
-async function readdirOrEmpty(dir: string): Promise<string[]> {
-  try {
-    return await fsp.readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
   }
 }

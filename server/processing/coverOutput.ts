@@ -6,7 +6,7 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { atomicOutput, isPartialOutputName } from '../media/atomicFile.js';
+import { atomicOutput } from '../media/atomicFile.js';
 import { extractCover } from '../media/cover.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { COVER_FILE } from './mediaNames.js';
@@ -29,6 +29,6 @@ export async function writeCover(videoId: string, source: string, durationSecond
 /** Removes the cached `t<n>.jpg` sizes of a cover (they were made from the previous one). */
 async function removeCachedSizes(dir: string): Promise<void> {
   for (const name of await fsp.readdir(dir)) {
-    if (/^t\d+\.jpg$/.test(name) && !isPartialOutputName(name)) await fsp.rm(path.join(dir, name), { force: true });
+    if (/^t\d+\.jpg$/.test(name)) await fsp.rm(path.join(dir, name), { force: true });
   }
 }

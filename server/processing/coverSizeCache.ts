@@ -7,7 +7,7 @@
  * a half-written picture. A small limit on runs at once keeps a page of new thumbnails from
  * starting dozens of ffmpeg processes.
  */
-import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import { atomicOutput } from '../media/atomicFile.js';
 import { COVER_SIZES, resizeCover, type CoverSizeKey } from '../media/cover.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
@@ -29,7 +29,7 @@ export interface CoverSizeCacheDeps {
 }
 
 export class CoverSizeCache {
-  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly inFlight = new Map<string, Promise<boolean>>();
   private running = 0;
   private readonly waiting: Array<() => void> = [];
 
@@ -42,30 +42,32 @@ export class CoverSizeCache {
 
   /**
    * Resolves with the file name (inside `covers/<videoId>/`) of size `t`, making it first if
-   * needed. The full-size cover must exist.
+   * needed; undefined if the full-size cover to make it from is not there. Delivery calls this
+   * only once serving the size found no file, so the look for it is in {@link make}, after the
+   * wait for a slot.
    */
-  async ensure(videoId: string, t: CoverSizeKey): Promise<string> {
+  async ensure(videoId: string, t: CoverSizeKey): Promise<string | undefined> {
     const name = coverSizeFileName(t);
-    const file = this.deps.media.path('covers', videoId, name);
-    if (fs.existsSync(file)) return name;
     const key = `${videoId}/${t}`;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.make(videoId, t, file).finally(() => this.inFlight.delete(key));
+      pending = this.make(videoId, t, this.deps.media.path('covers', videoId, name)).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
-    await pending;
-    return name;
+    return (await pending) ? name : undefined;
   }
 
-  private async make(videoId: string, t: CoverSizeKey, file: string): Promise<void> {
+  /** Makes size `t` unless it is there; resolves false if there is no full-size cover to make it from. */
+  private async make(videoId: string, t: CoverSizeKey, file: string): Promise<boolean> {
     await this.slot();
     try {
-      if (fs.existsSync(file)) return; // made by a run that finished while we waited for a slot
+      if (await exists(file)) return true; // made by a run that finished since the caller looked, or while we waited for a slot
+      const cover = this.deps.media.path('covers', videoId, COVER_FILE);
+      if (!(await exists(cover))) return false;
       const { width, height } = COVER_SIZES[t];
       const out = atomicOutput(file, { fsync: false }); // a cache: lost on a power cut, it is made again
       try {
-        await resizeCover(this.deps.media.path('covers', videoId, COVER_FILE), out.tmpPath, width, height, {
+        await resizeCover(cover, out.tmpPath, width, height, {
           ffmpegPath: await this.deps.ffmpegPath(),
           signal: this.deps.signal,
           pidFile: this.deps.pidFile,
@@ -75,6 +77,7 @@ export class CoverSizeCache {
         await out.abort().catch(() => undefined);
         throw err;
       }
+      return true;
     } finally {
       this.release();
     }
@@ -93,4 +96,11 @@ export class CoverSizeCache {
     if (next) next();
     else this.running--;
   }
+}
+
+function exists(file: string): Promise<boolean> {
+  return fsp.access(file).then(
+    () => true,
+    () => false,
+  );
 }

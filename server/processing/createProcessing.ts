@@ -56,7 +56,7 @@ export interface Processing {
 let openInstances = 0;
 
 /** The file recording live ffmpeg PIDs, so the next start can end what a crash left running. */
-export function ffmpegPidFile(dataDir: string): string {
+function ffmpegPidFile(dataDir: string): string {
   return path.join(dataDir, 'ffmpeg.pids');
 }
 

@@ -11,13 +11,16 @@
  * Every name starts with or sits under the video id, so delivery can tell from a requested name
  * whose media it is, and check that video before reading anything.
  */
+import { VIDEO_ID_RE } from '../services/videoStatus.js';
+
+/** Rendition labels become file and directory names (`<id>_720p.mp4`, `hls/<id>/720p/`). */
+export const LABEL_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
 
 /** The file name of the full-size cover inside `covers/<videoId>/`. */
 export const COVER_FILE = 'cover.jpg';
 
 /** The master playlist's name inside `hls/<videoId>/`. */
 export const HLS_MASTER = 'master.m3u8';
-
 
 /** The label of a kept source in its file name (`<id>_source.<ext>`). */
 export const SOURCE_LABEL = 'source';
@@ -32,7 +35,11 @@ export function coverSizeFileName(t: number): string {
   return `t${t}.jpg`;
 }
 
-const PLAY_NAME_RE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})_[A-Za-z0-9][A-Za-z0-9_-]{0,31}\.[a-z0-9]{1,5}$/;
+/** A pattern's source without its `^` and `$`, to build longer patterns from the ones above. */
+const unanchored = (re: RegExp) => re.source.replace(/^\^|\$$/g, '');
+
+const PLAY_NAME_RE = new RegExp(`^(${unanchored(VIDEO_ID_RE)})_${unanchored(LABEL_RE)}\\.[a-z0-9]{1,5}$`);
+const COVER_REQUEST_RE = new RegExp(`^(${unanchored(VIDEO_ID_RE)})\\.jpg$`);
 const DATE_FOLDER_RE = /^\d{8}$/;
 
 /**
@@ -42,6 +49,11 @@ const DATE_FOLDER_RE = /^\d{8}$/;
 export function videoIdOfPlayFile(dateFolder: string, file: string): string | undefined {
   if (!DATE_FOLDER_RE.test(dateFolder)) return undefined;
   return PLAY_NAME_RE.exec(file)?.[1];
+}
+
+/** The video id of a requested cover `<videoId>.jpg` (the address of `PicSavePath`), or undefined. */
+export function videoIdOfCoverRequest(file: string): string | undefined {
+  return COVER_REQUEST_RE.exec(file)?.[1];
 }
 
 /** Whether a directory entry of a date folder belongs to `videoId` (its files, or their temporary names). */

@@ -66,6 +66,6 @@ export async function detailExtras(hls: HlsPresence, video: VideoRecord, ctx: Vi
 }
 
 /** Where delivery serves a video's master playlist. */
-export function hlsMasterUrl(baseUrl: string, videoId: string): string {
+function hlsMasterUrl(baseUrl: string, videoId: string): string {
   return `${baseUrl}/media/hls/${videoId}/${HLS_MASTER}`;
 }

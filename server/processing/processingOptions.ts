@@ -1,7 +1,9 @@
 import os from 'node:os';
 import { assertRetryConfig, type RetryConfig } from '../jobs/retry.js';
+import { stripUndefined } from '../media/ffmpegRunner.js';
 import { DEFAULT_LADDER_OPTIONS, resolveLadderOptions, type LadderOptions } from '../media/ladder.js';
 import { DEFAULT_TRANSCODE_OPTIONS, resolveTranscodeOptions, type TranscodeOptions } from '../media/transcodeArgs.js';
+import { LABEL_RE } from './mediaNames.js';
 
 /** Options of transcoding and delivery (`processing` in the server options). */
 export interface ProcessingOptions {
@@ -57,9 +59,6 @@ export const DEFAULT_PROCESSING_OPTIONS: ProcessingOptions = {
   probeTimeoutMs: 60_000,
 };
 
-/** Labels become file and directory names (`<id>_720p.mp4`, `hls/<id>/720p/`). */
-const LABEL_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
-
 /** Fills defaults and validates; throws an Error that names the bad option (`processing.<field>`). */
 export function resolveProcessingOptions(input: ProcessingOptionsInput = {}): ProcessingOptions {
   const d = DEFAULT_PROCESSING_OPTIONS;
@@ -100,8 +99,4 @@ function named<T>(prefix: string, resolve: () => T): T {
   } catch (err) {
     throw new Error((err as Error).message.replace(/^Options? /, (m) => `${m}${prefix}.`));
   }
-}
-
-function stripUndefined<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

@@ -106,7 +106,7 @@ export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRen
   }
   const r = sourceRendition(info);
   const bytes = (await fsp.stat(out.finalPath)).size;
-  const kbps = info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
+  const kbps = measuredKbps(info, bytes);
   return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, peakKbps: kbps, file: `${dateFolder}/${name}`, path: out.finalPath, bytes, info };
 }
 
@@ -115,8 +115,13 @@ async function describe(file: string, relative: string, r: Rendition, hasAudio: 
   if (!info.isVideo) throw new Error(`rendition ${r.label} is not playable: ${info.reason}`);
   const bytes = (await fsp.stat(file)).size;
   const peakKbps = r.videoBitrateKbps + (hasAudio ? r.audioBitrateKbps : 0);
-  const measured = info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
+  const measured = measuredKbps(info, bytes);
   return { label: r.label, width: r.width, height: r.height, bitrateKbps: measured, peakKbps, file: relative, path: file, bytes, info };
+}
+
+/** The file's overall bitrate: ffprobe's, or else its size over its duration. */
+function measuredKbps(info: VideoInfo, bytes: number): number {
+  return info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
 }
 
 function fileNameOf(out: AtomicOutput): string {

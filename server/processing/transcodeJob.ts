@@ -72,6 +72,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
 
       const dateFolder = dateFolderOf(job);
       const previous = (await videos.renditions(videoId)).map((r) => r.file);
+      // The rendition files the database lists, which clean-up after a failure must leave alone.
+      const listed = new Set(previous);
       try {
         const source = media.resolveRelative('sources', video.sourceFile);
         if (!source || !fs.existsSync(source)) throw new PermanentJobError('the stored source file is missing');
@@ -103,11 +105,13 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         ctx.signal.throwIfAborted();
 
         await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
+        // From here the rows name the new files: a failure of a later step must not delete them.
+        for (const w of written) listed.add(w.file);
         await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile });
         await removeReplacedRenditions(media, previous, new Set(written.map((w) => w.file)));
         await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
       } catch (err) {
-        await removeAttemptOutputs(media, videoId, dateFolder, new Set(previous)).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
+        await removeAttemptOutputs(media, videoId, dateFolder, listed).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
         throw forPeople(err, media.root);
       }
     },

@@ -36,12 +36,12 @@ export class TranscodeScheduler {
   }
 
   /** Enqueues a transcode of `videoId` unless one is live; resolves true if it enqueued. */
-  async ensure(videoId: string, priority = 0): Promise<boolean> {
+  async ensure(videoId: string): Promise<boolean> {
     if (this.pending.has(videoId)) return false;
     this.pending.add(videoId);
     try {
       if (await this.liveJob(videoId)) return false;
-      await this.jobs.enqueue(TRANSCODE_JOB, { videoId }, { videoId, priority });
+      await this.jobs.enqueue(TRANSCODE_JOB, { videoId }, { videoId });
       return true;
     } finally {
       this.pending.delete(videoId);
@@ -65,7 +65,7 @@ export class TranscodeScheduler {
   }
 
   /** The queued or running transcode job of `videoId`, if any. */
-  async liveJob(videoId: string) {
+  private async liveJob(videoId: string) {
     return (await this.jobStore.list({ states: ['queued', 'running'], types: [TRANSCODE_JOB], videoId, limit: 1 }))[0];
   }
 

@@ -17,15 +17,14 @@
  * Media is not authenticated: `<video>` tags and players fetch it without the spec's token. A
  * video's files are as private as its id (a random UUID, 122 bits) is unguessable.
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../errors.js';
 import { FileNotFoundError, sendFileResponse } from '../http/fileResponse.js';
+import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
 import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
-import { COVER_FILE, HLS_MASTER, videoIdOfPlayFile } from '../processing/mediaNames.js';
-import { VIDEO_ID_RE } from '../services/videoStatus.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
+import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore, MediaArea } from '../storage/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 
@@ -40,10 +39,6 @@ const MAX_AGE_SECONDS = 3600;
 
 /** Bytes read from disk per chunk: one read and one socket write per MiB of a multi-GB file. */
 const READ_CHUNK_BYTES = 1024 * 1024;
-
-const HLS_VARIANT_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
-const HLS_FILE_RE = /^(?:index\.m3u8|seg_\d{5,9}\.(?:ts|m4s)|init\.mp4)$/;
-const COVER_NAME_RE = /^([0-9a-f-]{36})\.jpg$/;
 
 /** Content types by extension, for everything processing writes (a kept source keeps its container's). */
 const CONTENT_TYPES: Record<string, string> = {
@@ -74,10 +69,13 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
     return video;
   };
 
-  /** Sends `relative` from `area`, after the containment check; a missing file is a 404. */
-  const send = async (req: Request, res: Response, area: MediaArea, relative: string, headers?: Record<string, string>) => {
+  /**
+   * Sends `relative` from `area`, after the containment check; resolves false, having sent
+   * nothing, if the file is not there.
+   */
+  const trySend = async (req: Request, res: Response, area: MediaArea, relative: string, headers?: Record<string, string>): Promise<boolean> => {
     const file = media.resolveRelative(area, relative);
-    if (!file) throw new ApiError('NOT_FOUND');
+    if (!file) return false;
     res.setHeader('X-Content-Type-Options', 'nosniff');
     // Players on the applications' own pages fetch playlists and segments by XHR (hls.js).
     res.setHeader('Access-Control-Allow-Origin', '*');
@@ -89,9 +87,16 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
         headers,
         chunkBytes: READ_CHUNK_BYTES,
       });
+      return true;
     } catch (err) {
-      throw err instanceof FileNotFoundError ? new ApiError('NOT_FOUND') : err;
+      if (err instanceof FileNotFoundError) return false;
+      throw err;
     }
+  };
+
+  /** {@link trySend}, with a missing file a 404. */
+  const send = async (req: Request, res: Response, area: MediaArea, relative: string, headers?: Record<string, string>) => {
+    if (!(await trySend(req, res, area, relative, headers))) throw new ApiError('NOT_FOUND');
   };
 
   const rendition = (download: boolean) => async (req: Request, res: Response) => {
@@ -108,13 +113,20 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
   r.get('/media/download/:date/:file', rendition(true));
 
   r.get('/media/cover/:file', async (req, res) => {
-    const video = await playable(COVER_NAME_RE.exec(String(req.params.file))?.[1]);
-    // No cover yet, or its file gone: nothing to serve, nor to make a size from.
-    if (!video.coverFile || !(await exists(media.path('covers', video.id, COVER_FILE)))) throw new ApiError('NOT_FOUND');
+    const video = await playable(videoIdOfCoverRequest(String(req.params.file)));
+    // No cover yet: nothing to serve, nor to make a size from. (A cover file gone is a 404 from send.)
+    if (!video.coverFile) throw new ApiError('NOT_FOUND');
     // Spec 2.3 lists t = 2 to 7. Any other t (its table starts at 2, so an application may well
     // send t=1 for "the original") gets the full-size cover rather than a broken picture.
     const t = Number(typeof req.query.t === 'string' ? req.query.t : NaN);
-    const name = isCoverSize(t) ? await deps.covers.ensure(video.id, t) : COVER_FILE;
+    if (!isCoverSize(t)) {
+      await send(req, res, 'covers', `${video.id}/${COVER_FILE}`);
+      return;
+    }
+    // Once made, a size is served with one open; it is made only when that open finds nothing.
+    if (await trySend(req, res, 'covers', `${video.id}/${coverSizeFileName(t)}`)) return;
+    const name = await deps.covers.ensure(video.id, t);
+    if (!name) throw new ApiError('NOT_FOUND'); // the full-size cover's file is gone
     await send(req, res, 'covers', `${video.id}/${name}`);
   });
 
@@ -128,7 +140,7 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
     const video = await playable(String(req.params.videoId));
     const variant = String(req.params.variant);
     const file = String(req.params.file);
-    if (!HLS_VARIANT_RE.test(variant) || !HLS_FILE_RE.test(file)) throw new ApiError('NOT_FOUND');
+    if (!LABEL_RE.test(variant) || !HLS_VARIANT_FILE_RE.test(file)) throw new ApiError('NOT_FOUND');
     await send(req, res, 'hls', `${video.id}/${variant}/${file}`);
   });
 
@@ -138,11 +150,4 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
     throw new ApiError('METHOD_NOT_ALLOWED');
   });
   return r;
-}
-
-function exists(file: string): Promise<boolean> {
-  return fsp.access(file).then(
-    () => true,
-    () => false,
-  );
 }
