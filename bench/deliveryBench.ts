@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../server/app.js';
 import { makeDateFolder, playFileName } from '../server/processing/mediaNames.js';
-import { cpuTimeMs, loadAverage, progress, spawnServer, verdict, type BenchSection, type ChildServer, type Target } from './lib.js';
+import { VOP_SERVER, cpuTimeMs, loadAverage, progress, spawnServer, verdict, type BenchSection, type ChildServer, type Target } from './lib.js';
 
 /** Settings of the delivery benchmark; the environment may change them. */
 export interface DeliveryBenchSettings {
@@ -66,7 +66,7 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
 
     vop = await spawnServer({
       name: 'vop',
-      script: 'server/main.ts',
+      script: VOP_SERVER,
       args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN],
       listening: /vop listening on (http:\/\/\S+)/,
     });

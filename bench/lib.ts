@@ -39,7 +39,10 @@ export interface ChildServer {
 /** How to start a server and recognise that it listens. */
 export interface SpawnSpec {
   name: string;
-  /** A TypeScript entry, relative to the repository root, run with `node --import tsx`. */
+  /**
+   * The entry, relative to the repository root: a TypeScript file, run with `node --import tsx`,
+   * or a built `.js` file ({@link VOP_SERVER}), run with plain Node as `npm start` runs it.
+   */
   script: string;
   args: string[];
   /** Matches the line that announces the address; group 1 is the base URL. */
@@ -48,13 +51,17 @@ export interface SpawnSpec {
   timeoutMs?: number;
 }
 
+/** The server as `npm start` runs it: the bundle scripts/build-server.mjs makes (bench/run.ts builds it first). */
+export const VOP_SERVER = 'dist/server/main.js';
+
 /**
- * Spawns `node --import tsx <script> ...args` (as `npm start` runs the server) and times it from
- * the spawn until `GET /healthz` answers 200: that is what a supervisor or a user waits for.
+ * Spawns the script (see {@link SpawnSpec.script}) and times it from the spawn until
+ * `GET /healthz` answers 200: that is what a supervisor or a user waits for.
  */
 export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, spec.script), ...spec.args], {
+  const runner = spec.script.endsWith('.js') ? ['--enable-source-maps', '--expose-gc'] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...runner, path.join(ROOT, spec.script), ...spec.args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

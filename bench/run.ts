@@ -6,6 +6,7 @@ import { apiSection } from './apiBench.js';
 import { deliverySection } from './deliveryBench.js';
 import { transcodeSection } from './transcodeBench.js';
 import { uploadSection } from './uploadBench.js';
+import { buildServer } from '../scripts/build-server.mjs';
 import { verdict, type BenchSection, type Target } from './lib.js';
 
 /** The sections, in the order a full run takes them. */
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     return;
   }
   const chosen = names.length > 0 ? SECTIONS.filter((s) => names.includes(s.name)) : SECTIONS;
+  await buildServer(); // vop runs as `npm start` runs it (bench/lib.ts VOP_SERVER)
   const results: Array<{ section: string; target: Target }> = [];
   for (const section of chosen) {
     const started = performance.now();

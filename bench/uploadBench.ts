@@ -42,6 +42,7 @@ import {
   type BenchSection,
   type ChildServer,
   type Target,
+  VOP_SERVER,
 } from './lib.js';
 import { ADMIN_TOKEN, CLIENT_READ_BYTES, bareUpload, benchApp, multipartUpload, tusUpload, type BenchApp, type SpecAuth } from './uploadClients.js';
 
@@ -123,7 +124,7 @@ export async function uploadBench(s: UploadBenchSettings): Promise<Target[]> {
 
     const vop = await fleet.start({
       name: 'vop',
-      script: 'server/main.ts',
+      script: VOP_SERVER,
       args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN],
       listening: /vop listening on (http:\/\/\S+)/,
     });

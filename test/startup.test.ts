@@ -6,13 +6,39 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../scripts/build-server.mjs';
 import { parseStartArgs } from '../server/startArgs.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
-import { killStrayProcesses, runToExit, startServerProcess, tempDataDir } from './helpers/server.js';
+import { ROOT, killStrayProcesses, runToExit, startServerProcess, tempDataDir } from './helpers/server.js';
 
 afterAll(() => killStrayProcesses());
 
 const TOKEN = 'startup-admin-token-0123456789';
+
+describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
+  it('builds dist/server/main.js, which serves the API, the widgets and the console from its place and stops cleanly', async () => {
+    // The command line npm start ends with, taken from package.json so that this test runs it as it is.
+    const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+    const m = /node scripts\/build-server\.mjs && node ((?:--[\w-]+ )*)dist\/server\/main\.js$/.exec(start);
+    expect(m, start).not.toBeNull();
+    const flags = m![1]!.trim().split(' ');
+    expect(flags).toContain('--expose-gc'); // durableDatabase.ts releaseImage()
+    expect(await buildServer()).toBe(path.join(ROOT, 'dist/server/main.js'));
+
+    const dir = tempDataDir('vop-start-bundle-');
+    const p = await startServerProcess(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir, '--admin-token', TOKEN], {}, 'dist/server/main.js', flags);
+    expect((await fetch(`${p.baseUrl}/healthz`)).status).toBe(200);
+    const widget = await fetch(`${p.baseUrl}/widget/initUploadWidget.js`);
+    expect(widget.status).toBe(200);
+    expect(await widget.text()).toContain('openUpload');
+    expect((await fetch(`${p.baseUrl}/console/`)).status).toBe(200);
+    const app = await new AdminClient(p.baseUrl, TOKEN).createApp('bundled');
+    const id = await new SpecClient(p.baseUrl, app.appId, app.appSecret).register({ VideoTitle: 'through the bundle' });
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await p.stop('SIGTERM')).toBe(0);
+    expect(p.output()).toContain('vop stopped cleanly.');
+  }, 60_000);
+});
 
 describe('npm start (server/main.ts as a child process)', () => {
   it('serves with the flags given, prints its addresses, answers /healthz, stops cleanly on SIGTERM and SIGINT, and finds its data again', async () => {

@@ -70,9 +70,13 @@ export function killStrayProcesses(): void {
   children.clear();
 }
 
-/** Starts a TypeScript entry point of the repository with tsx, its output collected. */
-export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+/**
+ * Starts an entry point of the repository, its output collected: a TypeScript file with tsx, or
+ * a built `.js` file with plain Node and `nodeFlags` (the bundle `npm start` runs).
+ */
+export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []) {
+  const runner = script.endsWith('.js') ? nodeFlags : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...runner, path.join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -95,8 +99,8 @@ export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv =
  * Starts `server/main.ts` as a child process (as `npm start` does) and waits for its listening
  * line. `script` swaps in another entry point (a test fixture with other storage settings).
  */
-export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<ServerProcess> {
-  const { child, output, exited } = spawnTs(script, args, env);
+export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts', nodeFlags: string[] = []): Promise<ServerProcess> {
+  const { child, output, exited } = spawnTs(script, args, env, nodeFlags);
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), 30_000);
     const onData = () => {

@@ -1,0 +1,3 @@
+/** Types of build-server.mjs (a plain script so that it runs without a TypeScript loader). */
+export declare const SERVER_BUNDLE: string;
+export declare function buildServer(): Promise<string>;
