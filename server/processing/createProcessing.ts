@@ -96,6 +96,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.
       tools.binaries().catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));
+      hls.load().catch((err) => log(`Processing: could not list the HLS folder (each detail call asks the disk instead): ${String(err)}`));
       await scheduler.reconcile();
     },
     async stop() {

@@ -4,7 +4,7 @@
  */
 import fsp from 'node:fs/promises';
 import type { VopEventBus } from '../events.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { ViewContext } from '../services/videoView.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
@@ -26,31 +26,53 @@ export async function playFiles(videos: VideoStore, videoId: string): Promise<Vi
 }
 
 /**
- * Whether a video has an HLS master playlist, remembered per video: the detail call is the hot
- * path of the API, and asking the disk on every call (a failing access() for every video without
- * HLS) cost about a fifth of it. The playlist is written and removed only around status changes
- * (the transcode before its move to 1, deletion with its move to 0), so any status change of the
- * video forgets what was known of it.
+ * Whether a video has an HLS master playlist. The detail call is the hot path of the API, and
+ * asking the disk on every call cost about a fifth of it; remembering the answer per video still
+ * asked once per video, which is every call when callers spread over a large library (the API
+ * benchmark's random detail calls). So the HLS area is listed once, at start, in the background,
+ * and answers from then on. A video's folder appears whole (atomicOutput renames it into place)
+ * and only around status changes (the transcode before the move to 1, deletion with the move to
+ * 0), so a video whose status changed since the listing began is asked on disk again, once.
  */
 export class HlsPresence {
-  private known = new Map<string, boolean>();
+  /** Ids with a playlist folder, once the area was listed. */
+  private listed: Set<string> | undefined;
+  /** Videos whose status changed since the listing began and that were not asked on disk since. */
+  private changed = new Set<string>();
+  /** Counts status changes: a disk answer is kept only if none came while it was asked. */
+  private changes = 0;
 
   constructor(
     private readonly media: LocalMediaStore,
     events: VopEventBus,
   ) {
-    events.on('video.status', (e) => this.known.delete(e.videoId));
+    events.on('video.status', (e) => {
+      this.changes++;
+      this.changed.add(e.videoId);
+    });
+  }
+
+  /** Lists the HLS area; until that is done (or if it failed), every call asks the disk. */
+  async load(): Promise<void> {
+    const names = await fsp.readdir(this.media.path('hls')).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    });
+    // Not the temporary folders of outputs being written.
+    this.listed = new Set(names.filter((n) => VIDEO_ID_RE.test(n)));
   }
 
   async has(videoId: string): Promise<boolean> {
-    let present = this.known.get(videoId);
-    if (present === undefined) {
-      present = await fsp.access(this.media.path('hls', videoId, HLS_MASTER)).then(
-        () => true,
-        () => false,
-      );
-      if (this.known.size >= 200_000) this.known.clear(); // a bound, far above a library's playable set
-      this.known.set(videoId, present);
+    if (this.listed && !this.changed.has(videoId)) return this.listed.has(videoId);
+    const changesBefore = this.changes;
+    const present = await fsp.access(this.media.path('hls', videoId, HLS_MASTER)).then(
+      () => true,
+      () => false,
+    );
+    if (this.listed && this.changes === changesBefore) {
+      if (present) this.listed.add(videoId);
+      else this.listed.delete(videoId);
+      this.changed.delete(videoId);
     }
     return present;
   }

@@ -275,12 +275,16 @@ class SqlJsVideoStore implements VideoStore {
   }
 
   async renditions(videoId: string): Promise<RenditionRecord[]> {
+    // Sorted here, not by ORDER BY: a video has a handful of rows, and SQLite sets up a sorter
+    // for every run of the statement, which made this read (part of every detail call) ten
+    // times slower, 8 to 10 µs instead of under 1, even for a video with no renditions.
     return this.db
       .all<{ video_id: string; label: string; width: number; height: number; bitrate_kbps: number; file: string; bytes: number }>(
-        'SELECT * FROM renditions WHERE video_id = ? ORDER BY bitrate_kbps DESC, label',
+        'SELECT * FROM renditions WHERE video_id = ?',
         [videoId],
       )
-      .map((r) => ({ videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: r.bytes }));
+      .map((r) => ({ videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: r.bytes }))
+      .sort((a, b) => b.bitrateKbps - a.bitrateKbps || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
   }
 
   async countByStatus(): Promise<Record<number, number>> {
