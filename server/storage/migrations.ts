@@ -136,5 +136,12 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
      FROM video_status_history h JOIN videos v ON v.id = h.video_id
      WHERE h.to_status IN (1, 4, 7)`,
   ],
+  // 4: videos_by_app in ascending order. Lists read it backwards just as well (newest first), and
+  // new videos, the newest, now go at its end, where SQLite fills pages whole: at its start, where
+  // they went before, every page split left two pages half empty. For 100,000 videos that was 15
+  // MB instead of 7.4, and the database lives in memory, twice over while a snapshot is written.
+  // An existing database keeps the freed pages and reuses them as it grows (VACUUM would need a
+  // second copy of it in memory, and seconds).
+  [`DROP INDEX videos_by_app`, `CREATE INDEX videos_by_app ON videos (app_id, created_at, id)`],
 ];
 
