@@ -273,7 +273,7 @@ export class DurableDatabase {
     // export() frees prepared statements and resets connection pragmas (a known sql.js trap).
     for (const s of this.statements.values()) s.free();
     this.statements.clear();
-    const image = this.db.export();
+    let image: Uint8Array | undefined = this.db.export();
     applyPragmas(this.db);
     // From here on, writes are not in the image: hold their records until the next segment is open.
     this.held = [];
@@ -289,15 +289,29 @@ export class DurableDatabase {
     const file = path.join(this.opts.dir, 'vop.db');
     const tmp = `${file}.tmp`;
     await writeSynced(tmp, image);
+    const sumText = checksumText(image);
+    image = undefined; // for releaseImage(): an async function's locals live until it returns
     // The checksum goes into place first: if a crash comes between the two renames, it names an
     // image that is not there and the one that is gets the full check on open, as before.
     const sum = checksumFile(file);
-    await writeSynced(`${sum}.tmp`, Buffer.from(checksumText(image), 'ascii'));
+    await writeSynced(`${sum}.tmp`, Buffer.from(sumText, 'ascii'));
     await fs.promises.rename(`${sum}.tmp`, sum);
     await fs.promises.rename(tmp, file);
     await fsyncDir(this.opts.dir);
     this.journal.removeSegmentsUpTo(closedSegment);
+    releaseImage();
   }
+}
+
+/**
+ * Asks V8 for a full collection once a snapshot's image is written, when the process runs with
+ * --expose-gc (`npm start` does). The image is a copy of the whole database (117 MB for 100,000
+ * videos) that V8 frees only at its next collection, and a server that has gone quiet (snapshots
+ * follow the last write) makes none: it stayed resident for as long as the server was idle. The
+ * collection takes milliseconds and comes at most once per snapshot.
+ */
+function releaseImage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
 }
 
 /** How the database file was found sound on open. */
