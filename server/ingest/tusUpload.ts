@@ -1,11 +1,13 @@
 import fs from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ReadableStream } from 'node:stream/web';
 import { FileStore } from '@tus/file-store';
 import { ERRORS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
 import type { RequestHandler } from 'express';
+import { sendNodeResponse } from 'srvx/node';
 import { ApiError } from '../errors.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
@@ -124,6 +126,8 @@ export class TusUploads {
         res.send('Content-Type must be application/offset+octet-stream\n');
         return;
       }
+      await sendNodeResponse(res, await this.server.handleWeb(patchRequest(req, res)));
+      return;
     }
     await this.server.handle(req, res);
   };
@@ -318,6 +322,38 @@ function tusRefusal(err: unknown): { status_code: number; body: string } {
   if (!(err instanceof ApiError)) throw err;
   const status = err.def.httpStatus === 409 ? 403 : err.def.httpStatus;
   return { status_code: status, body: `${widgetErrorText(err)}\n` };
+}
+
+/**
+ * A PATCH as the web Request that @tus/server's handleWeb takes, its body the Node request's own
+ * chunks (Buffers, hence Uint8Arrays). `handle` would wrap the request in srvx's NodeRequest, whose
+ * body is `Readable.toWeb(req)`: on Node 20 that copies every chunk into a new Uint8Array and
+ * pauses the request after each one.
+ *
+ * req and res ride along as srvx's `runtime.node`, as `handle` passes them: @tus/server listens
+ * there for the request's 'error' (the client gone mid-PATCH), then ends the write with the bytes
+ * that arrived and releases the upload's lock. The signal aborts as srvx's does. The URL's origin
+ * is a placeholder: @tus/server takes only the upload id from a PATCH's URL.
+ */
+function patchRequest(req: IncomingMessage, res: ServerResponse): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  const aborted = new AbortController();
+  res.once('close', () => {
+    if (req.errored) aborted.abort(req.errored);
+    else if (!res.writableEnded) aborted.abort();
+  });
+  // `duplex` (required with a stream body) is undici's, not in the DOM typings; nor is `from`.
+  const init: RequestInit & { duplex: 'half' } = {
+    method: 'PATCH',
+    headers,
+    // Pulled one chunk at a time, so the socket is read only as fast as the file is written.
+    body: ReadableStream.from<Uint8Array>(req) as globalThis.ReadableStream<Uint8Array>,
+    duplex: 'half',
+    signal: aborted.signal,
+  };
+  const request = new Request(`http://localhost${req.url ?? '/'}`, init);
+  return Object.assign(request, { runtime: { name: 'node', node: { req, res } } });
 }
 
 function clientAddress(req: TusRequest): string {

@@ -1,0 +1,80 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { MemoryLocker } from '@tus/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeClip } from './helpers/clips.js';
+import { sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+let s: TestServer;
+let clip: Buffer;
+
+beforeAll(async () => {
+  s = await startServer();
+  const file = await makeClip({ seconds: 2 });
+  clip = fs.readFileSync(file);
+  fs.rmSync(file);
+});
+afterAll(async () => {
+  // A client that goes away is no server error.
+  expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
+  await s.close();
+});
+
+/** Polls `check` every 20 ms until it holds or `ms` have passed; resolves with its last answer. */
+async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const offsetOf = async (url: string) => Number((await tusHead(url)).headers.get('upload-offset'));
+
+describe('a tus PATCH cut off by the client', () => {
+  it('keeps the bytes that arrived and releases the lock at once; the upload resumes from there to the same hash', async () => {
+    const client = await s.newApp();
+    const videoId = await client.register();
+    const created = await tusCreate(s.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
+    expect(created.res.status).toBe(201);
+    const url = created.url!;
+    const id = new URL(url).pathname.split('/').pop()!;
+    const locks = (s.vop.tus.server.options.locker as MemoryLocker).locks;
+
+    // The PATCH announces the whole file, sends half of it, then its connection drops.
+    const half = Math.floor(clip.length / 2);
+    const target = new URL(url);
+    const cut = http.request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: 'PATCH',
+      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(clip.length) },
+    });
+    cut.on('error', () => undefined);
+    cut.write(clip.subarray(0, half));
+    // Watched on disk: a HEAD would ask the PATCH for its lock and so end it.
+    const file = s.vop.media.path('incoming', 'tus', id);
+    expect(await until(() => fs.statSync(file).size === half, 10_000)).toBe(true);
+    expect(locks.has(id)).toBe(true);
+    cut.destroy();
+
+    // Released by the disconnect itself, well before @tus/server's lockDrainTimeout (3 s) would
+    // have made the next PATCH wait for it.
+    expect(await until(() => !locks.has(id), 2000)).toBe(true);
+    expect(await offsetOf(url)).toBe(half);
+
+    // Resumed in two PATCHes from the offset the server gives: the file is exactly the clip.
+    const threeQuarters = Math.floor((clip.length * 3) / 4);
+    const next = await tusPatch(url, half, clip.subarray(half, threeQuarters));
+    expect(next.status).toBe(204);
+    expect(next.headers.get('upload-offset')).toBe(String(threeQuarters));
+    const last = await tusPatch(url, threeQuarters, clip.subarray(threeQuarters));
+    expect(last.status).toBe(204);
+    expect(last.headers.get('x-video-status')).toBe('5');
+    expect(await waitForIngest(s.vop, videoId)).toBe(5);
+    expect(sha256File(s.vop.media.path('sources', videoId, 'source'))).toBe(sha256(clip));
+  });
+});
