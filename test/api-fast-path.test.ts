@@ -127,4 +127,35 @@ describe('read calls ahead of Express', () => {
     const afterCover = JSON.parse((await request(fastPort, 'GET', `/Api/Video/GetList?${c.query()}`)).body.toString('utf8'));
     expect(afterCover.VideoList[0].PicSavePath).toBe(`http://vop.example:8080/media/cover/${added}.jpg`);
   });
+
+  it('answers many calls in flight at once, each with its own answer, though some callers leave first', async () => {
+    // Answers made in one turn of the event loop are written together (answerBatcher): each
+    // must still reach its own connection, and a connection closed meanwhile harms none.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 40 });
+    const ask = (videoId: string) =>
+      new Promise<{ status: number; id: string }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: fastPort, agent, path: `/Api/Video/Get?${c.query({ Id: videoId })}` }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => resolve({ status: res.statusCode!, id: JSON.parse(Buffer.concat(chunks).toString('utf8')).VideoModel?.Id }));
+        });
+        req.on('error', reject);
+      });
+    const leaving = Array.from({ length: 20 }, () => {
+      const req = http.get({ host: '127.0.0.1', port: fastPort, path: `/Api/Video/Get?${c.query({ Id: id })}` });
+      req.on('error', () => undefined);
+      req.on('socket', (socket) => socket.on('connect', () => setImmediate(() => req.destroy())));
+      return req;
+    });
+    const ids = Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? id : publishedId));
+    try {
+      const answers = await Promise.all(ids.map(ask));
+      expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
+      expect(answers.map((a) => a.id)).toEqual(ids);
+    } finally {
+      agent.destroy();
+      for (const req of leaving) req.destroy();
+    }
+    expect(s.logs.filter((l) => l.startsWith('Error'))).toEqual([]);
+  });
 });

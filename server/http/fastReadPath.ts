@@ -43,6 +43,7 @@ export function fastReadPath(deps: FastReadPathDeps): (req: IncomingMessage, res
   // Express's routing, as vop sets it: paths without regard to case, one trailing slash allowed,
   // no decoding of the path (`/Api/Video/G%65t` is not a route there either).
   const calls = new Map<string, ReadCall>(READ_PATHS.map((p) => [p.toLowerCase(), deps.reads[p]]));
+  const send = answerBatcher(deps.log);
   return (req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const url = req.url ?? '';
@@ -51,12 +52,19 @@ export function fastReadPath(deps: FastReadPathDeps): (req: IncomingMessage, res
     if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
     const call = calls.get(path);
     if (!call) return false;
-    void answer(deps, call, req, res, q === -1 ? '' : url.slice(q + 1));
+    void answer(deps, send, call, req, res, q === -1 ? '' : url.slice(q + 1));
     return true;
   };
 }
 
-async function answer(deps: FastReadPathDeps, call: ReadCall, req: IncomingMessage, res: ServerResponse, query: string): Promise<void> {
+async function answer(
+  deps: FastReadPathDeps,
+  send: (res: ServerResponse, status: number, json: Buffer) => void,
+  call: ReadCall,
+  req: IncomingMessage,
+  res: ServerResponse,
+  query: string,
+): Promise<void> {
   let status = 200;
   let json: Buffer;
   try {
@@ -70,9 +78,36 @@ async function answer(deps: FastReadPathDeps, call: ReadCall, req: IncomingMessa
     status = envelope.status;
     json = Buffer.from(JSON.stringify(envelope.body));
   }
-  // The headers res.json sends (vop turns off ETag and X-Powered-By); for HEAD, Node leaves out the body.
-  res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length });
-  res.end(json);
+  send(res, status, json);
+}
+
+/**
+ * Returns a function that writes an answer together with the others made in this turn of the
+ * event loop, right after its poll phase (setImmediate), instead of each as soon as it is made.
+ * Under load one turn reads requests from many connections; written in between, each answer's
+ * send woke the client's side anew (on loopback the sender pays for that, in the kernel), and
+ * `writev` took 30% of the server's time. Written back to back they cost less: 19,000 against
+ * 24,500 detail calls per second at the same CPU (100,000 videos, 50 connections). With one
+ * request in flight nothing waits: the check phase follows the poll phase at once.
+ */
+function answerBatcher(log: (line: string) => void): (res: ServerResponse, status: number, json: Buffer) => void {
+  const answers: Array<{ res: ServerResponse; status: number; json: Buffer }> = [];
+  const sendAll = () => {
+    for (const { res, status, json } of answers.splice(0)) {
+      try {
+        // The headers res.json sends (vop turns off ETag and X-Powered-By); for HEAD, Node leaves out the body.
+        res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length });
+        res.end(json);
+      } catch (err) {
+        log(`Error answering a read call: ${(err as Error)?.stack ?? String(err)}`);
+        res.destroy();
+      }
+    }
+  };
+  return (res, status, json) => {
+    answers.push({ res, status, json });
+    if (answers.length === 1) setImmediate(sendAll);
+  };
 }
 
 /** Express's `req.protocol` and `req.host` with 'trust proxy' off, as app.ts runs it. */
