@@ -1,9 +1,10 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
 import { DataDirLock } from './dataDirLock.js';
-import { fsyncDir } from './fsync.js';
+import { fsyncDir, fsyncFile } from './fsync.js';
 import { Journal, type JournalRecord, type SqlParam } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -22,12 +23,15 @@ export interface DurableDatabaseOptions {
   idleSnapshotMs?: number;
   /** Where warnings go (damaged files set aside, torn journal tails). */
   log?: (message: string) => void;
+  /** Bytes of room after the database in memory (see readWithRoom); tests make it small. */
+  imageRoom?: { min: number; max: number };
 }
 
 const DEFAULTS = {
   snapshotEveryRecords: 20_000,
   snapshotEveryBytes: 16 * 1024 * 1024,
   idleSnapshotMs: 30_000,
+  imageRoom: { min: 64 * 1024 * 1024, max: 1024 * 1024 * 1024 },
 } satisfies Partial<DurableDatabaseOptions>;
 
 let sqlJs: Promise<SqlJsStatic> | undefined;
@@ -61,6 +65,12 @@ export class DurableDatabase {
   readonly warnings: string[] = [];
   /** How the file was found sound on open (see loadChecked); `new` when there was none. */
   openCheck: OpenCheck = 'new';
+  /**
+   * The buffer the database file was read into, which sql.js keeps as its in-memory file until
+   * the file outgrows it (see readWithRoom and liveImage); undefined once it did, or for a new
+   * database.
+   */
+  private loadedInto: Uint8Array<ArrayBuffer> | undefined;
 
   private constructor(
     private db: Database,
@@ -86,7 +96,7 @@ export class DurableDatabase {
       fs.rmSync(`${dbFile}.tmp`, { force: true });
       fs.rmSync(`${checksumFile(dbFile)}.tmp`, { force: true });
 
-      const { db, check } = loadChecked(SQL, dbFile, journalDir, warn);
+      const { db, check, loadedInto } = loadChecked(SQL, dbFile, journalDir, warn, opts.imageRoom);
       const lastSeq = Number(metaValue(db, 'journal_seq') ?? 0);
 
       // Replay what the journal holds beyond the snapshot.
@@ -126,6 +136,7 @@ export class DurableDatabase {
       const self = new DurableDatabase(db, journal, lock, opts);
       self.seq = seq;
       self.openCheck = check;
+      self.loadedInto = loadedInto;
       self.warnings.push(...warnings);
       applyPragmas(db);
       if (replayed > 0 || migrated || !fs.existsSync(dbFile)) await self.snapshot();
@@ -268,13 +279,24 @@ export class DurableDatabase {
   }
 
   private async doSnapshot(): Promise<void> {
+    const file = path.join(this.opts.dir, 'vop.db');
+    const tmp = `${file}.tmp`;
     // Synchronous part: everything executed so far is in this image, up to this.seq.
     this.db.run("INSERT OR REPLACE INTO meta(key, value) VALUES ('journal_seq', ?)", [String(this.seq)]);
-    // export() frees prepared statements and resets connection pragmas (a known sql.js trap).
-    for (const s of this.statements.values()) s.free();
-    this.statements.clear();
-    let image: Uint8Array | undefined = this.db.export();
-    applyPragmas(this.db);
+    let sumText: string | undefined;
+    let image: Uint8Array | undefined;
+    const live = this.liveImage();
+    if (live) {
+      // Written and summed before anything else runs: the next write changes these very bytes.
+      writeNow(tmp, live);
+      sumText = checksumText(live);
+    } else {
+      // export() frees prepared statements and resets connection pragmas (a known sql.js trap).
+      for (const s of this.statements.values()) s.free();
+      this.statements.clear();
+      image = this.db.export();
+      applyPragmas(this.db);
+    }
     // From here on, writes are not in the image: hold their records until the next segment is open.
     this.held = [];
     let closedSegment: number;
@@ -286,29 +308,55 @@ export class DurableDatabase {
       for (const h of held) this.journal.append(h.record).then(() => h.done(), h.done);
     }
 
-    const file = path.join(this.opts.dir, 'vop.db');
-    const tmp = `${file}.tmp`;
-    await writeSynced(tmp, image);
-    const sumText = checksumText(image);
-    image = undefined; // for releaseImage(): an async function's locals live until it returns
+    if (image) {
+      await writeSynced(tmp, image);
+      sumText = checksumText(image);
+      image = undefined; // for releaseImage(): an async function's locals live until it returns
+    } else {
+      await fsyncFile(tmp);
+    }
     // The checksum goes into place first: if a crash comes between the two renames, it names an
     // image that is not there and the one that is gets the full check on open, as before.
     const sum = checksumFile(file);
-    await writeSynced(`${sum}.tmp`, Buffer.from(sumText, 'ascii'));
+    await writeSynced(`${sum}.tmp`, Buffer.from(sumText!, 'ascii'));
     await fs.promises.rename(`${sum}.tmp`, sum);
     await fs.promises.rename(tmp, file);
     await fsyncDir(this.opts.dir);
     this.journal.removeSegmentsUpTo(closedSegment);
-    releaseImage();
+    if (!live) releaseImage();
+  }
+
+  /**
+   * The database file as it is now, read in place from the buffer it was loaded into, if sql.js
+   * still keeps the file there; undefined otherwise, and a snapshot then takes export(), which
+   * copies the whole file (and closes and reopens the database to do it).
+   *
+   * Whether it still does is not taken on trust: sql.js (MEMFS) moves the file to a new buffer
+   * when it outgrows this one, or when it is truncated. So a random number is written to the
+   * header's application_id (bytes 68 to 71 of page 1, which SQLite writes to the file at
+   * commit, as it does every page: between transactions the file is a complete database) and
+   * read back from the buffer; a buffer the file has left does not have it.
+   */
+  private liveImage(): Uint8Array | undefined {
+    const whole = this.loadedInto;
+    if (!whole) return undefined;
+    const nonce = crypto.randomInt(1, 2 ** 31);
+    this.db.run(`PRAGMA application_id = ${nonce}`);
+    const size = pragmaNumber(this.db, 'page_size') * pragmaNumber(this.db, 'page_count');
+    if (size <= whole.length && size >= 100 && new DataView(whole.buffer, whole.byteOffset, 100).getInt32(68) === nonce) {
+      return whole.subarray(0, size);
+    }
+    this.loadedInto = undefined; // for good: the file does not come back to it
+    return undefined;
   }
 }
 
 /**
- * Asks V8 for a full collection once a snapshot's image is written, when the process runs with
- * --expose-gc (`npm start` does). The image is a copy of the whole database (117 MB for 100,000
- * videos) that V8 frees only at its next collection, and a server that has gone quiet (snapshots
- * follow the last write) makes none: it stayed resident for as long as the server was idle. The
- * collection takes milliseconds and comes at most once per snapshot.
+ * Asks V8 for a full collection once an exported snapshot image is written, when the process
+ * runs with --expose-gc (`npm start` does). export() hands back a copy of the whole database (117
+ * MB for 100,000 videos) that V8 frees only at its next collection, and a server that has gone
+ * quiet (snapshots follow the last write) makes none: it stayed resident for as long as the
+ * server was idle. The collection takes milliseconds and comes at most once per snapshot.
  */
 function releaseImage(): void {
   (globalThis as { gc?: () => void }).gc?.();
@@ -316,6 +364,21 @@ function releaseImage(): void {
 
 /** How the database file was found sound on open. */
 export type OpenCheck = 'checksum' | 'quick_check' | 'new';
+
+/** Writes `data` to `file` synchronously (the caller needs it written before anything else runs). */
+function writeNow(file: string, data: Uint8Array): void {
+  const fd = fs.openSync(file, 'w', 0o600);
+  try {
+    let written = 0;
+    while (written < data.length) written += fs.writeSync(fd, data, written, data.length - written);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function pragmaNumber(db: Database, name: string): number {
+  return Number(db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0]);
+}
 
 async function writeSynced(file: string, data: Uint8Array): Promise<void> {
   const fh = await fs.promises.open(file, 'w', 0o600);
@@ -353,19 +416,24 @@ function checksumMatches(dbFile: string, image: Uint8Array): boolean {
   return written === checksumText(image);
 }
 
-function loadChecked(SQL: SqlJsStatic, dbFile: string, journalDir: string, warn: (m: string) => void): { db: Database; check: OpenCheck } {
+function loadChecked(
+  SQL: SqlJsStatic,
+  dbFile: string,
+  journalDir: string,
+  warn: (m: string) => void,
+  room: { min: number; max: number },
+): { db: Database; check: OpenCheck; loadedInto?: Uint8Array<ArrayBuffer> } {
   if (!fs.existsSync(dbFile)) return { db: new SQL.Database(), check: 'new' };
   let db: Database | undefined;
   let problem: string;
   try {
-    const image = fs.readFileSync(dbFile);
-    // Before sql.js has it: it may keep these very bytes as its in-memory file.
+    const image = readWithRoom(dbFile, room);
     const asWritten = checksumMatches(dbFile, image);
     db = new SQL.Database(image);
-    if (asWritten) return { db, check: 'checksum' };
+    if (asWritten) return { db, check: 'checksum', loadedInto: image.whole };
     const result = db.exec('PRAGMA quick_check');
     const verdict = String(result[0]?.values[0]?.[0] ?? '');
-    if (verdict === 'ok') return { db, check: 'quick_check' };
+    if (verdict === 'ok') return { db, check: 'quick_check', loadedInto: image.whole };
     problem = verdict;
   } catch (err) {
     problem = err instanceof Error ? err.message : String(err);
@@ -382,6 +450,64 @@ function loadChecked(SQL: SqlJsStatic, dbFile: string, journalDir: string, warn:
       `Restore a backup by stopping vop and copying it to ${dbFile}.`,
   );
   return { db: new SQL.Database(), check: 'new' };
+}
+
+/**
+ * The database file read into memory with room after it: sql.js keeps it there as its in-memory
+ * file (Emscripten's MEMFS) instead of copying it.
+ *
+ * MEMFS takes a new file's bytes with `slice(0, length)`, a copy, and when a write goes past the
+ * end of its buffer it allocates one 12.5% larger and copies the file over. For a 105 MB database
+ * that was the server's memory peak, twice: the copy on open (the read buffer and sql.js's copy
+ * side by side until a collection), and the first write after every start (211 MB resident,
+ * then 326 MB). The file is read into a buffer with room for as much again (64 MiB at least,
+ * 1 GiB at most) whose unwritten part the kernel does not back with memory until written, and
+ * `slice` hands MEMFS that whole buffer: MEMFS keeps the file's length apart from the buffer's,
+ * so it writes into the room and copies only once the file has doubled. The buffer also lets a
+ * snapshot read the file in place instead of through export(), another whole copy (see
+ * DurableDatabase.liveImage, which checks that the file is still there). Should a later sql.js
+ * take the bytes another way, it copies them and snapshots export, as before: nothing but the
+ * memory figure depends on this.
+ */
+class ImageWithRoom extends Uint8Array {
+  // Derived arrays (subarray, slice of a part, map) are plain Uint8Arrays.
+  static get [Symbol.species]() {
+    return Uint8Array;
+  }
+
+  constructor(
+    readonly whole: Uint8Array<ArrayBuffer>,
+    length: number,
+  ) {
+    super(whole.buffer, whole.byteOffset, length);
+  }
+
+  override slice(start?: number, end?: number): Uint8Array<ArrayBuffer> {
+    if ((start ?? 0) === 0 && (end ?? this.length) === this.length) return this.whole;
+    return super.slice(start, end);
+  }
+}
+
+function readWithRoom(file: string, room: { min: number; max: number }): ImageWithRoom {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    let whole: Uint8Array<ArrayBuffer>;
+    try {
+      whole = new Uint8Array(size + Math.min(room.max, Math.max(room.min, size)));
+    } catch {
+      whole = new Uint8Array(size); // no address space for the room: sql.js copies as it grows
+    }
+    let read = 0;
+    while (read < size) {
+      const n = fs.readSync(fd, whole, read, size - read, read);
+      if (n === 0) break; // shorter than its size said: the checks after this judge what is there
+      read += n;
+    }
+    return new ImageWithRoom(whole, read);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function toRow(names: string[], values: SqlParam[]): Row {
