@@ -19,7 +19,7 @@ describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
   it('builds dist/server/main.js, which serves the API, the widgets and the console from its place and stops cleanly', async () => {
     // The command line npm start ends with, taken from package.json so that this test runs it as it is.
     const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    const m = /node scripts\/build-server\.mjs && node ((?:--[\w-]+ )*)dist\/server\/main\.js$/.exec(start);
+    const m = /node scripts\/build-server\.mjs && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
     expect(m, start).not.toBeNull();
     const flags = m![1]!.trim().split(' ');
     expect(flags).toContain('--expose-gc'); // durableDatabase.ts releaseImage()
