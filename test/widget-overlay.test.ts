@@ -205,6 +205,9 @@ describe('overlay form', () => {
       expect(await page.$('[data-vop-upload-layer]')).toBeNull();
       // Into the page as a user would (a nested cross-origin frame gets the keys once clicked).
       await upload.click('h1');
+      // The click hands focus to the page's process; under load that can take a moment, and a key
+      // pressed before it lands goes to the top page, where nothing listens.
+      await upload.waitForFunction(() => document.hasFocus());
       await page.keyboard.press('Escape');
       await frame.waitForSelector('[data-vop-upload-layer]', { state: 'detached' });
       expect(await waitForHostEvents(frame)).toEqual([CLOSED]);
