@@ -84,6 +84,8 @@ interface ApiFigures {
   deepList: { page: number; vop: LoadResult };
   startup: { wallMs: number[]; cpuMs: number[]; bareWallMs: number[]; bareCpuMs: number[] };
   memory: { afterReads: Memory; afterRegistrations: Memory; bare: Memory };
+  /** Size of vop.db with the whole library, bytes. */
+  databaseBytes: number;
 }
 type Memory = ReturnType<typeof residentMemory>;
 
@@ -164,6 +166,7 @@ export async function apiBench(s: ApiBenchSettings): Promise<Target[]> {
       deepList: { page: req.deepPage, vop: await measure(`list page ${req.deepPage}`, vop, req.deepList, listBody.length, false) },
       startup: { wallMs: vopStarts.wallMs, cpuMs: vopStarts.cpuMs, bareWallMs: bareStarts.wallMs, bareCpuMs: bareStarts.cpuMs },
       memory: { afterReads: residentMemory(vop.pid), afterRegistrations, bare: residentMemory(bare.pid) },
+      databaseBytes: fs.statSync(path.join(dataDir, 'vop.db')).size,
     };
     return report(figures, s);
   } finally {
@@ -239,6 +242,7 @@ function report(f: ApiFigures, s: ApiBenchSettings): Target[] {
       `(bare ${ms(median(f.startup.bareWallMs))}, CPU ${ms(median(f.startup.bareCpuMs))}; target < ${whole(TARGETS.maxStartupMs)} ms ${verdict(startupMet)})`,
   );
 
+  console.log(`database: vop.db ${mb(f.databaseBytes / 1024 / 1024)} with ${whole(s.library)} videos (${whole(f.databaseBytes / s.library)} bytes per video)`);
   const { afterReads, afterRegistrations, bare } = f.memory;
   const memoryMet = Math.max(afterReads.peakMb, afterRegistrations.peakMb) < TARGETS.maxResidentMb;
   targets.push({ what: 'resident memory (peak)', text: `< ${TARGETS.maxResidentMb} MB`, met: memoryMet });

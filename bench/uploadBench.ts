@@ -6,14 +6,17 @@
  *
  * What is timed. Both sides are timed twice over: until the bytes are in the file (in the page
  * cache), and until they are on the disk (the same plus an fsync of that file). The issue's
- * figure is the second: the plain stream is fsynced, and vop does not fsync an upload itself, so
- * the benchmark fsyncs the stored source once the upload is over and adds that time, which puts
- * both sides on the same footing. The first, page cache only, leaves the disk out; on a slow disk
- * the fsync dominates the second and hides what the code costs, so it is printed too. So is the
+ * figure is the second: the plain stream is fsynced, and so is an upload, by vop itself before it
+ * acknowledges it (ingest/sourceIntake.ts); the benchmark fsyncs the stored source once more when
+ * the upload is over and adds that time (next to nothing for vop, the whole fsync for the bare
+ * server), which puts every side on the same footing. For vop the two figures are therefore
+ * nearly the same; for the others the first, page cache only, leaves the disk out, which on a
+ * slow disk dominates the second and hides what the code costs, so it is printed too. So is the
  * CPU time per GiB of each side, far less disturbed by other work on the machine than wall time.
  *
  * An upload is "in the file" when vop links it into `sources/<videoId>/source`, which it does once
- * the last byte is written and before it probes the file: the benchmark watches for that link.
+ * the last byte is written and fsynced and before it probes the file: the benchmark watches for
+ * that link.
  * The probe (ffprobe, then the status change) comes after, and the last response waits for it; it
  * is excluded from the transfer and printed on its own. The file is random bytes, so it ends in
  * status 7 (not a video), which leaves the transcoder idle during the run.
