@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
-import { sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
+import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /** Small limits so that "too large" needs no gigabytes. */
@@ -168,14 +167,7 @@ describe('tus protocol edge cases', () => {
     const { url, videoId } = await newUpload();
     const half = Math.floor(clip.length / 2);
     // PATCH A announces the whole file but sends only half, then stalls (a slow client).
-    const target = new URL(url);
-    const a = http.request({
-      host: target.hostname,
-      port: target.port,
-      path: target.pathname,
-      method: 'PATCH',
-      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(clip.length) },
-    });
+    const a = openTusPatch(url, clip.length);
     const aDone = new Promise<number>((resolve) => {
       a.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0)));
       a.on('error', () => resolve(-1));

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import type { MemoryLocker } from '@tus/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
-import { sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
+import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -45,14 +44,7 @@ describe('a tus PATCH cut off by the client', () => {
 
     // The PATCH announces the whole file, sends half of it, then its connection drops.
     const half = Math.floor(clip.length / 2);
-    const target = new URL(url);
-    const cut = http.request({
-      host: target.hostname,
-      port: target.port,
-      path: target.pathname,
-      method: 'PATCH',
-      headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(clip.length) },
-    });
+    const cut = openTusPatch(url, clip.length);
     cut.on('error', () => undefined);
     cut.write(clip.subarray(0, half));
     // Watched on disk: a HEAD would ask the PATCH for its lock and so end it.

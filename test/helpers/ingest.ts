@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import type { VopServer } from '../../server/app.js';
 import type { SpecClient } from './client.js';
 
@@ -77,6 +78,21 @@ export async function tusCreate(baseUrl: string, length: number, headers: Record
 }
 
 /** Raw tus PATCH of `data` at `offset`. */
+/**
+ * A PATCH from offset 0 that announces `length` bytes in Content-Length and sends none yet: the
+ * caller writes part of the body and then stalls or drops it (a slow or vanished client).
+ */
+export function openTusPatch(url: string, length: number): http.ClientRequest {
+  const target = new URL(url);
+  return http.request({
+    host: target.hostname,
+    port: target.port,
+    path: target.pathname,
+    method: 'PATCH',
+    headers: { 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream', 'Content-Length': String(length) },
+  });
+}
+
 export async function tusPatch(url: string, offset: number, data: Buffer, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'PATCH',
