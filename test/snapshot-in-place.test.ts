@@ -66,8 +66,9 @@ describe('snapshots read the database in place', () => {
     expect(inside(d).loadedInto).toBeDefined(); // the live path was taken
     const written = fs.readFileSync(path.join(dir, 'vop.db'));
     const exported = Buffer.from(inside(d).db.export());
-    // export() closes the database, which counts one more change in the header (the file change
-    // counter, bytes 24 to 27, and its copy at 92 to 95); every other byte must be the same.
+    // export() copies through SQLite's backup API, whose own commit counts one more change in the
+    // header (the file change counter, bytes 24 to 27, and its copy at 92 to 95); every other
+    // byte must be the same.
     const withoutCounter = (b: Buffer) => Buffer.concat([b.subarray(0, 24), b.subarray(28, 92), b.subarray(96)]);
     expect(written.length).toBe(exported.length);
     expect(Buffer.compare(withoutCounter(written), withoutCounter(exported))).toBe(0);
@@ -92,6 +93,9 @@ describe('snapshots read the database in place', () => {
   it('never writes the old buffer once VACUUM has moved the file out of it (smaller, so it would fit)', async () => {
     const dir = await withRows(500);
     const d = await openDb(dir);
+    // An in-place snapshot first, so that the buffer's header holds a check number of its own.
+    await d.snapshot();
+    expect(inside(d).loadedInto).toBeDefined();
     await d.write([['DELETE FROM t WHERE id > 10', []]]);
     inside(d).db.run('VACUUM'); // shrinks the file: sql.js gives it a new, smaller buffer
     await d.write([['INSERT INTO t (body) VALUES (?)', ['after vacuum']]]);
@@ -109,5 +113,19 @@ describe('snapshots read the database in place', () => {
     const again = await openDb(dir);
     expect(again.openCheck).toBe('checksum');
     expect(again.get<{ body: string }>('SELECT body FROM t ORDER BY id DESC LIMIT 1')?.body).toBe('kept');
+  });
+
+  it('never writes the old buffer once a rolled-back write has truncated the file', async () => {
+    const dir = await withRows(300);
+    const d = await openDb(dir);
+    await d.snapshot();
+    // A write large enough to spill from SQLite's page cache into the file, then refused: the
+    // rollback truncates the file, and sql.js gives it a new buffer.
+    const big = Array.from({ length: 6000 }, (_, i): [string, string[]] => ['INSERT INTO t (body) VALUES (?)', [`spill ${i} `.padEnd(1000, 'z')]]);
+    await expect(d.write([...big, ['INSERT INTO t (id, body) VALUES (1, ?)', ['duplicate id']]])).rejects.toThrow(/UNIQUE/);
+    await d.write([['INSERT INTO t (body) VALUES (?)', ['after rollback']]]);
+    await d.snapshot();
+    expect(inside(d).loadedInto).toBeUndefined();
+    expect(await onDisk(dir)).toEqual({ integrity: 'ok', rows: 301, last: 'after rollback' });
   });
 });

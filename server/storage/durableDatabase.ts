@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -83,6 +82,7 @@ export class DurableDatabase {
     const opts = { ...DEFAULTS, ...options };
     fs.mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
     const lock = DataDirLock.acquire(opts.dir);
+    let opened: Database | undefined;
     try {
       const SQL = await (sqlJs ??= initSqlJs());
       const warnings: string[] = [];
@@ -97,6 +97,7 @@ export class DurableDatabase {
       fs.rmSync(`${checksumFile(dbFile)}.tmp`, { force: true });
 
       const { db, check, loadedInto } = loadChecked(SQL, dbFile, journalDir, warn, opts.imageRoom);
+      opened = db;
       const lastSeq = Number(metaValue(db, 'journal_seq') ?? 0);
 
       // Replay what the journal holds beyond the snapshot.
@@ -142,6 +143,12 @@ export class DurableDatabase {
       if (replayed > 0 || migrated || !fs.existsSync(dbFile)) await self.snapshot();
       return self;
     } catch (err) {
+      // sql.js keeps a database's memory (the whole file) until it is closed.
+      try {
+        opened?.close();
+      } catch {
+        // already closed, or never fully opened: nothing more to free
+      }
       lock.release();
       throw err;
     }
@@ -218,6 +225,7 @@ export class DurableDatabase {
     for (const s of this.statements.values()) s.free();
     this.statements.clear();
     this.db.close();
+    this.loadedInto = undefined;
     this.lock.release();
   }
 
@@ -291,7 +299,8 @@ export class DurableDatabase {
       writeNow(tmp, live);
       sumText = checksumText(live);
     } else {
-      // export() frees prepared statements and resets connection pragmas (a known sql.js trap).
+      // Older sql.js closed and reopened the database in export(), freeing prepared statements
+      // and resetting connection pragmas; 1.16 copies through the backup API. Kept safe for both.
       for (const s of this.statements.values()) s.free();
       this.statements.clear();
       image = this.db.export();
@@ -329,21 +338,31 @@ export class DurableDatabase {
   /**
    * The database file as it is now, read in place from the buffer it was loaded into, if sql.js
    * still keeps the file there; undefined otherwise, and a snapshot then takes export(), which
-   * copies the whole file (and closes and reopens the database to do it).
+   * copies the whole file.
    *
    * Whether it still does is not taken on trust: sql.js (MEMFS) moves the file to a new buffer
-   * when it outgrows this one, or when it is truncated. So a random number is written to the
-   * header's application_id (bytes 68 to 71 of page 1, which SQLite writes to the file at
-   * commit, as it does every page: between transactions the file is a complete database) and
-   * read back from the buffer; a buffer the file has left does not have it.
+   * when it outgrows this one, or when it is truncated (VACUUM, or the rollback of a write that
+   * spilled to the file). So a new number is written to the header's application_id (bytes 68
+   * to 71 of page 1, which SQLite writes to the file at commit, as it does every page: between
+   * transactions the file is a complete database) and read back from the buffer; a buffer the
+   * file has left does not have it. The application_id of a vop database is therefore a counter
+   * of these checks, and means nothing else.
+   *
+   * The image is written and summed synchronously (about 0.1 s for 100 MB here, more on a slow
+   * disk under write-back pressure): the next write would change these very bytes. export()
+   * made a whole copy in that time instead, and wrote it later.
    */
   private liveImage(): Uint8Array | undefined {
     const whole = this.loadedInto;
-    if (!whole) return undefined;
-    const nonce = crypto.randomInt(1, 2 ** 31);
+    if (!whole || whole.length < 100) return undefined;
+    const header = new DataView(whole.buffer, whole.byteOffset, 100);
+    // Another number than the buffer holds: nothing writes to a buffer the file has left, so the
+    // check cannot pass by chance.
+    const before = header.getInt32(68);
+    const nonce = before === 0x7fffffff ? 1 : before + 1;
     this.db.run(`PRAGMA application_id = ${nonce}`);
     const size = pragmaNumber(this.db, 'page_size') * pragmaNumber(this.db, 'page_count');
-    if (size <= whole.length && size >= 100 && new DataView(whole.buffer, whole.byteOffset, 100).getInt32(68) === nonce) {
+    if (size <= whole.length && size >= 100 && header.getInt32(68) === nonce) {
       return whole.subarray(0, size);
     }
     this.loadedInto = undefined; // for good: the file does not come back to it

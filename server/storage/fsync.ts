@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 
-/** fsync a file, so that its bytes are on disk and not only in the page cache. */
+/**
+ * fsync a file, so that its bytes are on disk and not only in the page cache. Opened for
+ * writing: on Windows fsync is FlushFileBuffers, which a read-only handle may not call (EPERM).
+ */
 export async function fsyncFile(file: string): Promise<void> {
-  const fh = await fs.promises.open(file, 'r');
+  const fh = await fs.promises.open(file, 'r+');
   try {
     await fh.sync();
   } finally {
