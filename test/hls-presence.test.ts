@@ -68,4 +68,24 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
     await hls.load();
     expect(await hls.has(crypto.randomUUID())).toBe(false);
   });
+
+  it('asks the disk for a video whose folder the transcode wrote, before its status event comes', async () => {
+    const hls = new HlsPresence(media, events);
+    await hls.load();
+    const id = crypto.randomUUID();
+    writePlaylist(id);
+    // The transcode says so itself: its move to 1 is visible to readers before the event.
+    hls.folderChanged(id);
+    expect(await hls.has(id)).toBe(true);
+  });
+
+  it('forgets a video moved to 0 (deletion)', async () => {
+    const id = crypto.randomUUID();
+    writePlaylist(id);
+    const hls = new HlsPresence(media, events);
+    await hls.load();
+    expect(await hls.has(id)).toBe(true);
+    events.emit('video.status', { videoId: id, appId: 'a', from: 1, to: 0, reason: '', at: Date.now() });
+    expect(await hls.has(id)).toBe(false); // its files go next; nothing is asked of the disk
+  });
 });

@@ -99,7 +99,7 @@ function answerBatcher(log: (line: string) => void): (res: ServerResponse, statu
         res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length });
         res.end(json);
       } catch (err) {
-        log(`Error answering a read call: ${(err as Error)?.stack ?? String(err)}`);
+        log(`Error on ${res.req.method} ${res.req.url}: writing the answer failed: ${(err as Error)?.stack ?? String(err)}`);
         res.destroy();
       }
     }

@@ -332,8 +332,9 @@ function tusRefusal(err: unknown): { status_code: number; body: string } {
  *
  * req and res ride along as srvx's `runtime.node`, as `handle` passes them: @tus/server listens
  * there for the request's 'error' (the client gone mid-PATCH), then ends the write with the bytes
- * that arrived and releases the upload's lock. The signal aborts as srvx's does. The URL's origin
- * is a placeholder: @tus/server takes only the upload id from a PATCH's URL.
+ * that arrived and releases the upload's lock. The signal aborts as srvx's does (@tus/server 2.4
+ * does not read it; a later one may). The URL's origin is a placeholder: @tus/server takes only
+ * the upload id from a PATCH's URL.
  */
 function patchRequest(req: IncomingMessage, res: ServerResponse): Request {
   const headers = new Headers();
@@ -352,7 +353,8 @@ function patchRequest(req: IncomingMessage, res: ServerResponse): Request {
     duplex: 'half',
     signal: aborted.signal,
   };
-  const request = new Request(`http://localhost${req.url ?? '/'}`, init);
+  // Resolved against the placeholder, so an absolute-form request target keeps its path as well.
+  const request = new Request(new URL(req.url ?? '/', 'http://localhost'), init);
   return Object.assign(request, { runtime: { name: 'node', node: { req, res } } });
 }
 

@@ -78,12 +78,22 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     concurrency: options.coverConcurrency,
     signal: closing.signal,
   });
+  const hls = new HlsPresence(media, deps.events);
   deps.jobs.register(
     TRANSCODE_JOB,
-    transcodeJob({ videos: stores.videos, media, lifecycle: deps.lifecycle, tools, options, dateFolder: makeDateFolder(deps.timeZone), pidFile, log }),
+    transcodeJob({
+      videos: stores.videos,
+      media,
+      lifecycle: deps.lifecycle,
+      tools,
+      options,
+      dateFolder: makeDateFolder(deps.timeZone),
+      pidFile,
+      hlsChanged: (videoId) => hls.folderChanged(videoId),
+      log,
+    }),
   );
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
-  const hls = new HlsPresence(media, deps.events);
   scheduler.listen(deps.events);
 
   return {

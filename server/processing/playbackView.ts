@@ -31,8 +31,9 @@ export async function playFiles(videos: VideoStore, videoId: string): Promise<Vi
  * asked once per video, which is every call when callers spread over a large library (the API
  * benchmark's random detail calls). So the HLS area is listed once, at start, in the background,
  * and answers from then on. A video's folder appears whole (atomicOutput renames it into place)
- * and only around status changes (the transcode before the move to 1, deletion with the move to
- * 0), so a video whose status changed since the listing began is asked on disk again, once.
+ * and only in a transcode, which says so ({@link folderChanged}) before the video moves to 1;
+ * any status change says so too. Such a video is asked on disk again, once. A video moved to 0
+ * (deletion) is forgotten: its files go, and the detail call shows nothing of it.
  */
 export class HlsPresence {
   /** Ids with a playlist folder, once the area was listed. */
@@ -47,9 +48,24 @@ export class HlsPresence {
     events: VopEventBus,
   ) {
     events.on('video.status', (e) => {
-      this.changes++;
-      this.changed.add(e.videoId);
+      if (e.to === VideoStatus.WaitingForDeletion) {
+        this.changes++;
+        this.changed.delete(e.videoId);
+        this.listed?.delete(e.videoId);
+      } else {
+        this.folderChanged(e.videoId);
+      }
     });
+  }
+
+  /**
+   * The video's HLS folder was written or removed. The transcode calls this itself before the
+   * move to 1: the move is visible to readers before its event, which comes once the move is
+   * on disk, and a detail call in between must not answer from the listing.
+   */
+  folderChanged(videoId: string): void {
+    this.changes++;
+    this.changed.add(videoId);
   }
 
   /** Lists the HLS area; until that is done (or if it failed), every call asks the disk. */

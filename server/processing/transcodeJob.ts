@@ -47,6 +47,8 @@ export interface TranscodeJobDeps {
   dateFolder: (ms: number) => string;
   /** The live-ffmpeg record (killOrphans at start-up). */
   pidFile: string;
+  /** Told when a video's HLS folder was written or removed, before the video moves on (HlsPresence). */
+  hlsChanged?: (videoId: string) => void;
   log: (line: string) => void;
 }
 
@@ -102,6 +104,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         } else {
           await fsp.rm(media.path('hls', videoId), { recursive: true, force: true });
         }
+        deps.hlsChanged?.(videoId);
         ctx.signal.throwIfAborted();
 
         await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));

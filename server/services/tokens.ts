@@ -30,7 +30,7 @@ const expectedTokens = new Map<string, Buffer>();
 const EXPECTED_TOKENS_KEPT = 1_024;
 
 function expectedToken(timestamp: string, secret: string): Buffer {
-  const key = `${timestamp}\u0000${secret}`;
+  const key = `${timestamp.length}:${timestamp}${secret}`; // the length makes the pair unambiguous
   let expected = expectedTokens.get(key);
   if (!expected) {
     if (expectedTokens.size >= EXPECTED_TOKENS_KEPT) expectedTokens.clear();

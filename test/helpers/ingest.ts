@@ -77,7 +77,6 @@ export async function tusCreate(baseUrl: string, length: number, headers: Record
   return { res, url: location ? new URL(location, baseUrl).toString() : undefined, body: await res.text() };
 }
 
-/** Raw tus PATCH of `data` at `offset`. */
 /**
  * A PATCH from offset 0 that announces `length` bytes in Content-Length and sends none yet: the
  * caller writes part of the body and then stalls or drops it (a slow or vanished client).
@@ -93,6 +92,7 @@ export function openTusPatch(url: string, length: number): http.ClientRequest {
   });
 }
 
+/** Raw tus PATCH of `data` at `offset`. */
 export async function tusPatch(url: string, offset: number, data: Buffer, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'PATCH',
