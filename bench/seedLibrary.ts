@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { createServer } from '../server/app.js';
+import { progress } from './lib.js';
 import { AppService } from '../server/services/appService.js';
 import { VideoStatus } from '../server/services/videoStatus.js';
 import { openSqlJsStores } from '../server/storage/sqljsStore.js';
@@ -56,7 +57,7 @@ export async function seedLibrary(opts: SeedOptions): Promise<SeededLibrary> {
     }
     await Promise.all(inFlight);
     await stores.close();
-    await settle(opts.dir);
+    await settle(opts.dir, opts.count);
     return { appId: app.appId, secret: app.appSecret, videoIds };
   } finally {
     await stores.close(); // a second close does nothing
@@ -71,11 +72,13 @@ export async function seedLibrary(opts: SeedOptions): Promise<SeededLibrary> {
  * spend their first minute creating 85,000 of them (the one-off catch-up of a library from before
  * status callbacks existed, which callbackService.ts covers).
  */
-async function settle(dir: string): Promise<void> {
-  const vop = await createServer({ dataDir: dir, adminToken: 'bench-seed-admin-token-0123456789', log: () => {} });
+async function settle(dir: string, count: number): Promise<void> {
+  const vop = await createServer({ dataDir: dir, adminToken: 'bench-seed-admin-token-0123456789', log: (line) => progress(`seeding: ${line}`) });
   try {
     await vop.listen(0, '127.0.0.1');
-    await vop.services.callbacks.startCatchUp();
+    const { created } = await vop.services.callbacks.startCatchUp();
+    // Every finished video gets one (startCatchUp logs a failure rather than throwing).
+    if (count > 0 && created === 0) throw new Error('seeding: the status deliveries of the seeded library were not created');
   } finally {
     await vop.close();
   }

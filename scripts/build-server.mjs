@@ -10,9 +10,11 @@
 // dist/server/main.js as for server/routes/*.ts. Tests and `npm run vop` still run the
 // TypeScript directly; test/startup.test.ts runs this bundle.
 //
-// It takes a fraction of a second, so it runs on every start: no staleness rules to get wrong.
-// The bundle is written beside its place and renamed into it, so a server starting meanwhile
-// never loads half a file, and two builds at once cannot mix their output.
+// `--if-stale` (npm start) builds only when a source the last build read (esbuild's metafile,
+// kept beside the bundle) is newer than the bundle, or gone. When dist/ cannot be written (an
+// install owned by another user, a read-only file system) and a bundle is there, it says so and
+// leaves that bundle to run. The bundle is written beside its place and renamed in, so a server
+// starting meanwhile never loads half a file, and two builds at once cannot mix their output.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,6 +22,7 @@ import { build } from 'esbuild';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_BUNDLE = path.join(ROOT, 'dist/server/main.js');
+const INPUTS = path.join(ROOT, 'dist/server/inputs.json');
 
 /** Bundles server/main.ts; resolves with the bundle's path. */
 export async function buildServer() {
@@ -33,23 +36,57 @@ export async function buildServer() {
     format: 'esm',
     packages: 'external',
     sourcemap: 'linked',
+    metafile: true,
     write: false,
     logLevel: 'warning',
   });
   fs.mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
-  // The map first: a bundle in place always finds the map that belongs to it.
-  const ordered = [...result.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
-  for (const file of ordered) {
+  const inputs = JSON.stringify(Object.keys(result.metafile.inputs));
+  // The map and the input list first: a bundle in place always finds the files that belong to it.
+  const files = [
+    ...result.outputFiles.filter((f) => f.path.endsWith('.map')).map((f) => ({ path: f.path, contents: f.contents })),
+    { path: INPUTS, contents: inputs },
+    ...result.outputFiles.filter((f) => !f.path.endsWith('.map')).map((f) => ({ path: f.path, contents: f.contents })),
+  ];
+  for (const file of files) {
     const tmp = `${file.path}.${process.pid}-${Date.now()}.tmp`;
-    fs.writeFileSync(tmp, file.contents);
-    fs.renameSync(tmp, file.path);
+    try {
+      fs.writeFileSync(tmp, file.contents);
+      fs.renameSync(tmp, file.path);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
   }
   return SERVER_BUNDLE;
 }
 
+/** True when the bundle is missing, or a source of the last build (or this script) is newer or gone. */
+export function serverBundleIsStale() {
+  let built;
+  let inputs;
+  try {
+    built = fs.statSync(SERVER_BUNDLE).mtimeMs;
+    inputs = JSON.parse(fs.readFileSync(INPUTS, 'utf8'));
+  } catch {
+    return true;
+  }
+  for (const input of [...inputs, 'scripts/build-server.mjs']) {
+    const stat = fs.statSync(path.join(ROOT, input), { throwIfNoEntry: false });
+    if (!stat || stat.mtimeMs > built) return true;
+  }
+  return false;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  buildServer().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
+  const ifStale = process.argv.includes('--if-stale');
+  if (!ifStale || serverBundleIsStale()) {
+    buildServer().catch((err) => {
+      if (['EACCES', 'EPERM', 'EROFS'].includes(err?.code) && fs.existsSync(SERVER_BUNDLE)) {
+        console.error(`vop: could not rebuild ${path.relative(ROOT, SERVER_BUNDLE)} (${err.message}); running the build that is there.`);
+        return;
+      }
+      console.error(err);
+      process.exit(1);
+    });
+  }
 }

@@ -2,11 +2,12 @@
  * Starting (issue 2, item 2): flags and environment, the printed addresses, /healthz, clean
  * shutdown on SIGTERM and SIGINT, and clear errors.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../scripts/build-server.mjs';
+import { buildServer, serverBundleIsStale } from '../scripts/build-server.mjs';
 import { parseStartArgs } from '../server/startArgs.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { ROOT, killStrayProcesses, runToExit, startServerProcess, tempDataDir } from './helpers/server.js';
@@ -19,7 +20,7 @@ describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
   it('builds dist/server/main.js, which serves the API, the widgets and the console from its place and stops cleanly', async () => {
     // The command line npm start ends with, taken from package.json so that this test runs it as it is.
     const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    const m = /node scripts\/build-server\.mjs && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
+    const m = /node scripts\/build-server\.mjs --if-stale && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
     expect(m, start).not.toBeNull();
     const flags = m![1]!.trim().split(' ');
     expect(flags).toContain('--expose-gc'); // durableDatabase.ts releaseImage()
@@ -38,6 +39,39 @@ describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
     expect(await p.stop('SIGTERM')).toBe(0);
     expect(p.output()).toContain('vop stopped cleanly.');
   }, 60_000);
+
+  it('rebuilds only when a source it read is newer than the bundle', async () => {
+    await buildServer();
+    expect(serverBundleIsStale()).toBe(false);
+    const source = path.join(ROOT, 'server/app.ts');
+    const { atime, mtime } = fs.statSync(source);
+    try {
+      fs.utimesSync(source, atime, new Date(Date.now() + 60_000));
+      expect(serverBundleIsStale()).toBe(true);
+    } finally {
+      fs.utimesSync(source, atime, mtime);
+    }
+    expect(serverBundleIsStale()).toBe(false);
+  });
+
+  // An install owned by one user and run by another: dist/ cannot be written, and the bundle
+  // there runs. Needs root to run the script as another user (as CI does).
+  it.skipIf(process.getuid?.() !== 0)('runs the bundle that is there when dist/ cannot be written', async () => {
+    await buildServer();
+    const source = path.join(ROOT, 'server/app.ts');
+    const { atime, mtime } = fs.statSync(source);
+    try {
+      fs.utimesSync(source, atime, new Date(Date.now() + 60_000)); // stale, so it tries to build
+      const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, 'scripts/build-server.mjs', '--if-stale'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/could not rebuild dist\/server\/main\.js \(EACCES.*running the build that is there/);
+    } finally {
+      fs.utimesSync(source, atime, mtime);
+    }
+  });
 });
 
 describe('npm start (server/main.ts as a child process)', () => {
