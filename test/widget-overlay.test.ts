@@ -208,7 +208,10 @@ describe('overlay form', () => {
       // The click hands focus to the page's process; under load that can take a moment, and a key
       // pressed before it lands goes to the top page, where nothing listens.
       await upload.waitForFunction(() => document.hasFocus());
-      await page.keyboard.press('Escape');
+      // Not awaited: the key closes the layer, which removes the very frame the key went to, and
+      // Chromium then does not always acknowledge the key to Playwright (press() hung for the
+      // whole test timeout about one full run in three). The layer going is the answer.
+      void page.keyboard.press('Escape').catch(() => undefined);
       await frame.waitForSelector('[data-vop-upload-layer]', { state: 'detached' });
       expect(await waitForHostEvents(frame)).toEqual([CLOSED]);
     });
