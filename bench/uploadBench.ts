@@ -59,7 +59,7 @@ export interface UploadBenchSettings {
   rounds: number;
 }
 
-const DEFAULT_SETTINGS: UploadBenchSettings = { sizeMb: 1024, tusChunkMb: 64, rounds: 2 };
+const DEFAULT_SETTINGS: UploadBenchSettings = { sizeMb: 1024, tusChunkMb: 64, rounds: 3 };
 
 /** Issue 3's targets. */
 const TARGETS = { minRatio: 0.8, maxResidentMb: 150 };
