@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { startNodeFlags } from '../scripts/build-server.mjs';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -54,20 +55,13 @@ export interface SpawnSpec {
 /** The server as `npm start` runs it: the bundle scripts/build-server.mjs makes (bench/run.ts builds it first). */
 export const VOP_SERVER = 'dist/server/main.js';
 
-/** The Node flags `npm start` runs {@link VOP_SERVER} with, read from package.json so that the two cannot differ. */
-function startNodeFlags(): string[] {
-  const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const m = /&& node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
-  if (!m) throw new Error(`package.json's start script does not end with "node [flags] ${VOP_SERVER}": ${start}`);
-  return m[1]!.trim().split(/\s+/).filter(Boolean);
-}
-
 /**
  * Spawns the script (see {@link SpawnSpec.script}) and times it from the spawn until
  * `GET /healthz` answers 200: that is what a supervisor or a user waits for.
  */
 export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
   const started = performance.now();
+  // The flags npm start runs the bundle with, read from package.json so that the two cannot differ.
   const runner = spec.script.endsWith('.js') ? startNodeFlags() : ['--import', 'tsx'];
   const child = spawn(process.execPath, [...runner, path.join(ROOT, spec.script), ...spec.args], {
     cwd: ROOT,

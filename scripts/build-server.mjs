@@ -60,6 +60,18 @@ export async function buildServer() {
   return SERVER_BUNDLE;
 }
 
+/**
+ * The Node flags package.json's start script runs the bundle with (the benchmarks run it the
+ * same way, and test/startup.test.ts checks the line). Throws if the script does not end with
+ * the build and `node [flags] dist/server/main.js`.
+ */
+export function startNodeFlags() {
+  const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const m = /node scripts\/build-server\.mjs --if-stale && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
+  if (!m) throw new Error(`package.json's start script does not end with "node scripts/build-server.mjs --if-stale && node [flags] dist/server/main.js": ${start}`);
+  return m[1].trim().split(/\s+/).filter(Boolean);
+}
+
 /** True when the bundle is missing, or a source of the last build (or this script) is newer or gone. */
 export function serverBundleIsStale() {
   let built;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildServer, serverBundleIsStale } from '../scripts/build-server.mjs';
+import { buildServer, serverBundleIsStale, startNodeFlags } from '../scripts/build-server.mjs';
 import { parseStartArgs } from '../server/startArgs.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { ROOT, killStrayProcesses, runToExit, startServerProcess, tempDataDir } from './helpers/server.js';
@@ -19,10 +19,7 @@ const TOKEN = 'startup-admin-token-0123456789';
 describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
   it('builds dist/server/main.js, which serves the API, the widgets and the console from its place and stops cleanly', async () => {
     // The command line npm start ends with, taken from package.json so that this test runs it as it is.
-    const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-    const m = /node scripts\/build-server\.mjs --if-stale && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
-    expect(m, start).not.toBeNull();
-    const flags = m![1]!.trim().split(' ');
+    const flags = startNodeFlags();
     expect(flags).toContain('--expose-gc'); // durableDatabase.ts releaseImage()
     expect(await buildServer()).toBe(path.join(ROOT, 'dist/server/main.js'));
 

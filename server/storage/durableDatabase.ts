@@ -565,7 +565,7 @@ function applyPragmas(db: Database): void {
 
 /** Brings the schema forward; refuses a database written by a newer vop. */
 function migrate(db: Database): boolean {
-  const current = Number(db.exec('PRAGMA user_version')[0]?.values[0]?.[0] ?? 0);
+  const current = pragmaNumber(db, 'user_version');
   const latest = MIGRATIONS.length;
   if (current > latest) {
     throw new Error(`The database has schema version ${current}, newer than this vop understands (${latest}). Use a newer vop.`);
