@@ -64,6 +64,11 @@ export async function buildServer() {
  * The Node flags package.json's start script runs the bundle with (the benchmarks run it the
  * same way, and test/startup.test.ts checks the line). Throws if the script does not end with
  * the build and `node [flags] dist/server/main.js`.
+ *
+ * The flags, and why: `--enable-source-maps`, so that stack traces name the TypeScript sources;
+ * `--expose-gc`, so that durableDatabase.ts's releaseImage() frees an export's copy at once;
+ * `--initial-old-space-size=64`, a 64 MB floor under V8's old-generation limit, without which
+ * every upload ran a full collection each 17 MB or so (test/upload-gc.test.ts says why).
  */
 export function startNodeFlags() {
   const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
