@@ -70,10 +70,18 @@ describe('tus protocol edge cases', () => {
 
   it('a PATCH with another Content-Type gets 415 and changes nothing', async () => {
     const { url, file } = await newUpload();
-    const res = await tusPatch(url, 0, clip.subarray(0, 1000), { 'Content-Type': 'application/octet-stream' });
+    const origin = { Origin: 'http://app.example' };
+    const res = await tusPatch(url, 0, clip.subarray(0, 1000), { 'Content-Type': 'application/octet-stream', ...origin });
     expect(res.status).toBe(415);
     expect(res.headers.get('tus-resumable')).toBe('1.0.0');
     expect(fs.statSync(file).size).toBe(0);
+    // Readable from a page on another origin, with the CORS headers of @tus/server's own answers (a 409 here).
+    const conflict = await tusPatch(url, 5, clip.subarray(0, 10), origin);
+    expect(conflict.status).toBe(409);
+    for (const h of ['access-control-allow-origin', 'access-control-expose-headers']) {
+      expect(res.headers.get(h), h).toBeTruthy();
+      expect(res.headers.get(h), h).toBe(conflict.headers.get(h));
+    }
   });
 
   it('Upload-Length over the uploadType maximum gets 413; silverlight takes more than flash', async () => {

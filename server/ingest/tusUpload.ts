@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReadableStream } from 'node:stream/web';
 import { FileStore } from '@tus/file-store';
-import { ERRORS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
+import { ERRORS, EXPOSED_HEADERS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
 import type { RequestHandler } from 'express';
 import { sendNodeResponse } from 'srvx/node';
 import { ApiError } from '../errors.js';
@@ -23,6 +23,15 @@ export const CREDENTIAL_HEADER = 'X-Upload-Credential';
 
 /** Response header of the final PATCH: the video's status once its file was checked (5 or 7). */
 export const VIDEO_STATUS_HEADER = 'X-Video-Status';
+
+/**
+ * The CORS headers @tus/server puts on its own answers, given no allowedOrigins (any origin) and
+ * our exposedHeaders, for the answers this module makes itself.
+ */
+const TUS_CORS_HEADERS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': `${EXPOSED_HEADERS}, ${VIDEO_STATUS_HEADER}`,
+};
 
 /** tus upload ids as @tus/server names them (16 random bytes, hex). */
 const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
@@ -122,7 +131,8 @@ export class TusUploads {
     if (req.method === 'PATCH') {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'application/offset+octet-stream') {
-        res.status(415).set({ 'Tus-Resumable': '1.0.0', 'Content-Type': 'text/plain; charset=utf-8' });
+        // With @tus/server's CORS headers: a page on another origin must be able to read the answer.
+        res.status(415).set({ 'Tus-Resumable': '1.0.0', ...TUS_CORS_HEADERS, 'Content-Type': 'text/plain; charset=utf-8' });
         res.send('Content-Type must be application/offset+octet-stream\n');
         return;
       }
