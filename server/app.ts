@@ -202,8 +202,13 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
           const s = server;
           const stopped = new Promise<void>((resolve) => s.close(() => resolve()));
           s.closeIdleConnections();
+          // close() lets go of the connections idle at the time only. One with a request in flight
+          // stays open after its answer (keep-alive, 65 s) and held the close for the whole grace:
+          // such connections are let go as soon as they are idle.
+          const sweep = setInterval(() => s.closeIdleConnections(), 100);
           const timer = setTimeout(() => s.closeAllConnections(), graceMs);
           await stopped;
+          clearInterval(sweep);
           clearTimeout(timer);
         }
         ingest.stop();
