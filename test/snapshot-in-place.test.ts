@@ -129,3 +129,16 @@ describe('snapshots read the database in place', () => {
     expect(await onDisk(dir)).toEqual({ integrity: 'ok', rows: 301, last: 'after rollback' });
   });
 });
+
+describe('the room after the database', () => {
+  it('is refused when it is not 0 <= min <= max whole bytes, before the data dir is touched', async () => {
+    for (const room of [{ min: -1, max: 10 }, { min: 10, max: 5 }, { min: 0.5, max: 10 }, { min: 0, max: Number.NaN }]) {
+      const dir = path.join(tempDataDir('vop-room-'), 'data');
+      await expect(DurableDatabase.open({ dir, imageRoom: room })).rejects.toThrow(/imageRoom must be whole byte counts/);
+      expect(fs.existsSync(dir)).toBe(false);
+    }
+    // The bounds themselves are taken: no room at all.
+    const d = await openDb(tempDataDir('vop-room-'), { min: 0, max: 0 });
+    await d.write([['CREATE TABLE t (id INTEGER PRIMARY KEY)', []]]);
+  });
+});

@@ -80,6 +80,11 @@ export class DurableDatabase {
 
   static async open(options: DurableDatabaseOptions): Promise<DurableDatabase> {
     const opts = { ...DEFAULTS, ...options };
+    const room = opts.imageRoom;
+    // Checked before anything is touched: a bad room would surface as a RangeError mid-load.
+    if (!Number.isSafeInteger(room.min) || !Number.isSafeInteger(room.max) || room.min < 0 || room.max < room.min) {
+      throw new RangeError(`imageRoom must be whole byte counts with 0 <= min <= max, not ${JSON.stringify(room)}`);
+    }
     fs.mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
     const lock = DataDirLock.acquire(opts.dir);
     let opened: Database | undefined;
