@@ -4,41 +4,14 @@
  * its button or Escape, reopened, and leaving no listener behind.
  */
 import path from 'node:path';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshotPath, startHostServer, type HostServer } from './helpers/browser.js';
-import { makeClip } from './helpers/clips.js';
-import type { SpecClient } from './helpers/client.js';
-import { startServer, type TestServer } from './helpers/server.js';
-import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions } from './helpers/widgetHost.js';
+import type { Frame, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { screenshotPath } from './helpers/browser.js';
+import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
 
 const CLOSED = { type: 'failure', value: 'the upload was closed before a file was uploaded' };
 
-let vop: TestServer;
-let host: HostServer;
-let browser: Browser;
-let app: SpecClient;
-let clip: string;
-
-beforeAll(async () => {
-  [vop, host, browser, clip] = await Promise.all([startServer(), startHostServer(), launchBrowser(), makeClip({ seconds: 2 })]);
-  app = await vop.newApp('overlay widget host');
-});
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-  await vop?.close();
-});
-
-let context: BrowserContext;
-let page: Page;
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-  page = await context.newPage();
-});
-afterEach(async () => {
-  await context.close();
-});
+const rig = widgetRig('overlay widget host');
 
 /** The upload page's frame inside the layer of `doc` (the page or one of its frames). */
 async function uploadFrame(doc: Page | Frame): Promise<Frame> {
@@ -54,7 +27,7 @@ async function uploadFrame(doc: Page | Frame): Promise<Frame> {
  * DevTools Protocol), as `<type> <script url>`; Playwright's injected ones have no http(s) URL.
  */
 async function listenerCounts(p: Page): Promise<{ window: string[]; document: string[] }> {
-  const cdp = await context.newCDPSession(p);
+  const cdp = await rig.context.newCDPSession(p);
   const urls = new Map<string, string>();
   cdp.on('Debugger.scriptParsed', (e) => urls.set(e.scriptId, e.url));
   await cdp.send('Debugger.enable'); // reports every script already parsed
@@ -73,6 +46,7 @@ async function listenerCounts(p: Page): Promise<{ window: string[]; document: st
 
 describe('overlay form', () => {
   it('uploads a clip in a layer placed by left and top; onSuccess gets the videoId', async () => {
+    const { vop, host, app, clip, page } = rig;
     const videoId = await app.register({ VideoTitle: 'From the overlay widget' });
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId, { left: '120px', top: '40px' })));
     await page.goto(`${host.origin}/app.html`);
@@ -104,6 +78,7 @@ describe('overlay form', () => {
   });
 
   it('centres the layer when left and top are absent', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId)));
     await page.goto(`${host.origin}/app.html`);
@@ -114,6 +89,7 @@ describe('overlay form', () => {
   });
 
   it('reads a bare number as pixels, and reports a left or top that is not a length to onFailure', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId, { left: '64', top: 24 })));
     await page.goto(`${host.origin}/app.html`);
@@ -127,6 +103,7 @@ describe('overlay form', () => {
   });
 
   it('closes with Escape (in the page or the layer) and with its button, opens again, and leaves no listener behind', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId)));
     await page.goto(`${host.origin}/app.html`);
@@ -163,6 +140,7 @@ describe('overlay form', () => {
   });
 
   it('shows the plain error text for a wrong token, and its close button works', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', { ...widgetOptions(app, videoId), token: 'f'.repeat(32) }));
     await page.goto(`${host.origin}/app.html`);
@@ -177,6 +155,7 @@ describe('overlay form', () => {
   describe('isTop, with the widget inside a frame', () => {
     /** The top page frames `frameUrl`, which embeds the widget; returns that frame. */
     async function framedWidget(frameUrl: string, options: Record<string, unknown>): Promise<Frame> {
+      const { vop, host, page } = rig;
       host.page('/frame.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', options));
       host.page('/top.html', `<!doctype html><title>Top</title><h1>Portal</h1><iframe src="${frameUrl}" style="width:900px;height:600px;border:1px solid #999"></iframe>`);
       await page.goto(`${host.origin}/top.html`);
@@ -186,6 +165,7 @@ describe('overlay form', () => {
     }
 
     it('true (the default): the layer covers the top window, and results still reach the frame', async () => {
+      const { host, app, page } = rig;
       const videoId = await app.register();
       const frame = await framedWidget(`${host.origin}/frame.html`, widgetOptions(app, videoId));
       await frame.click('#open');
@@ -198,6 +178,7 @@ describe('overlay form', () => {
     });
 
     it('false: the layer covers only the frame', async () => {
+      const { host, app, page } = rig;
       const videoId = await app.register();
       const frame = await framedWidget(`${host.origin}/frame.html`, widgetOptions(app, videoId, { isTop: false }));
       await frame.click('#open');
@@ -217,6 +198,7 @@ describe('overlay form', () => {
     });
 
     it('true, but the top window is on another origin: the layer covers the frame', async () => {
+      const { host, app, page } = rig;
       const videoId = await app.register();
       const otherOrigin = host.origin.replace('localhost', '127.0.0.1');
       const frame = await framedWidget(`${otherOrigin}/frame.html`, widgetOptions(app, videoId, { isTop: 'True' }));

@@ -4,46 +4,25 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/events.js';
-import { launchBrowser, screenshotPath, startHostServer, type HostServer } from './helpers/browser.js';
-import { makeClip } from './helpers/clips.js';
+import { screenshotPath } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions } from './helpers/widgetHost.js';
+import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
 
 
-let vop: TestServer;
-let host: HostServer;
-let browser: Browser;
-let app: SpecClient;
-let clip: string;
+const rig = widgetRig('window widget host');
 const statusChanges: Array<VopEvents['video.status'][0]> = [];
-
-beforeAll(async () => {
-  [vop, host, browser, clip] = await Promise.all([startServer(), startHostServer(), launchBrowser(), makeClip({ seconds: 2 })]);
-  app = await vop.newApp('window widget host');
-  vop.vop.events.on('video.status', (e) => statusChanges.push(e));
-});
-afterAll(async () => {
-  await browser?.close();
-  await host?.close();
-  await vop?.close();
-});
-
-let context: BrowserContext;
-let page: Page;
-beforeEach(async () => {
-  context = await browser.newContext({ viewport: { width: 1000, height: 700 } });
-  page = await context.newPage();
-});
-afterEach(async () => {
-  await context.close();
+// Runs after the rig's beforeAll (vitest runs a suite's beforeAll hooks in order), so vop is up.
+beforeAll(() => {
+  rig.vop.vop.events.on('video.status', (e) => statusChanges.push(e));
 });
 
 /** Opens the host page for a new video and returns the pop-up the click opened. */
 async function openFromHost(options: Record<string, unknown>): Promise<Page> {
+  const { vop, host, page } = rig;
   host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadWidget.js', options));
   await page.goto(`${host.origin}/app.html`);
   const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#open')]);
@@ -53,6 +32,7 @@ async function openFromHost(options: Record<string, unknown>): Promise<Page> {
 
 describe('window form', () => {
   it('uploads a clip from a host page on another origin; onSuccess gets the videoId once the file is stored', async () => {
+    const { vop, host, app, clip, page } = rig;
     const videoId = await app.register({ VideoTitle: 'From the window widget' });
     const popup = await openFromHost(widgetOptions(app, videoId));
     expect(new URL(popup.url()).origin).toBe(vop.baseUrl);
@@ -82,6 +62,7 @@ describe('window form', () => {
   });
 
   it('calls onFailure when the user closes the pop-up without uploading', async () => {
+    const { app, page } = rig;
     const videoId = await app.register();
     const popup = await openFromHost(widgetOptions(app, videoId));
     await popup.waitForSelector('#file', { state: 'attached' });
@@ -91,6 +72,7 @@ describe('window form', () => {
   });
 
   it('shows the plain error text for a wrong token, and closing it is a failure', async () => {
+    const { app, page } = rig;
     const videoId = await app.register();
     const popup = await openFromHost({ ...widgetOptions(app, videoId), token: '0'.repeat(32) });
     expect((await popup.textContent('body'))?.trim()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
@@ -99,6 +81,7 @@ describe('window form', () => {
   });
 
   it('reports missing or bad options to onFailure with a reason and the console, without opening anything', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadWidget.js', widgetOptions(app, videoId)));
     await page.goto(`${host.origin}/app.html`);
@@ -127,6 +110,7 @@ describe('window form', () => {
   });
 
   it('ignores messages from other windows and other origins', async () => {
+    const { vop, host, app, page } = rig;
     const videoId = await app.register();
     // The host page also frames a vop page: same origin as the pop-up, but another window.
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadWidget.js', widgetOptions(app, videoId), `<iframe name="other" src="${vop.baseUrl}/healthz"></iframe>`));
@@ -158,6 +142,7 @@ describe('the upload page', () => {
   }
 
   it('takes a dropped file', async () => {
+    const { vop, app, clip, page } = rig;
     const videoId = await app.register();
     await page.goto(directUrl(vop, app, videoId));
     const bytes = fs.readFileSync(clip).toString('base64');
@@ -175,6 +160,7 @@ describe('the upload page', () => {
   });
 
   it('refuses a file too large for the uploadType before sending a byte', async () => {
+    const { clip, page } = rig;
     const small = await startServer({ ingest: { maxUploadBytes: { flash: 50_000 } } });
     try {
       const client = await small.newApp('small limit');

@@ -5,10 +5,12 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { Frame, Page } from 'playwright-core';
-import { expect } from 'vitest';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { nowSeconds, specToken, type SpecClient } from './client.js';
-import { escapeHtml } from './browser.js';
+import { escapeHtml, launchBrowser, startHostServer, type HostServer } from './browser.js';
+import { makeClip } from './clips.js';
+import { startServer, type TestServer } from './server.js';
 
 export type WidgetScript = 'initUploadWidget.js' | 'initUploadABoxWidget.js';
 
@@ -87,4 +89,45 @@ export async function waitForFullBar(page: Page | Frame): Promise<void> {
     const fill = document.getElementById('fill')!.getBoundingClientRect().width;
     return fill > 0 && fill === document.getElementById('bar')!.getBoundingClientRect().width;
   });
+}
+
+/** What a widget test file runs against; see widgetRig. */
+export interface WidgetRig {
+  vop: TestServer;
+  host: HostServer;
+  browser: Browser;
+  app: SpecClient;
+  clip: string;
+  context: BrowserContext;
+  page: Page;
+}
+
+/**
+ * Registers the vitest hooks a widget test file needs, and returns what they set up. Set up once
+ * for the whole file, because they are slow to start: vop, a host server on another origin for the
+ * application's pages, Chromium, a two-second clip to upload, and an app named `appName`. Made new
+ * for each test: a browser context (1000x700) and its page, so that no storage, pop-up or listener
+ * carries over from one test to the next. Call it at the top level of the test file. The fields
+ * stay empty until the hooks have run, so read them inside tests and hooks.
+ */
+export function widgetRig(appName: string): WidgetRig {
+  const rig = {} as WidgetRig;
+  beforeAll(async () => {
+    [rig.vop, rig.host, rig.browser, rig.clip] = await Promise.all([startServer(), startHostServer(), launchBrowser(), makeClip({ seconds: 2 })]);
+    rig.app = await rig.vop.newApp(appName);
+  });
+  afterAll(async () => {
+    // After a failed beforeAll these may never have been set.
+    await rig.browser?.close();
+    await rig.host?.close();
+    await rig.vop?.close();
+  });
+  beforeEach(async () => {
+    rig.context = await rig.browser.newContext({ viewport: { width: 1000, height: 700 } });
+    rig.page = await rig.context.newPage();
+  });
+  afterEach(async () => {
+    await rig.context.close();
+  });
+  return rig;
 }
