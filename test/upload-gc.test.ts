@@ -22,6 +22,7 @@ const MIB = 1024 * 1024;
 /** Big enough that the old flags ran a dozen full collections; small enough to take about a second. */
 const UPLOAD_MIB = 256;
 const FLOOR_FLAG = '--initial-old-space-size=64';
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 afterAll(() => killStrayProcesses());
 
@@ -129,7 +130,9 @@ describe("uploads with npm start's Node flags", () => {
     }
   }, 120_000);
 
-  it('did not without the floor (the control: the count sees them)', async () => {
+  // V8's heuristics are its own and change with its versions: measured on Node 20 (V8 11.3), which
+  // CI runs. Elsewhere the test above still holds (the floor only ever spares collections).
+  it.skipIf(NODE_MAJOR !== 20)('did not without the floor on Node 20 (the control: the count sees them)', async () => {
     const { p, client } = await startWith(startNodeFlags().filter((f) => f !== FLOOR_FLAG));
     try {
       // 10 to 14 for each upload after the first, on Node 20 here.
