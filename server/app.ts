@@ -173,6 +173,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         // The read calls skip Express (see http/fastReadPath.ts); everything else goes to it.
         const fastReads = fastReadPath({ auth, reads, parseQuery: app.get('query parser fn'), viewContext, log });
         server = http.createServer((req, res) => {
+          // Once closing, answers say so: the client takes a new connection for its next request
+          // instead of sending it on one that is about to go.
+          if (closing) res.setHeader('Connection', 'close');
           if (!fastReads(req, res)) app(req, res);
         });
         server.keepAliveTimeout = 65_000;
@@ -200,15 +203,17 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         consoleApi.closeAll();
         if (server) {
           const s = server;
+          // close() lets go of the connections idle at the time only. One with a request in flight
+          // stayed open after its answer for the keep-alive time (65 s), holding the close for the
+          // whole grace. Node arms that time when an answer has been handed to the kernel, and reads
+          // it then: 1 ms lets such a connection go right after its last byte. (Closing idle
+          // connections again and again would not do: Node counts a connection idle from the end()
+          // of its answer, while the end of a large file may still be queued behind a slow reader.)
+          s.keepAliveTimeout = 1;
           const stopped = new Promise<void>((resolve) => s.close(() => resolve()));
           s.closeIdleConnections();
-          // close() lets go of the connections idle at the time only. One with a request in flight
-          // stays open after its answer (keep-alive, 65 s) and held the close for the whole grace:
-          // such connections are let go as soon as they are idle.
-          const sweep = setInterval(() => s.closeIdleConnections(), 100);
           const timer = setTimeout(() => s.closeAllConnections(), graceMs);
           await stopped;
-          clearInterval(sweep);
           clearTimeout(timer);
         }
         ingest.stop();

@@ -1,13 +1,34 @@
 /**
- * Shutting down (issue 2): requests in flight finish, and the close does not wait out its grace
- * for the keep-alive connections they leave behind.
+ * Shutting down (issue 2): requests in flight finish, their answers arrive whole, and the close
+ * does not wait out its grace for the keep-alive connections they leave behind.
  */
-import { expect, it } from 'vitest';
+import fs from 'node:fs';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { afterEach, expect, it } from 'vitest';
+import { makeClip } from './helpers/clips.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
-import { startServer } from './helpers/server.js';
+import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+const GRACE_MS = 30_000;
+
+const started: TestServer[] = [];
+afterEach(async () => {
+  for (const s of started.splice(0)) {
+    await s.vop.close(500);
+    fs.rmSync(s.dataDir, { recursive: true, force: true });
+  }
+});
+
+/** Resolves with 'closed' if `closing` settles within 5 s, 'still open' otherwise (it took all of GRACE_MS before). */
+function closedSoon(closing: Promise<unknown>): Promise<string> {
+  return Promise.race([closing.then(() => 'closed'), new Promise<string>((r) => setTimeout(() => r('still open'), 5_000))]);
+}
 
 it('close() lets a request in flight finish, then returns without waiting out the grace for its keep-alive connection', async () => {
   const s = await startServer();
+  started.push(s);
   const client = await s.newApp();
   const videoId = await client.register();
   const created = await tusCreate(s.baseUrl, 2000, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
@@ -15,25 +36,69 @@ it('close() lets a request in flight finish, then returns without waiting out th
 
   // Half of a PATCH's body, on a keep-alive connection (Node's global agent keeps them alive).
   const patch = openTusPatch(created.url!, 1000);
-  const answered = new Promise<number>((resolve, reject) => {
+  const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
     patch.on('response', (res) => {
       res.resume();
-      resolve(res.statusCode ?? 0);
+      resolve(res);
     });
     patch.on('error', reject);
   });
   patch.write(Buffer.alloc(500, 1));
   await new Promise((r) => setTimeout(r, 200));
 
-  const graceMs = 30_000;
   let closed = false;
-  const closing = s.vop.close(graceMs).then(() => (closed = true));
+  const closing = s.vop.close(GRACE_MS).then(() => (closed = true));
   await new Promise((r) => setTimeout(r, 200));
   expect(closed).toBe(false); // the PATCH is still in flight
   patch.end(Buffer.alloc(500, 2));
-  expect(await answered).toBe(204);
-
-  // Closed well before the grace is up (it took all 30 s before).
-  const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((r) => setTimeout(() => r('still open'), 5_000))]);
-  expect(outcome).toBe('closed');
+  const res = await answered;
+  expect(res.statusCode).toBe(204);
+  expect(res.headers.connection).toBe('keep-alive'); // the case: it arrived before the close began
+  expect(await closedSoon(closing)).toBe('closed');
 }, 40_000);
+
+it('close() lets a large answer being sent to a slow reader arrive whole, and then lets its connection go', async () => {
+  const s = await startServer({ processing: TINY_PROCESSING });
+  started.push(s);
+  const client = await s.newApp();
+  const videoId = await client.register();
+  await placeSource(s.vop, videoId, await makeClip({ seconds: 1, width: 320, height: 180 }));
+  expect(await waitForStatus(s.vop, videoId, [1, 7])).toBe(1);
+  const body = (await client.get('/Api/Video/Get', { Id: videoId })).body;
+  // The rendition made 16 MiB, far more than the socket buffers hold: its end is still queued
+  // in the server when the close begins, and after its end() too.
+  const file = s.vop.media.resolveRelative('play', body.VideoPlayFile[0].VideoURL)!;
+  fs.truncateSync(file, 16 * 1024 * 1024);
+  const size = fs.statSync(file).size;
+
+  const url = `${body.MediaSever.PlayURL}${body.VideoPlayFile[0].VideoURL}`;
+  let received = 0;
+  let closing: Promise<unknown> | undefined;
+  const done = new Promise<{ status: number; connection: string | undefined; error?: string }>((resolve) => {
+    const req = http.get(url, (res) => {
+      res.pause(); // a reader that stalls: the server fills the socket and waits
+      setTimeout(() => {
+        closing = s.vop.close(GRACE_MS);
+        res.on('data', (c: Buffer) => (received += c.length));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+        res.on('error', (err) => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, error: String(err) }));
+        // Then reads on at about 6 MB/s, so that the answer ends while its last bytes are still queued.
+        res.pipe(
+          new Writable({
+            highWaterMark: 64 * 1024,
+            write(_chunk: Buffer, _enc, next) {
+              setTimeout(next, 10);
+            },
+          }),
+        );
+      }, 300);
+    });
+    req.on('error', (err) => resolve({ status: 0, connection: undefined, error: String(err) }));
+  });
+  const outcome = await done;
+  expect(outcome.error).toBeUndefined();
+  expect(outcome.status).toBe(200);
+  expect(outcome.connection).toBe('keep-alive'); // answered before the close began
+  expect(received).toBe(size);
+  expect(await closedSoon(closing!)).toBe('closed');
+}, 60_000);
