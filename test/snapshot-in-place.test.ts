@@ -137,8 +137,10 @@ describe('the room after the database', () => {
       await expect(DurableDatabase.open({ dir, imageRoom: room })).rejects.toThrow(/imageRoom must be whole byte counts/);
       expect(fs.existsSync(dir)).toBe(false);
     }
-    // The bounds themselves are taken: no room at all.
-    const d = await openDb(tempDataDir('vop-room-'), { min: 0, max: 0 });
-    await d.write([['CREATE TABLE t (id INTEGER PRIMARY KEY)', []]]);
+    // The bounds themselves are taken: no room at all, on a database file read with it.
+    const dir = await withRows(100);
+    const d = await openDb(dir, { min: 0, max: 0 });
+    expect(inside(d).loadedInto?.length).toBe(fs.statSync(path.join(dir, 'vop.db')).size);
+    await d.write([['INSERT INTO t (body) VALUES (?)', ['one more']]]);
   });
 });

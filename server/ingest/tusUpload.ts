@@ -25,8 +25,9 @@ export const CREDENTIAL_HEADER = 'X-Upload-Credential';
 export const VIDEO_STATUS_HEADER = 'X-Video-Status';
 
 /**
- * The CORS headers @tus/server puts on its own answers, given no allowedOrigins (any origin) and
- * our exposedHeaders, for the answers this module makes itself.
+ * The CORS headers @tus/server puts on its own answers, given no allowedOrigins (any origin), no
+ * allowedCredentials and our exposedHeaders, for the answers this module makes itself. They must
+ * follow those options of the Server below.
  */
 const TUS_CORS_HEADERS = {
   'Access-Control-Allow-Origin': '*',
@@ -113,6 +114,7 @@ export class TusUploads {
       relativeLocation: deps.publicUrl === undefined,
       generateUrl: deps.publicUrl === undefined ? undefined : (_req, { id }) => `${deps.publicUrl}${TUS_PATH}/${id}`,
       allowedHeaders: [CREDENTIAL_HEADER],
+      // TUS_CORS_HEADERS follow these (and allowedOrigins and allowedCredentials, unset).
       exposedHeaders: [VIDEO_STATUS_HEADER],
       disableTerminationForFinishedUploads: true,
       onIncomingRequest: (req, id) => this.authorizeExisting(req, id),

@@ -81,7 +81,8 @@ export class DurableDatabase {
   static async open(options: DurableDatabaseOptions): Promise<DurableDatabase> {
     const opts = { ...DEFAULTS, ...options };
     const room = opts.imageRoom;
-    // Checked before anything is touched: a bad room would surface as a RangeError mid-load.
+    // Checked before anything is touched: readWithRoom would quietly clamp a negative or inverted
+    // room, and fail on NaN only halfway through reading the file.
     if (!Number.isSafeInteger(room.min) || !Number.isSafeInteger(room.max) || room.min < 0 || room.max < room.min) {
       throw new RangeError(`imageRoom must be whole byte counts with 0 <= min <= max, not ${JSON.stringify(room)}`);
     }
