@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/events.js';
 import { screenshotPath } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
@@ -13,12 +13,8 @@ import { startServer, type TestServer } from './helpers/server.js';
 import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
 
 
-const rig = widgetRig('window widget host');
 const statusChanges: Array<VopEvents['video.status'][0]> = [];
-// Runs after the rig's beforeAll (vitest runs a suite's beforeAll hooks in order), so vop is up.
-beforeAll(() => {
-  rig.vop.vop.events.on('video.status', (e) => statusChanges.push(e));
-});
+const rig = widgetRig('window widget host', ({ vop }) => vop.vop.events.on('video.status', (e) => statusChanges.push(e)));
 
 /** Opens the host page for a new video and returns the pop-up the click opened. */
 async function openFromHost(options: Record<string, unknown>): Promise<Page> {

@@ -108,13 +108,15 @@ export interface WidgetRig {
  * application's pages, Chromium, a two-second clip to upload, and an app named `appName`. Made new
  * for each test: a browser context (1000x700) and its page, so that no storage, pop-up or listener
  * carries over from one test to the next. Call it at the top level of the test file. The fields
- * stay empty until the hooks have run, so read them inside tests and hooks.
+ * stay empty until the hooks have run, so read them inside tests and hooks. `onReady` runs once
+ * the file's servers are up, before its first test.
  */
-export function widgetRig(appName: string): WidgetRig {
+export function widgetRig(appName: string, onReady?: (rig: WidgetRig) => void): WidgetRig {
   const rig = {} as WidgetRig;
   beforeAll(async () => {
     [rig.vop, rig.host, rig.browser, rig.clip] = await Promise.all([startServer(), startHostServer(), launchBrowser(), makeClip({ seconds: 2 })]);
     rig.app = await rig.vop.newApp(appName);
+    onReady?.(rig);
   });
   afterAll(async () => {
     // After a failed beforeAll these may never have been set.
