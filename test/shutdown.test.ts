@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
@@ -102,3 +103,38 @@ it('close() lets a large answer being sent to a slow reader arrive whole, and th
   expect(received).toBe(size);
   expect(await closedSoon(closing!)).toBe('closed');
 }, 60_000);
+
+it('answers a request that reaches an open connection after the close began with Connection: close', async () => {
+  const s = await startServer();
+  started.push(s);
+  const client = await s.newApp();
+  const videoId = await client.register();
+  const created = await tusCreate(s.baseUrl, 2000, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
+  const target = new URL(created.url!);
+
+  // One connection, by hand: a PATCH held open across the start of the close, then a second
+  // request sent behind it on the same connection (pipelined).
+  const socket = net.connect(Number(target.port), target.hostname);
+  let received = '';
+  socket.setEncoding('latin1');
+  socket.on('data', (d: string) => (received += d));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const host = `${target.hostname}:${target.port}`;
+  socket.write(
+    `PATCH ${target.pathname} HTTP/1.1\r\nHost: ${host}\r\nTus-Resumable: 1.0.0\r\nUpload-Offset: 0\r\n` +
+      'Content-Type: application/offset+octet-stream\r\nContent-Length: 1000\r\n\r\n' +
+      'x'.repeat(500),
+  );
+  await new Promise((r) => setTimeout(r, 200));
+  const closing = s.vop.close(GRACE_MS);
+  await new Promise((r) => setTimeout(r, 100));
+  socket.write(`${'y'.repeat(500)}GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  await ended; // the server ends the connection after the second answer
+
+  const answers = received.split(/(?=HTTP\/1\.1 )/);
+  expect(answers.map((a) => a.split(' ')[1])).toEqual(['204', '200']);
+  expect(answers[0]).toMatch(/\r\nConnection: keep-alive\r\n/i); // begun before the close
+  expect(answers[1]).toMatch(/\r\nConnection: close\r\n/i);
+  expect(await closedSoon(closing)).toBe('closed');
+}, 40_000);
