@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 describe('smoke', () => {
   let s: TestServer;
@@ -17,5 +21,16 @@ describe('smoke', () => {
     expect(r.body.AuthMsg).toEqual({ ResultCode: '1', ResultMessage: 'OK' });
     expect(r.body.VideoModel).toMatchObject({ Id: id, VideoTitle: 'Hello', Status: 8, CreateUser: 'alice', Duration: 0 });
     expect(r.body.VideoModel.CreateDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+  });
+});
+
+describe('the test run', () => {
+  it("keeps its temporary files in its own folder (test/globalSetup.ts), its servers' too", async () => {
+    const root = os.tmpdir();
+    expect(path.basename(root)).toMatch(/^vop-test-run-/);
+    expect(tempDataDir().startsWith(`${root}${path.sep}`)).toBe(true);
+    // A child process (a server, ffmpeg, Chromium) finds the same folder.
+    const { stdout } = await promisify(execFile)(process.execPath, ['-p', 'require("node:os").tmpdir()']);
+    expect(stdout.trim()).toBe(root);
   });
 });
