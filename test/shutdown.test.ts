@@ -27,16 +27,22 @@ function closedSoon(closing: Promise<unknown>): Promise<string> {
   return Promise.race([closing.then(() => 'closed'), new Promise<string>((r) => setTimeout(() => r('still open'), 5_000))]);
 }
 
-it('close() lets a request in flight finish, then returns without waiting out the grace for its keep-alive connection', async () => {
+/** A server of its own, with a tus upload of 2,000 bytes created for a fresh video; resolves with both. */
+async function serverWithUpload(): Promise<{ s: TestServer; url: string }> {
   const s = await startServer();
   started.push(s);
   const client = await s.newApp();
   const videoId = await client.register();
   const created = await tusCreate(s.baseUrl, 2000, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
   expect(created.res.status).toBe(201);
+  return { s, url: created.url! };
+}
+
+it('close() lets a request in flight finish, then returns without waiting out the grace for its keep-alive connection', async () => {
+  const { s, url } = await serverWithUpload();
 
   // Half of a PATCH's body, on a keep-alive connection (Node's global agent keeps them alive).
-  const patch = openTusPatch(created.url!, 1000);
+  const patch = openTusPatch(url, 1000);
   const answered = new Promise<http.IncomingMessage>((resolve, reject) => {
     patch.on('response', (res) => {
       res.resume();
@@ -105,12 +111,8 @@ it('close() lets a large answer being sent to a slow reader arrive whole, and th
 }, 60_000);
 
 it('answers a request that reaches an open connection after the close began with Connection: close', async () => {
-  const s = await startServer();
-  started.push(s);
-  const client = await s.newApp();
-  const videoId = await client.register();
-  const created = await tusCreate(s.baseUrl, 2000, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
-  const target = new URL(created.url!);
+  const { s, url } = await serverWithUpload();
+  const target = new URL(url);
 
   // One connection, by hand: a PATCH held open across the start of the close, then a second
   // request sent behind it on the same connection (pipelined).
