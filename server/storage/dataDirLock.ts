@@ -9,8 +9,13 @@ const heldHere = new Set<string>();
  * An exclusive lock on a data directory, so that two processes never open one database (each
  * would keep its own in-memory copy and overwrite the other's snapshots).
  *
- * The lock file holds the owner's PID. A lock left behind by a process that died (kill -9, power
- * cut) is stale: its PID no longer runs, and the next start takes it over.
+ * The lock file names its owner: pid, host, and on Linux the boot and the process's start time.
+ * A lock whose owner is gone is stale and the next start takes it over: gone means no such
+ * process, a zombie (a process killed with kill -9 stays one until its parent reaps it, for ever
+ * under an init that never reaps, and kill(pid, 0) succeeds on it), or a pid that now belongs to
+ * another process (reused after a restart of the container or machine). Node offers no OS file
+ * lock (flock) without a native addon, and `.npmrc` builds none; the start time in /proc makes
+ * the owner's identity exact all the same.
  */
 export class DataDirLock {
   private constructor(
@@ -24,7 +29,7 @@ export class DataDirLock {
     if (heldHere.has(resolved)) {
       throw new Error(`The data directory ${resolved} is already open in this process.`);
     }
-    const body = JSON.stringify({ pid: process.pid, host: os.hostname(), since: new Date().toISOString() });
+    const body = JSON.stringify({ ...processIdentity(process.pid), since: new Date().toISOString() });
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         fs.writeFileSync(file, body, { flag: 'wx', mode: 0o600 });
@@ -34,7 +39,7 @@ export class DataDirLock {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
       const owner = readOwner(file);
-      if (owner && owner.pid !== process.pid && isAlive(owner.pid) && (!owner.host || owner.host === os.hostname())) {
+      if (owner && owner.pid !== process.pid && isLockOwnerAlive(owner)) {
         throw new Error(
           `The data directory ${resolved} is in use by another vop process (pid ${owner.pid}). ` +
             `Stop it first, or start this one with another --data-dir.`,
@@ -57,11 +62,84 @@ export class DataDirLock {
   }
 }
 
-function readOwner(file: string): { pid: number; host?: string } | undefined {
+/** Who holds a lock, as its file says. Files written before boot ids and start times lack them. */
+export interface LockOwner {
+  pid: number;
+  /** os.hostname() of the owner. */
+  host?: string;
+  /** /proc/sys/kernel/random/boot_id of the owner's boot (Linux). */
+  bootId?: string;
+  /** Field 22 of /proc/<pid>/stat: the owner's start, in clock ticks since its boot (Linux). */
+  startTime?: string;
+}
+
+/** What /proc says of a process: its state letter (R, S, D, Z, X…) and its start time. */
+export interface ProcStat {
+  state: string;
+  startTime: string;
+}
+
+/**
+ * Reads /proc/<pid>/stat; undefined when there is no such process. The command name (field 2)
+ * is in parentheses and may itself hold spaces and parentheses: the fields are read after the
+ * last ')'; the first there is field 3 (the state), field 22 (the start time) the twentieth.
+ */
+export function readProcStat(pid: number, proc = '/proc'): ProcStat | undefined {
+  let text: string;
   try {
-    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as { pid?: unknown; host?: unknown };
+    text = fs.readFileSync(path.join(proc, String(pid), 'stat'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
+  const startTime = fields[19];
+  return state && startTime ? { state, startTime } : undefined;
+}
+
+/** This boot's id (Linux), undefined where there is none. */
+export function bootId(proc = '/proc'): string | undefined {
+  try {
+    return fs.readFileSync(path.join(proc, 'sys/kernel/random/boot_id'), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What a lock file written by `pid` (this process, in use) records of it. */
+export function processIdentity(pid: number, proc = '/proc'): LockOwner {
+  const stat = readProcStat(pid, proc);
+  return { pid, host: os.hostname(), bootId: bootId(proc), startTime: stat?.startTime };
+}
+
+/**
+ * Whether the process a lock file names still runs, so that the lock still holds.
+ *
+ * - Another host's lock is not ours to judge and is taken over, as before: its pid means
+ *   nothing here, and a container's host name changes when it is made anew.
+ * - Where /proc is (Linux), the owner runs only if this is the boot it locked in, its
+ *   /proc/<pid>/stat exists, it is neither a zombie (Z) nor dead (X), and its start time is the
+ *   one the lock recorded (the pid was not handed to another process since).
+ * - Elsewhere (macOS, Windows), kill(pid, 0): a zombie or a reused pid still counts as alive there.
+ *
+ * `proc` is for tests.
+ */
+export function isLockOwnerAlive(owner: LockOwner, proc = '/proc'): boolean {
+  if (owner.host && owner.host !== os.hostname()) return false;
+  if (!fs.existsSync(path.join(proc, 'self/stat'))) return signalReaches(owner.pid);
+  const boot = bootId(proc);
+  if (owner.bootId && boot && owner.bootId !== boot) return false;
+  const stat = readProcStat(owner.pid, proc);
+  if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false;
+  return owner.startTime === undefined || owner.startTime === stat.startTime;
+}
+
+function readOwner(file: string): LockOwner | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
     if (typeof parsed.pid === 'number') {
-      return { pid: parsed.pid, host: typeof parsed.host === 'string' ? parsed.host : undefined };
+      const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+      return { pid: parsed.pid, host: text(parsed.host), bootId: text(parsed.bootId), startTime: text(parsed.startTime) };
     }
   } catch {
     // An unreadable or half-written lock file is treated as stale.
@@ -69,7 +147,7 @@ function readOwner(file: string): { pid: number; host?: string } | undefined {
   return undefined;
 }
 
-function isAlive(pid: number): boolean {
+function signalReaches(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
