@@ -50,6 +50,12 @@ export const RESULT_CODES = {
   JOB_NOT_FOUND: { code: '305', message: 'Job Not Found', httpStatus: 404, transport: false },
   /** Admin API: the job is not in a state that allows this (cancel a finished job, reprioritise a running one). */
   JOB_STATE_CONFLICT: { code: '306', message: 'Job State Conflict', httpStatus: 409, transport: false },
+  /**
+   * The file sent for a video is not a video vop can read (ffprobe's verdict on the stored file,
+   * or the upload page's look at an obvious non-video). The file is dropped and the video, in 7,
+   * takes another upload.
+   */
+  NOT_A_VIDEO: { code: '307', message: 'Not A Video', httpStatus: 422, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

@@ -103,13 +103,17 @@ describe('POST /Api/Video/Upload (multipart)', () => {
     expect(incomingFiles(videoId)).toEqual([]);
   });
 
-  it('a file that is not a video: the upload succeeds, the video ends in 7 with the reason', async () => {
+  it('a file that is not a video is refused with 307; the video ends in 7 with the reason, the file dropped', async () => {
     const videoId = await client.register();
     const r = await upload(form({ ...client.auth(), VideoId: videoId }, Buffer.from('hello, this is text\n'.repeat(50))));
-    expect(r.body.AuthMsg.ResultCode).toBe('1');
+    expect(r.status).toBe(200);
+    expect(r.body.AuthMsg.ResultCode).toBe('307');
+    expect(r.body.AuthMsg.ResultMessage).toMatch(/^Not A Video: /);
     const video = (await s.vop.stores.videos.get(videoId))!;
     expect(video.status).toBe(7);
     expect(video.statusReason).toMatch(/^not a video: /);
+    expect(video.sourceFile).toBe('');
+    expect(fs.existsSync(s.vop.media.path('sources', videoId, 'source'))).toBe(false);
     expect(await ingestPath(s.vop, videoId)).toEqual([8, 7]);
   });
 

@@ -147,15 +147,18 @@ describe('tus protocol edge cases', () => {
     expect(sha256File(s.vop.media.path('sources', videoId, 'source'))).toBe(sha256(clip));
   });
 
-  it('a file that is not a video is stored, then the video ends in 7 with the reason', async () => {
+  it('a file that is not a video: the last PATCH is refused (422, 307), the video ends in 7 with the reason, the file dropped', async () => {
     const text = Buffer.from('this is not a video\n'.repeat(100));
     const { url, videoId } = await newUpload(text.length);
     const res = await tusPatch(url, 0, text);
-    expect(res.status).toBe(204);
-    expect(res.headers.get('x-video-status')).toBe('7');
+    expect(res.status).toBe(422);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await res.text()).toMatch(/^ErrorCode : 307, ErrorMessage : Not A Video: /);
     const video = (await s.vop.stores.videos.get(videoId))!;
     expect(video.status).toBe(7);
     expect(video.statusReason).toMatch(/^not a video: /);
+    expect(fs.existsSync(s.vop.media.path('sources', videoId, 'source'))).toBe(false);
+    expect((await tusHead(url)).status).toBe(404);
   });
 
   it('no free disk space for the announced size: 507', async () => {

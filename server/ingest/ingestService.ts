@@ -1,11 +1,11 @@
 import { ApiError } from '../errors.js';
 import type { AuthService } from '../services/authService.js';
-import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
+import { SourceFileGetType, VIDEO_ID_RE } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from './formatBytes.js';
-import { SourceIntake } from './sourceIntake.js';
+import { SourceIntake, awaitsUpload } from './sourceIntake.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
 
 /** An upload page's session: what the page needs to send the file of one video by tus. */
@@ -151,7 +151,8 @@ export class IngestService {
 
   /**
    * The video if `appId` may upload its file now: it exists, is the app's, was registered with
-   * SourceFileGetType 1 and has no file yet (status 8).
+   * SourceFileGetType 1 and has no file yet (status 8), or is in 7 because the file it was sent
+   * was not a video ({@link awaitsUpload}).
    */
   async uploadableVideo(appId: string, videoId: string | undefined): Promise<VideoRecord> {
     const id = (videoId ?? '').trim().toLowerCase();
@@ -162,9 +163,7 @@ export class IngestService {
     if (video.sourceType !== SourceFileGetType.Upload) {
       throw new ApiError('VIDEO_STATE_CONFLICT', 'the video was registered to be downloaded from a URL (SourceFileGetType 2), not uploaded');
     }
-    if (video.status !== VideoStatus.NotUploaded || video.sourceFile !== '') {
-      throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
-    }
+    if (!awaitsUpload(video)) throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
     return video;
   }
 

@@ -10,6 +10,7 @@ import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService } from './ingestService.js';
+import { notAVideoError } from './sourceIntake.js';
 
 /** Room for the form fields and part headers around the file, in the early Content-Length check. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -37,7 +38,7 @@ export interface MultipartUploadDeps {
  * VideoId (and optionally NeedHandleSepcial) BEFORE the file part, so the caller and the video
  * are checked before a byte of the file is stored. The file streams to `incoming/<videoId>/`,
  * then takes the same path as a tus upload. Resolves with the video id once the file is stored
- * and checked.
+ * and checked; rejects with NOT_A_VIDEO if it is not a video.
  */
 export async function receiveMultipartUpload(req: IncomingMessage, deps: MultipartUploadDeps): Promise<{ videoId: string }> {
   const { ingest, media } = deps;
@@ -96,7 +97,10 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
       if (!received) return fail(new ApiError('MISSING_PARAMETER', 'file (send it as the last part of the form)'));
       received
         .then(async ({ videoId, file, keepSource }) => {
-          await ingest.intake.accept(videoId, file, { from: VideoStatus.NotUploaded, keepSource });
+          const result = await ingest.intake.accept(videoId, file, { from: VideoStatus.NotUploaded, keepSource });
+          // Not a video: refused (307), the file dropped; the video, in 7, takes another upload.
+          const refused = notAVideoError(result);
+          if (refused) throw refused;
           resolve({ videoId });
         })
         .catch(fail);

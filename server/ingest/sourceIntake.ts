@@ -3,10 +3,37 @@ import path from 'node:path';
 import { ApiError } from '../errors.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
+import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
-import type { VideoStore } from '../storage/types.js';
+import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
+
+/** How a video's statusReason starts when its file was found not to be a video. */
+export const NOT_A_VIDEO_REASON = 'not a video: ';
+
+/**
+ * True if an upload may give `video` its file now: it was registered for upload (SourceFileGetType
+ * 1), has no source, and is in 8 (nothing uploaded yet) or in 7 because the file it was sent was
+ * not a video (that file was deleted). Any other 7 (a transcoding failure keeps its source), 1, 5,
+ * 6 or 0 refuses: a video that has a good file never takes another one this way.
+ */
+export function awaitsUpload(video: VideoRecord): boolean {
+  return video.sourceFile === '' && (video.status === VideoStatus.NotUploaded || refusedUpload(video)) && video.sourceType === SourceFileGetType.Upload;
+}
+
+/** An uploaded video in 7 because its file was not a video. */
+function refusedUpload(video: VideoRecord): boolean {
+  return video.sourceType === SourceFileGetType.Upload && video.status === VideoStatus.TranscodingFailed && video.statusReason.startsWith(NOT_A_VIDEO_REASON);
+}
+
+/**
+ * The refusal an uploader gets for `result`: NOT_A_VIDEO when the file was not a video (the
+ * video is in 7 and takes another upload), undefined when it was one.
+ */
+export function notAVideoError(result: IntakeResult): ApiError | undefined {
+  if (result.status !== VideoStatus.TranscodingFailed || !result.reason.startsWith(NOT_A_VIDEO_REASON)) return undefined;
+  return new ApiError('NOT_A_VIDEO', result.reason.slice(NOT_A_VIDEO_REASON.length));
+}
 
 /** What {@link SourceIntake.accept} did with a file. */
 export interface IntakeResult {
@@ -53,13 +80,15 @@ export class SourceIntake {
   /**
    * Makes `file` the source of `videoId` if the video is in status `from` with no source yet,
    * then probes it. The file is moved (or removed, if refused). Throws VIDEO_STATE_CONFLICT if
-   * the video is gone, in another state, or another file got there first.
+   * the video is gone, in another state, or another file got there first. `from` 8 (an upload)
+   * also takes a video that {@link awaitsUpload} after a file that was not a video.
    */
   accept(videoId: string, file: string, opts: { from: number; keepSource: boolean }): Promise<IntakeResult> {
     return this.exclusive(videoId, async () => {
       const { videos } = this.deps;
       const video = await videos.get(videoId);
-      if (!video || video.status !== opts.from || video.sourceFile !== '') {
+      const takesFile = opts.from === VideoStatus.NotUploaded ? video !== undefined && awaitsUpload(video) : video?.status === opts.from && video.sourceFile === '';
+      if (!video || !takesFile) {
         await fs.promises.rm(file, { force: true });
         throw new ApiError('VIDEO_STATE_CONFLICT', video ? "the video's file was already received" : 'the video no longer exists');
       }
@@ -73,21 +102,23 @@ export class SourceIntake {
       await claim(file, dest);
       await fsyncDir(path.dirname(dest));
       await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
-      return this.check(videoId, opts.from);
+      return this.check(videoId, video.status);
     });
   }
 
   /**
    * Finishes sources stored before a crash: a video still in status `from` (8, or 3 for a pull)
-   * whose source file exists is probed and moved on. Resolves with the outcome, or undefined if
-   * there was nothing stored.
+   * whose source file exists is probed and moved on; `from` 8 includes a video in 7 whose
+   * earlier file was not a video (the new one was stored). Resolves with the outcome, or
+   * undefined if there was nothing stored.
    */
   finishStored(videoId: string, from: number): Promise<IntakeResult | undefined> {
     return this.exclusive(videoId, async () => {
       const video = await this.deps.videos.get(videoId);
-      if (!video || video.status !== from || !fs.existsSync(this.sourcePath(videoId))) return undefined;
+      const waiting = video !== undefined && (video.status === from || (from === VideoStatus.NotUploaded && refusedUpload(video)));
+      if (!video || !waiting || !fs.existsSync(this.sourcePath(videoId))) return undefined;
       if (video.sourceFile === '') await this.deps.videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
-      return this.check(videoId, from);
+      return this.check(videoId, video.status);
     });
   }
 
@@ -119,12 +150,26 @@ export class SourceIntake {
       verdict = { isVideo: false, reason: 'the file could not be checked (ffprobe gave no answer)', formatName: null };
     }
     const to = verdict.isVideo ? VideoStatus.WaitingForTranscoding : VideoStatus.TranscodingFailed;
-    const reason = verdict.isVideo ? '' : `not a video: ${verdict.reason}`;
+    const reason = verdict.isVideo ? '' : `${NOT_A_VIDEO_REASON}${verdict.reason}`;
     if (verdict.isVideo) await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(verdict.durationSeconds)) });
+    else if (from !== VideoStatus.Downloading) await this.dropUploaded(videoId);
     // The transcoder may take the video on at once: report the move, not what a re-read shows.
     if (await lifecycle.move(videoId, to, { from: [from], reason })) return { status: to, reason };
     const now = await videos.get(videoId);
     return { status: now?.status ?? -1, reason: now?.statusReason ?? '' };
+  }
+
+  /**
+   * An uploaded file that is not a video is deleted before the video moves to 7, so that the
+   * video takes another upload ({@link awaitsUpload}). The record first: a crash before the file
+   * is gone leaves a video in 8 with a stored file, which {@link resumeStored} probes again. (A
+   * pulled file is kept: the admin may look at what the URL served.)
+   */
+  private async dropUploaded(videoId: string): Promise<void> {
+    await this.deps.videos.updateMedia(videoId, { sourceFile: '' });
+    const file = this.sourcePath(videoId);
+    await fs.promises.rm(file, { force: true });
+    await fsyncDir(path.dirname(file));
   }
 
   private exclusive<T>(videoId: string, work: () => Promise<T>): Promise<T> {

@@ -14,6 +14,7 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
+import { notAVideoError, type IntakeResult } from './sourceIntake.js';
 
 /** Where the tus endpoint answers (spec 4.5 leaves the receiving address open). */
 export const TUS_PATH = '/upload/tus';
@@ -21,7 +22,10 @@ export const TUS_PATH = '/upload/tus';
 /** The header an upload page sends on every tus request, with the credential of openUploadSession. */
 export const CREDENTIAL_HEADER = 'X-Upload-Credential';
 
-/** Response header of the final PATCH: the video's status once its file was checked (5 or 7). */
+/**
+ * Response header of the final PATCH: the video's status once its file was checked (5). A file
+ * that is not a video gets a 422 refusal instead (the video stays in 7 and takes another file).
+ */
 export const VIDEO_STATUS_HEADER = 'X-Video-Status';
 
 /**
@@ -260,38 +264,44 @@ export class TusUploads {
     }
   }
 
-  /** onUploadFinish: {@link accept}, answered with the video's status or as a tus refusal. */
+  /**
+   * onUploadFinish: {@link accept}, answered with the video's status, or as a tus refusal. A file
+   * that is not a video is refused (422, NOT_A_VIDEO) on this last PATCH: the upload does not
+   * count as done, and the video takes another file.
+   */
   private async finish(upload: Upload): Promise<{ headers: Record<string, string> }> {
-    let status: number;
+    let result: IntakeResult;
     try {
-      status = await this.accept(upload);
+      result = await this.accept(upload);
+      const refused = notAVideoError(result);
+      if (refused) throw refused;
     } catch (err) {
       throw tusRefusal(err);
     }
-    return { headers: { [VIDEO_STATUS_HEADER]: String(status) } };
+    return { headers: { [VIDEO_STATUS_HEADER]: String(result.status) } };
   }
 
   /**
    * The file becomes the video's source, is probed, and the upload is forgotten; resolves with
-   * the video's status. Refused (another upload of the video won, or it is gone): the data is
+   * what intake made of it. Refused (another upload of the video won, or it is gone): the data is
    * dropped and the ApiError thrown. Any other failure keeps the complete upload for the next
    * sweep to finish.
    */
-  private async accept(upload: Upload): Promise<number> {
+  private async accept(upload: Upload): Promise<IntakeResult> {
     const meta = upload.metadata ?? {};
     const file = this.deps.media.path('incoming', 'tus', upload.id);
-    let status: number;
+    let result: IntakeResult;
     try {
-      ({ status } = await this.deps.ingest.intake.accept(meta.videoId ?? '', file, {
+      result = await this.deps.ingest.intake.accept(meta.videoId ?? '', file, {
         from: VideoStatus.NotUploaded,
         keepSource: meta.needHandleSepcial === 'true',
-      }));
+      });
     } catch (err) {
       if (err instanceof ApiError) await this.forget(upload.id, file);
       throw err;
     }
     await this.forget(upload.id, file);
-    return status;
+    return result;
   }
 
   /** Drops an upload's data (if still there) and its metadata, so its URL answers 404. */
@@ -329,6 +339,7 @@ export class TusUploads {
 /**
  * An ApiError as a tus answer: the catalogue's HTTP status, except 409 (tus clients take 409
  * as an offset conflict and retry) which becomes 403; the body is the spec's widget error text.
+ * NOT_A_VIDEO's 422 is a 4xx that tus-js-client does not retry.
  */
 function tusRefusal(err: unknown): { status_code: number; body: string } {
   if (!(err instanceof ApiError)) throw err;

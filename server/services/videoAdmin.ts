@@ -37,7 +37,8 @@ export class VideoAdmin {
     const video = await this.require(videoId);
     const reason = 'retried by an admin';
     if (video.status === VideoStatus.TranscodingFailed) {
-      if (!video.sourceFile) throw new ApiError('VIDEO_STATE_CONFLICT', 'its source file is not stored; register the video again and upload the file');
+      // An uploaded file that was not a video is deleted: the video takes another upload instead.
+      if (!video.sourceFile) throw new ApiError('VIDEO_STATE_CONFLICT', 'its source file is not stored (a file that was not a video is deleted); upload another file');
       const job = await this.lastEnded(videoId, TRANSCODE_JOB);
       // Without a failed job (the file was refused at intake), the move to 5 queues a new one.
       const ok = job ? await this.deps.retryTranscode(job) : await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForTranscoding, { from: [VideoStatus.TranscodingFailed], reason });
