@@ -32,6 +32,7 @@ import { createIngest } from './ingest/createIngest.js';
 import type { IngestService } from './ingest/ingestService.js';
 import type { TusUploads } from './ingest/tusUpload.js';
 import { createProcessing, type Processing } from './processing/createProcessing.js';
+import { FfmpegTools } from './processing/ffmpegTools.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { openSqlJsStores } from './storage/sqljsStore.js';
@@ -87,10 +88,12 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   });
   await callbacks.reconcile();
   // Uploads (tus, multipart) and pulls from a URL (issue 3): registers the download job.
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, lifecycle, events, jobs, log });
+  // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
+  const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
-  const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, media, lifecycle, events, jobs, log });
+  const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, media, lifecycle, events, jobs, tools, log });
 
   const viewContext = (req: RequestOrigin): ViewContext => ({
     baseUrl: options.publicUrl ?? `${req.protocol}://${req.host}`,

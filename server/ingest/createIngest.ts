@@ -9,6 +9,7 @@ import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { IngestService } from './ingestService.js';
 import { SourceIntake } from './sourceIntake.js';
+import type { FfmpegTools } from '../processing/ffmpegTools.js';
 import { TusUploads } from './tusUpload.js';
 import { UploadCredentials } from './uploadCredential.js';
 
@@ -22,6 +23,8 @@ export interface IngestDeps {
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
+  /** Probes stored sources (with the other ffprobe when the chosen one breaks). */
+  tools: Pick<FfmpegTools, 'probe'>;
   log: (line: string) => void;
 }
 
@@ -40,7 +43,7 @@ export interface Ingest {
  */
 export function createIngest(deps: IngestDeps): Ingest {
   const { stores, media, lifecycle, log } = deps;
-  const intake = new SourceIntake({ videos: stores.videos, media, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, log });
+  const intake = new SourceIntake({ videos: stores.videos, media, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log });
   const service = new IngestService({
     auth: deps.auth,
     apps: stores.apps,

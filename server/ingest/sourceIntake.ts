@@ -145,9 +145,14 @@ export class SourceIntake {
       verdict = await this.probeFile(this.sourcePath(videoId), { timeoutMs: this.deps.probeTimeoutMs });
     } catch (err) {
       if (!(err instanceof ProbeError)) throw err;
-      // No verdict (ffprobe missing, or a file it chokes on): the details are for the admin's log.
-      log(`Ingest: probing the source of ${videoId} failed: ${err.message}`);
-      verdict = { isVideo: false, reason: 'the file could not be checked (ffprobe gave no answer)', formatName: null };
+      // No verdict: every ffprobe broke on the file (or none runs). That is the tool's failure,
+      // never the file's (issue 10, item 1): the video goes on to the transcode, whose probe
+      // fails as a job that is retried, and ends in 7 with the tool's failure as its reason,
+      // from where an admin can retry it once ffmpeg is mended.
+      log(`Ingest: probing the source of ${videoId} failed (passed on to the transcode): ${err.message}`);
+      if (await lifecycle.move(videoId, VideoStatus.WaitingForTranscoding, { from: [from] })) return { status: VideoStatus.WaitingForTranscoding, reason: '' };
+      const now = await videos.get(videoId);
+      return { status: now?.status ?? -1, reason: now?.statusReason ?? '' };
     }
     const to = verdict.isVideo ? VideoStatus.WaitingForTranscoding : VideoStatus.TranscodingFailed;
     const reason = verdict.isVideo ? '' : `${NOT_A_VIDEO_REASON}${verdict.reason}`;

@@ -62,9 +62,19 @@ export interface ProbeOptions {
 
 export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000 } satisfies Partial<ProbeOptions>;
 
-/** ffprobe could not be run at all (missing file, timeout): no verdict on the content. */
+/**
+ * ffprobe gave no verdict on the content. `tool`: the binary failed (could not start, crashed,
+ * was killed, ran out of time), so another binary may still read the file; `file`: the file is
+ * not there to read.
+ */
 export class ProbeError extends Error {
   override name = 'ProbeError';
+  constructor(
+    message: string,
+    readonly failed: 'tool' | 'file' = 'tool',
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -80,9 +90,9 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   if (!(o.timeoutMs > 0)) throw new Error('Option timeoutMs must be greater than 0.');
   const abs = path.resolve(file);
   const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
-    throw new ProbeError(`Cannot probe "${abs}": ${err.code ?? err.message}`);
+    throw new ProbeError(`Cannot probe "${abs}": ${err.code ?? err.message}`, 'file');
   });
-  if (!stat.isFile()) throw new ProbeError(`Cannot probe "${abs}": not a regular file.`);
+  if (!stat.isFile()) throw new ProbeError(`Cannot probe "${abs}": not a regular file.`, 'file');
   if (stat.size === 0) return { isVideo: false, reason: 'the file is empty', formatName: null };
   const ffprobePath = o.ffprobePath ?? (await defaultFfmpegBinaries()).ffprobe.path;
   // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
@@ -91,9 +101,13 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   return new Promise<ProbeResult>((resolve, reject) => {
     execFile(ffprobePath, args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
       if (err) {
-        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string; signal?: NodeJS.Signals | null };
         if (e.killed) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms on "${abs}".`));
         if (typeof e.code === 'string') return reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${e.message}`));
+        // Killed by a signal (SIGSEGV, SIGABRT, the OOM killer's SIGKILL), or a shell wrapper's
+        // 128+N for one: the tool broke, which says nothing about the file (issue 10, item 1).
+        const signal = e.signal ?? (typeof e.code === 'number' && e.code > 128 && e.code < 160 ? `signal ${e.code - 128}` : null);
+        if (signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" crashed (${signal}) on "${abs}".`));
         const said = lastLine(stderr).replace(`${url}: `, '');
         return resolve({ isVideo: false, reason: `not a media file ffprobe can read${said ? ` (${said})` : ''}`, formatName: null });
       }

@@ -11,7 +11,7 @@ import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { Stores, VideoRecord } from '../storage/types.js';
 import { CoverSizeCache } from './coverSizeCache.js';
-import { FfmpegTools } from './ffmpegTools.js';
+import type { FfmpegTools } from './ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import type { ProcessingOptions } from './processingOptions.js';
@@ -28,6 +28,8 @@ export interface ProcessingDeps {
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
+  /** The binaries, shared with ingest's probe. */
+  tools: FfmpegTools;
   log: (line: string) => void;
 }
 
@@ -69,7 +71,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
   if (orphans.length > 0) log(`Processing: killed ${orphans.length} ffmpeg process(es) left by the last run: ${orphans.join(', ')}`);
 
   openInstances++;
-  const tools = new FfmpegTools({ ffmpegPath: options.ffmpegPath, ffprobePath: options.ffprobePath });
+  const { tools } = deps;
   const closing = new AbortController();
   const covers = new CoverSizeCache({
     media,

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { atomicOutput, type AtomicOutput } from '../media/atomicFile.js';
 import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
-import { probe, type VideoInfo } from '../media/probe.js';
+import type { ProbeResult, VideoInfo } from '../media/probe.js';
 import { buildTranscodeArgs, sourceRendition, type TranscodeOptions } from '../media/transcodeArgs.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
@@ -17,7 +17,8 @@ import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 /** How the ffmpeg runs of one job are made: which binaries, cancellation, orphan tracking. */
 export interface FfmpegRunContext {
   ffmpegPath: string;
-  ffprobePath: string;
+  /** Probes a written file (FfmpegTools.probe: the other ffprobe when the chosen one breaks). */
+  probe: (file: string, options: { timeoutMs: number }) => Promise<ProbeResult>;
   /** Aborted on cancel and shutdown. */
   signal: AbortSignal;
   /** The server's record of live ffmpeg processes (killOrphans at the next start). */
@@ -111,7 +112,7 @@ export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRen
 }
 
 async function describe(file: string, relative: string, r: Rendition, hasAudio: boolean, job: RenditionJob): Promise<WrittenRendition> {
-  const info = await probe(file, { ffprobePath: job.ffmpeg.ffprobePath, timeoutMs: job.ffmpeg.probeTimeoutMs });
+  const info = await job.ffmpeg.probe(file, { timeoutMs: job.ffmpeg.probeTimeoutMs });
   if (!info.isVideo) throw new Error(`rendition ${r.label} is not playable: ${info.reason}`);
   const bytes = (await fsp.stat(file)).size;
   const peakKbps = r.videoBitrateKbps + (hasAudio ? r.audioBitrateKbps : 0);

@@ -12,7 +12,6 @@ import fsp from 'node:fs/promises';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord } from '../jobs/types.js';
 import type { FfmpegProgress } from '../media/ffmpegRunner.js';
-import { probe } from '../media/probe.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
@@ -82,12 +81,13 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         const bins = await deps.tools.binaries();
         const ffmpeg: FfmpegRunContext = {
           ffmpegPath: bins.ffmpeg.path,
-          ffprobePath: bins.ffprobe.path,
+          probe: (file, o) => deps.tools.probe(file, o),
           signal: ctx.signal,
           pidFile: deps.pidFile,
           probeTimeoutMs: options.probeTimeoutMs,
         };
-        const info = await probe(source, { ffprobePath: ffmpeg.ffprobePath, timeoutMs: ffmpeg.probeTimeoutMs });
+        // A probe that breaks is a failure to retry (a plain Error), never "not a video".
+        const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
         if (!info.isVideo) throw new PermanentJobError(`not a video: ${info.reason}`);
 
         // The cover is taken from the source while the renditions encode: its runs are short and
