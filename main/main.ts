@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { BrowserWindow, Menu, Tray, app, clipboard, ipcMain, nativeImage, shell } from 'electron';
 import Store from 'electron-store';
-import { createServer, type VopServer } from '../server/app.js';
+import type { VopServer } from '../server/app.js';
+import { bootstrapServer } from '../server/bootstrap.js';
 import { IPC, type FirstRunInfo } from './preloadApi.js';
 import {
   DEFAULT_SHELL_SETTINGS,
@@ -54,8 +55,11 @@ if (!app.requestSingleInstanceLock()) {
 async function start(): Promise<void> {
   app.setLoginItemSettings({ openAtLogin: settings.startAtLogin });
   const dataDir = resolveDataDir(settings, app.getPath('userData'), path.join);
-  vop = await createServer({ dataDir });
-  await vop.listen(listeningPort, bindHost(settings));
+  // The start path npm start takes too: the settings saved from the console's Settings page apply.
+  // The port is this app's own setting (the console says so), given here as a flag would be.
+  const started = await bootstrapServer({ port: listeningPort, portGiven: true, host: bindHost(settings), options: { dataDir } });
+  vop = started.vop;
+  await vop.listen(started.config.port, started.config.host);
   registerIpc(vop);
   createTray();
   if (!settings.firstRunDone) {

@@ -1,11 +1,11 @@
 /**
- * `npm start`: the headless server on its embedded defaults. The desktop shell does not use this
- * file; it calls createServer itself.
+ * `npm start`: the headless server on its embedded defaults, built by bootstrap.ts as the desktop
+ * shell builds its own.
  */
 import path from 'node:path';
-import { createServer, type VopServer } from './app.js';
-import { loadSavedSettings, savedSettingsAsOptions } from './services/consoleSettings.js';
-import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses, withSavedSettings } from './startArgs.js';
+import type { VopServer } from './app.js';
+import { bootstrapServer } from './bootstrap.js';
+import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses } from './startArgs.js';
 
 async function main(): Promise<void> {
   let config;
@@ -20,9 +20,6 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  // Settings saved from the console's Settings page, under the flags given here.
-  config = withSavedSettings(config, savedSettingsAsOptions(loadSavedSettings(path.resolve(config.options.dataDir))));
-
   // Signals are handled from the start: one that arrives while the server starts (or just as it
   // says it is listening) must still shut it down cleanly, not kill it mid-write.
   let vop: VopServer | undefined;
@@ -39,7 +36,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 
-  vop = await createServer(config.options);
+  // Settings saved from the console's Settings page apply under the flags given here.
+  ({ vop, config } = await bootstrapServer(config));
   if (stopSignal) return shutDown(vop);
   const address = await vop.listen(config.port, config.host);
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
