@@ -13,9 +13,11 @@ import { compareVersions, resolveFfmpegBinaries } from '../server/media/ffmpegBi
 import { PROOF_SAMPLES } from '../server/media/ffmpegProof.js';
 import { ProbeError } from '../server/media/probe.js';
 import { FfmpegTools } from '../server/processing/ffmpegTools.js';
+import { launchBrowser } from './helpers/browser.js';
 import { makeTempDir, testBinaries } from './helpers/clips.js';
+import { ensureConsoleBuilt } from './helpers/console.js';
 import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 const require = createRequire(import.meta.url);
 const bundledFfprobe = (require('@ffprobe-installer/ffprobe') as { path: string }).path;
@@ -120,6 +122,25 @@ describe('through the server', () => {
     expect(health.ffmpeg.proof.summary).toMatch(/MPEG-TS: ffprobe crashed \(SIGSEGV\)/);
     const id = await uploadTs(t);
     expect(await waitForStatus(t.vop, id, [1, 7])).toBe(1);
+
+    // The console's overview tells the admin what fails and what to do about it.
+    await ensureConsoleBuilt();
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${t.baseUrl}/console`);
+      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+      await page.getByLabel('Admin token').press('Enter');
+      await page.getByRole('heading', { name: 'ffmpeg in use' }).waitFor();
+      const section = page.locator('section', { has: page.getByRole('heading', { name: 'ffmpeg in use' }) });
+      await expect.poll(() => section.textContent()).toContain('MPEG-TS ✗');
+      const advice = await section.getByRole('alert').textContent();
+      expect(advice).toMatch(/cannot be processed with the ffmpeg in use: .*MPEG-TS: ffprobe crashed \(SIGSEGV\)/);
+      expect(advice).toContain('sudo apt-get install ffmpeg');
+      expect(advice).toContain('VOP_FFPROBE_PATH');
+    } finally {
+      await browser.close();
+    }
     await t.close();
     t = undefined;
   });

@@ -14,7 +14,14 @@ export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, Job
 
 /** The ffmpeg and ffprobe in use (server/processing/ffmpegTools.ts FfmpegStatus, as far as the console reads it). */
 export type FfmpegStatus =
-  | { ok: true; ffmpeg: { path: string; source: string; version: string }; ffprobe: { path: string; source: string; version: string }; skipped: string[] }
+  | {
+      ok: true;
+      ffmpeg: { path: string; source: string; version: string };
+      ffprobe: { path: string; source: string; version: string };
+      skipped: string[];
+      /** The pair's proof on a sample of each common container (server/media/ffmpegProof.ts). */
+      proof: { containers: Array<{ container: string; ok: boolean; problem?: string }>; summary: string };
+    }
   | { ok: false; error: string };
 
 /** `GET /admin/api/overview`. */

@@ -175,14 +175,44 @@ function OverviewBody({ o }: { o: Overview }) {
       <section className="card" aria-labelledby="ffmpeg-title">
         <h2 id="ffmpeg-title">ffmpeg in use</h2>
         {o.ffmpeg.ok ? (
-          <dl className="facts">
-            <BinaryFact name="ffmpeg" binary={o.ffmpeg.ffmpeg} />
-            <BinaryFact name="ffprobe" binary={o.ffmpeg.ffprobe} />
-          </dl>
+          <>
+            <dl className="facts">
+              <BinaryFact name="ffmpeg" binary={o.ffmpeg.ffmpeg} />
+              <BinaryFact name="ffprobe" binary={o.ffmpeg.ffprobe} />
+              <dt>Checked on</dt>
+              <dd>
+                {o.ffmpeg.proof.containers.map((c, i) => (
+                  <span key={c.container} className={c.ok ? undefined : 'error'} title={c.problem}>
+                    {i > 0 ? ', ' : ''}
+                    {c.container} {c.ok ? '✓' : '✗'}
+                  </span>
+                ))}
+              </dd>
+            </dl>
+            {o.ffmpeg.proof.summary && <FfmpegAdvice summary={o.ffmpeg.proof.summary} />}
+          </>
         ) : (
           <p className="error">No usable ffmpeg: {o.ffmpeg.error}</p>
         )}
       </section>
+    </div>
+  );
+}
+
+/**
+ * What the admin has to do when the pair in use fails a container: uploads in it end in 7 with
+ * the tool's failure (retryable), until a better ffmpeg is installed or pointed at.
+ */
+function FfmpegAdvice({ summary }: { summary: string }) {
+  return (
+    <div className="error" role="alert">
+      <p>
+        Videos in these formats cannot be processed with the ffmpeg in use: {summary}
+      </p>
+      <p>
+        Install a newer ffmpeg (on Debian or Ubuntu: <code>sudo apt-get install ffmpeg</code>) and restart vop, or point vop at one
+        with <code>VOP_FFMPEG_PATH</code> and <code>VOP_FFPROBE_PATH</code>. Videos that failed meanwhile can be retried from their page.
+      </p>
     </div>
   );
 }
