@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { screenshotPath } from './helpers/browser.js';
-import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
 
 const CLOSED = { type: 'failure', value: 'the upload was closed before a file was uploaded' };
 
@@ -139,7 +139,7 @@ describe('overlay form', () => {
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('open');
   });
 
-  it('shows the plain error text for a wrong token, and its close button works', async () => {
+  it('shows the plain error text for a wrong token; onFailure gets its code and message; its close button works', async () => {
     const { vop, host, app, page } = rig;
     const videoId = await app.register();
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', { ...widgetOptions(app, videoId), token: 'f'.repeat(32) }));
@@ -147,9 +147,12 @@ describe('overlay form', () => {
     await page.click('#open');
     const frame = await uploadFrame(page);
     await expect.poll(async () => (await frame.textContent('body'))?.trim()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
+    // Reported as soon as it shows, not as a cancel when closed.
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 104, ErrorMessage : App SecretKey Error' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '104', message: 'App SecretKey Error', cancelled: false }]);
     await page.click('[data-vop-upload-close]');
     await page.waitForSelector('[data-vop-upload-layer]', { state: 'detached' });
-    expect(await waitForHostEvents(page)).toEqual([CLOSED]);
+    expect(await hostEvents(page)).toHaveLength(1);
   });
 
   describe('isTop, with the widget inside a frame', () => {

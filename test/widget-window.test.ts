@@ -10,7 +10,7 @@ import type { VopEvents } from '../server/events.js';
 import { screenshotPath } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
 
 
 const statusChanges: Array<VopEvents['video.status'][0]> = [];
@@ -65,15 +65,17 @@ describe('window form', () => {
     await popup.close();
     const events = await waitForHostEvents(page);
     expect(events).toEqual([{ type: 'failure', value: 'the upload was closed before a file was uploaded' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '', message: 'the upload was closed before a file was uploaded', cancelled: true }]);
   });
 
-  it('shows the plain error text for a wrong token, and closing it is a failure', async () => {
+  it('shows the plain error text for a wrong token; onFailure gets its code and message, not a cancel', async () => {
     const { app, page } = rig;
     const videoId = await app.register();
     const popup = await openFromHost({ ...widgetOptions(app, videoId), token: '0'.repeat(32) });
     expect((await popup.textContent('body'))?.trim()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
     await popup.close();
-    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'the upload was closed before a file was uploaded' }]);
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 104, ErrorMessage : App SecretKey Error' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '104', message: 'App SecretKey Error', cancelled: false }]);
   });
 
   it('reports missing or bad options to onFailure with a reason and the console, without opening anything', async () => {

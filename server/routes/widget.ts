@@ -7,7 +7,7 @@ import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
 import { ParamBag } from '../http/params.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
-import { renderUploadPage, sendUploadPage, sendWidgetError, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
+import { NOT_A_VIDEO_FOR_PAGE, renderUploadPage, sendUploadPage, sendWidgetError, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
 
 /**
  * The repository's `widget/` folder: the sources of the two scripts (src/: the shared part and
@@ -68,6 +68,7 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
     '/widget/initUploadWidget.js': loadScriptBundle(widgetSources(dir, 'window'), JS, crossOrigin),
     '/widget/initUploadABoxWidget.js': loadScriptBundle(widgetSources(dir, 'overlay'), JS, crossOrigin),
     '/widget/page/upload.js': loadAsset(path.join(dir, 'page/upload.js'), JS, sameOrigin),
+    '/widget/page/failed.js': loadAsset(path.join(dir, 'page/failed.js'), JS, sameOrigin),
     '/widget/page/upload.css': loadAsset(path.join(dir, 'page/upload.css'), 'text/css; charset=utf-8', sameOrigin),
   };
   const tus = tusClientFile();
@@ -118,12 +119,14 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
         endpoint: `..${session.tusPath}`,
         chunkSize,
         retryDelays: page.retryDelays,
+        notAVideo: NOT_A_VIDEO_FOR_PAGE,
       };
     } catch (err) {
       const apiErr = toApiError(err);
       // The path only: the query holds the spec token or the page's credential.
       logIfUnexpected(deps.log, apiErr, err, req.method, req.path);
-      sendWidgetError(res, apiErr);
+      // The error page posts the error to the host, if the address named a valid origin.
+      sendWidgetError(req, res, apiErr, { hostOrigin: orEmpty(() => readOrigin(q.get('origin'))), mode: orEmpty(() => readMode(q.get('mode'))) || 'window' });
       return;
     }
     sendUploadPage(res, renderUploadPage(template, data), data.mode);
@@ -143,6 +146,15 @@ function tusClientFile(): string | undefined {
     return createRequire(import.meta.url).resolve('tus-js-client/dist/tus.min.js');
   } catch {
     return undefined;
+  }
+}
+
+/** What `read` answers, or '' if it throws (the error page is being sent for that very value). */
+function orEmpty<T extends string>(read: () => T): T | '' {
+  try {
+    return read();
+  } catch {
+    return '';
   }
 }
 

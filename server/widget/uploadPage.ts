@@ -1,5 +1,5 @@
-import type { Response } from 'express';
-import type { ApiError } from '../errors.js';
+import type { Request, Response } from 'express';
+import { RESULT_CODES, type ApiError } from '../errors.js';
 
 /** The two forms of spec 4.5: the page is the same, only where it posts its results differs. */
 export type WidgetMode = 'window' | 'overlay';
@@ -20,6 +20,20 @@ export interface UploadPageData {
   endpoint: string;
   chunkSize: number;
   retryDelays: number[];
+  /** The result code the page shows, and reports, for a file that is not a video. */
+  notAVideo: { code: string; message: string };
+}
+
+/** {@link UploadPageData.notAVideo}, from the one catalogue. */
+export const NOT_A_VIDEO_FOR_PAGE = { code: RESULT_CODES.NOT_A_VIDEO.code, message: RESULT_CODES.NOT_A_VIDEO.message };
+
+/** What the error page's script reads from its `#vop-error` block (widget/page/failed.js). */
+export interface ErrorPageData {
+  code: string;
+  message: string;
+  /** The origin the error is posted to; empty: posted nowhere (no valid origin was given). */
+  hostOrigin: string;
+  mode: WidgetMode;
 }
 
 /** Where the template takes the session block. */
@@ -90,10 +104,36 @@ export function widgetErrorText(err: ApiError): string {
 
 /**
  * Sends the spec's error text, with the catalogue's HTTP status. It may be framed (the overlay
- * shows it in its layer) and runs nothing.
+ * shows it in its layer).
+ *
+ * Spec 4.5 says the text appears as a plain-text page, and so it does to any client that does not
+ * prefer HTML. A browser opening the widget asks for HTML: it gets a page whose whole text is the
+ * same line, plus one script of vop's (widget/page/failed.js) that posts the code and message to
+ * the host page's origin, so that onFailure can say why instead of "closed". The message holds
+ * nothing the URL's holder could not read by opening it.
  */
-export function sendWidgetError(res: Response, err: ApiError): void {
+export function sendWidgetError(req: Request, res: Response, err: ApiError, page: Omit<ErrorPageData, 'code' | 'message'>): void {
   commonPageHeaders(res);
-  res.set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Security-Policy': "default-src 'none'; frame-ancestors *" });
-  res.status(err.def.httpStatus).send(widgetErrorText(err));
+  res.vary('Accept');
+  const text = widgetErrorText(err);
+  if (req.accepts(['text/plain', 'text/html']) !== 'text/html') {
+    res.set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Security-Policy': "default-src 'none'; frame-ancestors *" });
+    res.status(err.def.httpStatus).send(text);
+    return;
+  }
+  const data: ErrorPageData = { code: err.code, message: err.message, ...page };
+  const html =
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Upload a video</title>` +
+    `<script type="application/json" id="vop-error">${jsonForScriptBlock(data)}</script>` +
+    `<script src="page/failed.js" defer></script></head>` +
+    `<body><pre>${escapeHtml(text)}</pre></body></html>`;
+  res.set({
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
+  });
+  res.status(err.def.httpStatus).send(html);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -14,10 +14,17 @@ import { startServer, type TestServer } from './server.js';
 
 export type WidgetScript = 'initUploadWidget.js' | 'initUploadABoxWidget.js';
 
-/** A callback as the host page saw it. */
+/** A callback as the host page saw it (its first argument). */
 export interface HostEvent {
   type: 'success' | 'failure' | 'error';
   value: string;
+}
+
+/** onFailure's second argument, as the host page saw it. */
+export interface FailureDetail {
+  code: string;
+  message: string;
+  cancelled: boolean;
 }
 
 /** Spec 4.5's values for one video, computed server-side (token = MD5(timestamp + secret)). */
@@ -34,6 +41,7 @@ function jsonInScript(value: unknown): string {
 /**
  * The host page: a button `#open` that calls openUpload with `options`; `window.openWith(extra)`
  * does the same with changed options (for tests of bad values); `window.handle` is what it returned.
+ * onFailure's second argument goes to `window.failureDetails`.
  */
 export function hostPageHtml(vopBaseUrl: string, script: WidgetScript, options: Record<string, unknown>, body = ''): string {
   return `<!doctype html>
@@ -45,7 +53,11 @@ export function hostPageHtml(vopBaseUrl: string, script: WidgetScript, options: 
 <script src="${escapeHtml(`${vopBaseUrl}/widget/${script}`)}"></script>
 <script>
   window.events = [];
-  const record = (type) => (value) => window.events.push({ type, value: String(value) });
+  window.failureDetails = [];
+  const record = (type) => (value, detail) => {
+    window.events.push({ type, value: String(value) });
+    if (type === 'failure') window.failureDetails.push(detail);
+  };
   const options = ${jsonInScript(options)};
   window.openWith = (extra) => {
     window.handle = openUpload(Object.assign({}, options, { onSuccess: record('success'), onFailure: record('failure'), onError: record('error') }, extra || {}));
@@ -58,6 +70,11 @@ export function hostPageHtml(vopBaseUrl: string, script: WidgetScript, options: 
 /** The callbacks the host page has seen so far. */
 export function hostEvents(page: Page | Frame): Promise<HostEvent[]> {
   return page.evaluate(() => (window as unknown as { events: HostEvent[] }).events);
+}
+
+/** The second arguments onFailure got so far. */
+export function failureDetails(page: Page | Frame): Promise<FailureDetail[]> {
+  return page.evaluate(() => (window as unknown as { failureDetails: FailureDetail[] }).failureDetails);
 }
 
 /** Waits until the host page has seen `n` callbacks, and returns them. */

@@ -7,8 +7,13 @@
  * Plain JavaScript for the same reason as the widget scripts: it is served as it is, with no build
  * step, and checked by `npx tsc -p widget`.
  *
- * Outcome messages (`{ tag: 'vop-upload', type, videoId, reason }`):
- * - success: the server answered the last PATCH: the whole file is stored.
+ * Outcome messages (`{ tag: 'vop-upload', type, videoId, reason, code, message }`; reason is the
+ * line the page showed, code and message its `ErrorCode` and `ErrorMessage` when it had them):
+ * - success: the server answered the last PATCH: the whole file is stored and its probe found a
+ *   video (the server answers that PATCH only after the probe).
+ * - refused: the file is not a video: the page's quick look said so before uploading (a name
+ *   such as .txt or .pdf, or text bytes), or the server's probe did on the last PATCH (422, code
+ *   307). The page takes another file; the host hears of the refusal only if the user closes.
  * - failure: the server refused the upload for good (a 4xx other than 409/423: the credential
  *   expired, the file is too large, the video already has a file). The page offers nothing more.
  * - error: the network (or the server, 5xx) failed and tus-js-client's retries ran out. The upload
@@ -32,6 +37,8 @@
    * @property {string} endpoint The tus creation URL, relative to this page.
    * @property {number} chunkSize Bytes per PATCH.
    * @property {number[]} retryDelays Milliseconds before each retry of a failed request.
+   * @property {{ code: string, message: string }} notAVideo vop's result code for a file that is
+   *   not a video (the page uses it for its own quick refusals too).
    */
 
   const MESSAGE_TAG = 'vop-upload';
@@ -99,14 +106,15 @@
   /**
    * Posts to the host page, to its origin only (never '*'): the opener in the window form, the
    * parent in the overlay form.
-   * @param {'success' | 'failure' | 'error' | 'closed'} type
+   * @param {'success' | 'failure' | 'refused' | 'error' | 'closed'} type
    * @param {string} [reason]
+   * @param {{ code: string, message: string }} [error] the ErrorCode and ErrorMessage shown
    */
-  function notify(type, reason = '') {
+  function notify(type, reason = '', error = { code: '', message: '' }) {
     const target = session.mode === 'overlay' ? (window.parent !== window ? window.parent : null) : window.opener;
-    if (!target) return;
+    if (!target || !session.hostOrigin) return;
     try {
-      target.postMessage({ tag: MESSAGE_TAG, type, videoId: session.videoId, reason }, session.hostOrigin);
+      target.postMessage({ tag: MESSAGE_TAG, type, videoId: session.videoId, reason, code: error.code, message: error.message }, session.hostOrigin);
     } catch {
       // The host navigated away: nobody is listening any more.
     }
@@ -183,6 +191,80 @@
     ui.eta.textContent = '';
   }
 
+  // ---- files that are not videos ----
+
+  /**
+   * Names that are never videos: documents, archives, programs, still images, sound. Refused
+   * before a byte is sent (the server would refuse them after the whole upload). Names that
+   * could be either (.ts is also TypeScript, .ogg may hold video, .gif moves) are left to the
+   * server's probe.
+   */
+  const NOT_VIDEO_EXTENSIONS = new Set(
+    ('txt md csv tsv json xml html htm log ini yaml yml pdf doc docx xls xlsx ppt pptx odt ods odp rtf epub ' +
+      'zip rar 7z gz bz2 xz tar tgz exe msi dmg apk deb rpm iso jpg jpeg png bmp heic heif webp tif tiff svg psd ' +
+      'mp3 wav flac m4a aac wma opus').split(' '),
+  );
+
+  /**
+   * A quick look at a file the user chose: why it is obviously not a video, or '' (then the
+   * server's probe decides). By its name, or by its first 4 KiB being text: every video
+   * container has binary bytes in its first 4 KiB (box sizes, sync words, NUL bytes).
+   * @param {File} file
+   * @returns {Promise<string>}
+   */
+  async function obviousNonVideo(file) {
+    const ext = (/\.([^./\\]+)$/.exec(file.name)?.[1] ?? '').toLowerCase();
+    if (NOT_VIDEO_EXTENSIONS.has(ext)) return `"${file.name}" is a .${ext} file`;
+    let head;
+    try {
+      head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+    } catch {
+      return ''; // unreadable here: let the server judge
+    }
+    return looksLikeText(head) ? `"${file.name}" is a text file` : '';
+  }
+
+  /** @param {Uint8Array} bytes */
+  function looksLikeText(bytes) {
+    if (bytes.length === 0) return false;
+    for (const b of bytes) {
+      // Tab, line feed, form feed, carriage return and escape are text; other controls and NUL are not.
+      if (b < 0x20 && b !== 9 && b !== 10 && b !== 12 && b !== 13 && b !== 27) return false;
+    }
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes, { stream: true }); // the cut may split a character
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The spec's error line (`ErrorCode : <code>, ErrorMessage : <message>`) split, or undefined.
+   * @param {string} text
+   */
+  function readErrorText(text) {
+    const m = /^ErrorCode : (\d{1,4}), ErrorMessage : (.*)$/s.exec(text.trim());
+    return m && text.length <= 1000 ? { code: /** @type {string} */ (m[1]), message: /** @type {string} */ (m[2]) } : undefined;
+  }
+
+  /**
+   * The chosen file is not a video: say so with vop's error line, tell the host (it reports this
+   * if the user then closes), and take another file for the same video.
+   * @param {File} file
+   * @param {{ code: string, message: string }} error
+   */
+  function refuseFile(file, error) {
+    upload = undefined;
+    clearFigures();
+    setState('idle');
+    ui.transfer.hidden = true;
+    ui.input.value = '';
+    const line = `ErrorCode : ${error.code}, ErrorMessage : ${error.message}`;
+    say(`"${file.name}" was not accepted: ${line}. Choose a video file.`, 'bad');
+    notify('refused', line, error);
+  }
+
   // ---- the upload ----
 
   /**
@@ -210,8 +292,11 @@
     return retry;
   }
 
-  /** @param {Error} err */
-  function onUploadError(err) {
+  /**
+   * @param {Error} err
+   * @param {File} file
+   */
+  function onUploadError(err, file) {
     const response = /** @type {import('tus-js-client').DetailedError} */ (err).originalResponse;
     const status = response ? response.getStatus() : 0;
     clearFigures();
@@ -222,19 +307,21 @@
       notify('error', reason);
       return;
     }
-    setState('failed');
     // vop's tus endpoint answers a refusal with the spec's text (`ErrorCode : …, ErrorMessage : …`).
     const body = response?.getBody()?.trim() ?? '';
-    const detail = /^ErrorCode : /.test(body) && body.length <= 300 ? body : '';
+    const error = readErrorText(body);
+    // The server's probe found no video in the stored file (the last PATCH): another file may do.
+    if (error && error.code === session.notAVideo.code) return refuseFile(file, error);
+    setState('failed');
     const reason =
-      detail ||
+      (error && body) ||
       (status === 401 || status === 403
         ? 'the upload session is no longer valid; close this window and open the upload again'
         : status === 413
           ? `the file is larger than the server accepts for ${session.uploadType} uploads`
           : `the server refused the upload (HTTP ${status})`);
     say(`Upload failed: ${reason}.`, 'bad');
-    notify('failure', reason);
+    notify('failure', reason, error);
   }
 
   /** @param {File} file */
@@ -243,20 +330,21 @@
       say('An upload is already under way; cancel it first to choose another file.', 'warn');
       return;
     }
-    if (file.size === 0) {
-      say(`"${file.name}" is empty; choose a video file.`, 'bad');
-      return;
-    }
+    if (file.size === 0) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: "${file.name}" is empty` });
     if (file.size > session.maxBytes) {
       say(`"${file.name}" is ${formatBytes(file.size)}; ${session.uploadType} uploads take at most ${formatBytes(session.maxBytes)}. Choose a smaller file.`, 'bad');
       return;
     }
+    setState('preparing');
+    say('Checking the file…');
+    const why = await obviousNonVideo(file);
+    if (/** @type {State} */ (state) !== 'preparing') return; // cancelled or closed meanwhile (the await let them run)
+    if (why) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: ${why}` });
     ui.fileName.textContent = file.name;
     ui.fileSize.textContent = formatBytes(file.size);
     ui.transfer.hidden = false;
     showProgress(0, file.size);
     clearFigures();
-    setState('preparing');
 
     const current = new tus.Upload(file, {
       endpoint,
@@ -290,20 +378,18 @@
       },
       onSuccess({ lastResponse }) {
         if (upload !== current) return;
+        // The server answers the last PATCH once its probe has judged the stored file: a file
+        // that is not a video gets 422 (onError). A server that still answered 204 with status 7
+        // is taken at its word too.
+        if (lastResponse.getHeader('X-Video-Status') === '7') return refuseFile(file, session.notAVideo);
         showProgress(file.size, file.size);
         ui.eta.textContent = '';
         setState('done');
-        // The final PATCH tells what the server made of the file: 5 (a video) or 7 (not one).
-        if (lastResponse.getHeader('X-Video-Status') === '7') {
-          say('Upload complete, but the file is not a video that vop can read; it will not be published.', 'warn');
-        } else {
-          say('Upload complete. The video is stored and will be processed now.', 'ok');
-        }
-        // Safely stored either way (spec 4.5 onSuccess: the file upload finished successfully).
+        say('Upload complete. The video is stored and will be processed now.', 'ok');
         notify('success');
       },
       onError(err) {
-        if (upload === current) onUploadError(err);
+        if (upload === current) onUploadError(err, file);
       },
     });
     upload = current;

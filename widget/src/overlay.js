@@ -18,7 +18,7 @@ const LAYER_Z_INDEX = '2147483647';
 
 const overlayScriptUrl = findScriptUrl(OVERLAY_SCRIPT_FILE);
 
-/** @type {{ close: (reason?: string) => void, frame: HTMLIFrameElement } | undefined} */
+/** @type {{ close: () => void, frame: HTMLIFrameElement } | undefined} */
 let currentLayer;
 
 /**
@@ -147,7 +147,7 @@ function openUploadOverlay(options) {
   const onLeave = () => close();
 
   /** Removes the layer and every listener, gives focus back, settles as failure if no file came. */
-  const close = (reason = CLOSED_WITHOUT_FILE) => {
+  const close = () => {
     if (currentLayer?.frame !== frame) return;
     currentLayer = undefined;
     host.removeEventListener('message', onMessage);
@@ -156,7 +156,8 @@ function openUploadOverlay(options) {
     if (host !== window) window.removeEventListener('pagehide', onLeave);
     layer.remove();
     if (previousFocus && 'focus' in previousFocus && typeof previousFocus.focus === 'function') previousFocus.focus();
-    outcome.failure(reason);
+    // The page's last refusal (not a video), if any; otherwise the user's cancel.
+    outcome.closed();
   };
 
   host.addEventListener('message', onMessage);

@@ -29,9 +29,22 @@
  * @property {boolean | string} [isTop] Overlay form: cover the top-most window. Default true.
  * @property {string | number} [left] Overlay form: distance from the left edge, a CSS length.
  * @property {string | number} [top] Overlay form: distance from the top edge, a CSS length.
- * @property {(videoId: string) => void} [onSuccess] The file is safely stored.
- * @property {(reason: string) => void} [onFailure] The upload failed, or closed without a file.
+ * @property {(videoId: string) => void} [onSuccess] The file is stored and is a video (vop's probe
+ *   passed; transcoding follows).
+ * @property {(reason: string, detail: FailureDetail) => void} [onFailure] No file became the video's:
+ *   the page showed an error (detail.code and detail.message are what it showed), or the user
+ *   closed it (detail.cancelled).
  * @property {(reason: string) => void} [onError] A network problem stopped the upload.
+ */
+
+/**
+ * onFailure's second argument (the first, `reason`, is one line of text, as before).
+ * @typedef {object} FailureDetail
+ * @property {string} code vop's result code of the error the page showed ("104", "105", "301",
+ *   "307" not a video, …); empty for a cancel and for a problem found before the page opened.
+ * @property {string} message The error's text as the page showed it after "ErrorMessage : ".
+ * @property {boolean} cancelled True when the user closed the upload without a file and the page
+ *   had shown no error: a choice, not a failure to report.
  */
 
 /**
@@ -49,16 +62,21 @@
  */
 
 /**
- * A message from the upload page.
- * @typedef {{ type: 'success' | 'failure' | 'error' | 'closed', videoId: string, reason: string }} PageMessage
+ * A message from the upload page. `failure`: the page can do nothing more (its error has `code`
+ * and `message`); `refused`: a file was refused (not a video) and the page takes another, so the
+ * opening is not over; `closed`: the user closed the page.
+ * @typedef {{ type: 'success' | 'failure' | 'refused' | 'error' | 'closed', videoId: string, reason: string, code: string, message: string }} PageMessage
  */
 
 /**
  * The callbacks of one opening: success and failure settle it (at most one of them fires),
- * error may fire before either (the user can resume after a network failure).
+ * error may fire before either (the user can resume after a network failure). `refused`
+ * remembers the page's last refusal, which a later close reports instead of a cancel.
  * @typedef {object} Outcome
  * @property {(videoId: string) => void} success
- * @property {(reason: string) => void} failure
+ * @property {(reason: string, detail: FailureDetail) => void} failure
+ * @property {(reason: string, detail: FailureDetail) => void} refused
+ * @property {() => void} closed
  * @property {(reason: string) => void} error
  * @property {() => boolean} settled
  */
@@ -86,13 +104,13 @@ function findScriptUrl(fileName) {
 /**
  * Calls a host callback; an exception in it is reported as uncaught, not swallowed, and does
  * not stop the widget from cleaning up.
- * @param {((arg: string) => void) | undefined} fn
- * @param {string} arg
+ * @param {((...args: any[]) => void) | undefined} fn
+ * @param {unknown[]} args
  */
-function callHost(fn, arg) {
+function callHost(fn, ...args) {
   if (typeof fn !== 'function') return;
   try {
-    fn(arg);
+    fn(...args);
   } catch (err) {
     setTimeout(() => {
       throw err;
@@ -106,16 +124,27 @@ function callHost(fn, arg) {
  */
 function makeOutcome(options) {
   let settled = false;
+  /** @type {{ reason: string, detail: FailureDetail } | undefined} */
+  let lastRefusal;
+  /** @type {Outcome['failure']} */
+  const failure = (reason, detail) => {
+    if (settled) return;
+    settled = true;
+    callHost(options.onFailure, reason, detail);
+  };
   return {
     success(videoId) {
       if (settled) return;
       settled = true;
       callHost(options.onSuccess, videoId);
     },
-    failure(reason) {
-      if (settled) return;
-      settled = true;
-      callHost(options.onFailure, reason);
+    failure,
+    refused(reason, detail) {
+      lastRefusal = { reason, detail };
+    },
+    closed() {
+      if (lastRefusal) failure(lastRefusal.reason, lastRefusal.detail);
+      else failure(CLOSED_WITHOUT_FILE, { code: '', message: CLOSED_WITHOUT_FILE, cancelled: true });
     },
     error(reason) {
       if (!settled) callHost(options.onError, reason);
@@ -133,7 +162,7 @@ function makeOutcome(options) {
 function failEarly(options, reason) {
   console.error(`vop openUpload: ${reason}`);
   const onFailure = options && typeof options === 'object' ? /** @type {UploadOptions} */ (options).onFailure : undefined;
-  setTimeout(() => callHost(onFailure, reason));
+  setTimeout(() => callHost(onFailure, reason, { code: '', message: reason, cancelled: false }));
 }
 
 /**
@@ -267,8 +296,10 @@ function readMessage(event, vopOrigin, source) {
   if (event.origin !== vopOrigin || !source || event.source !== source) return undefined;
   const d = event.data;
   if (!d || typeof d !== 'object' || d.tag !== MESSAGE_TAG) return undefined;
-  if (d.type !== 'success' && d.type !== 'failure' && d.type !== 'error' && d.type !== 'closed') return undefined;
-  return { type: d.type, videoId: typeof d.videoId === 'string' ? d.videoId : '', reason: typeof d.reason === 'string' ? d.reason : '' };
+  if (!['success', 'failure', 'refused', 'error', 'closed'].includes(d.type)) return undefined;
+  /** @param {unknown} v */
+  const text = (v) => (typeof v === 'string' ? v.slice(0, 1000) : '');
+  return { type: d.type, videoId: text(d.videoId), reason: text(d.reason), code: /^\d{1,4}$/.test(d.code) ? d.code : '', message: text(d.message) };
 }
 
 /**
@@ -278,11 +309,14 @@ function readMessage(event, vopOrigin, source) {
  * @param {Outcome} outcome
  */
 function dispatch(message, s, outcome) {
+  const reason = message.reason || 'the upload failed';
+  const detail = { code: message.code, message: message.message || reason, cancelled: false };
   if (message.type === 'success' && message.videoId === s.videoId) outcome.success(s.videoId);
-  else if (message.type === 'failure') outcome.failure(message.reason || 'the upload failed');
+  else if (message.type === 'failure') outcome.failure(reason, detail);
+  else if (message.type === 'refused') outcome.refused(reason, detail);
   else if (message.type === 'error') outcome.error(message.reason || 'network error');
   return message.type === 'closed';
 }
 
-/** The reason onFailure gets when the user closes before a file was stored. */
+/** The reason onFailure gets when the user closes before a file was stored, and no error showed. */
 const CLOSED_WITHOUT_FILE = 'the upload was closed before a file was uploaded';

@@ -12,7 +12,7 @@ const CLOSED_POLL_MS = 400;
 
 const windowScriptUrl = findScriptUrl(WINDOW_SCRIPT_FILE);
 
-/** @type {{ popup: Window, close: (reason?: string) => void } | undefined} */
+/** @type {{ popup: Window, close: () => void } | undefined} */
 let currentPopup;
 
 /**
@@ -61,13 +61,14 @@ function openUploadWindow(options) {
   }, CLOSED_POLL_MS);
 
   /** Stops listening, closes the pop-up if still open, and settles as failure if no file came. */
-  const close = (reason = CLOSED_WITHOUT_FILE) => {
+  const close = () => {
     if (currentPopup?.popup !== popup) return;
     currentPopup = undefined;
     clearInterval(timer);
     window.removeEventListener('message', onMessage);
     if (!popup.closed) popup.close();
-    outcome.failure(reason);
+    // The page's last refusal (not a video), if any; otherwise the user's cancel.
+    outcome.closed();
   };
 
   window.addEventListener('message', onMessage);

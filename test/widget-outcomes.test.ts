@@ -1,0 +1,156 @@
+/**
+ * Honest widget outcomes (issue 10 item 6), in real Chromium against a real vop: a file that is
+ * not a video is refused (by the page's quick look, or by the server's probe of the stored file),
+ * the page takes another file for the same video, onSuccess fires only for a file that is a
+ * video, and onFailure gets the code and message the page showed, distinct from a user's cancel.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Frame, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeTempDir } from './helpers/clips.js';
+import { failureDetails, hostEvents, hostPageHtml, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+
+const rig = widgetRig('widget outcomes host');
+
+let textFile: string;
+let fakeVideo: string;
+
+beforeAll(() => {
+  const dir = makeTempDir('vop-outcomes-');
+  textFile = path.join(dir, 'notes.txt');
+  fs.writeFileSync(textFile, 'Things to film on Saturday:\n- the harbour\n- the market\n'.repeat(20));
+  // Binary bytes under a video's name: only the server's probe can tell.
+  fakeVideo = path.join(dir, 'holiday.mp4');
+  fs.writeFileSync(fakeVideo, crypto.randomBytes(96 * 1024));
+});
+
+async function openOverlay(page: Page, videoId: string): Promise<Frame> {
+  const { vop, host, app } = rig;
+  host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId)));
+  await page.goto(`${host.origin}/app.html`);
+  await page.click('#open');
+  return uploadFrame(page);
+}
+
+async function uploadFrame(page: Page): Promise<Frame> {
+  const el = await page.waitForSelector('[data-vop-upload-layer] iframe');
+  const frame = (await el.contentFrame())!;
+  await frame.waitForSelector('#file', { state: 'attached' });
+  return frame;
+}
+
+/** The page is ready for another file: idle, its chooser enabled. */
+async function expectIdle(frame: Frame): Promise<void> {
+  await expect.poll(() => frame.evaluate(() => document.body.dataset.state)).toBe('idle');
+  expect(await frame.isEnabled('#file')).toBe(true);
+}
+
+describe('a file that is not a video', () => {
+  it('the chooser offers video files first; a text file is refused before upload, then a clip is taken in the same page', async () => {
+    const { app, clip, page, vop } = rig;
+    const videoId = await app.register();
+    const frame = await openOverlay(page, videoId);
+    const accept = (await frame.getAttribute('#file', 'accept'))!.split(',');
+    expect(accept).toEqual(expect.arrayContaining(['video/*', '.mkv', '.m2ts', '.ts', '.mts', '.avi', '.wmv', '.flv', '.mpg', '.vob']));
+
+    await frame.setInputFiles('#file', textFile);
+    await expect.poll(() => frame.textContent('#message')).toMatch(/ErrorCode : 307, ErrorMessage : Not A Video: "notes\.txt" is a \.txt file/);
+    await expectIdle(frame);
+    // Refused by the page: nothing reached the server, the video still waits for its file.
+    expect((await vop.vop.stores.videos.get(videoId))!.status).toBe(8);
+    expect(await hostEvents(page)).toEqual([]);
+
+    await frame.setInputFiles('#file', clip);
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'success', value: videoId }]);
+    expect(await waitForStatus(app, videoId, [5, 6, 1])).toBeGreaterThan(0);
+    await page.click('[data-vop-upload-close]');
+    expect(await hostEvents(page)).toEqual([{ type: 'success', value: videoId }]);
+  });
+
+  it("the server's probe refuses a non-video with a video's name; closing reports 307; the video takes a clip when opened again", async () => {
+    const { app, clip, page, vop } = rig;
+    const videoId = await app.register();
+    let frame = await openOverlay(page, videoId);
+
+    await frame.setInputFiles('#file', fakeVideo);
+    await expect.poll(() => frame.textContent('#message'), { timeout: 30_000 }).toMatch(/"holiday\.mp4" was not accepted: ErrorCode : 307, ErrorMessage : Not A Video: /);
+    await expectIdle(frame);
+    const video = (await vop.vop.stores.videos.get(videoId))!;
+    expect(video.status).toBe(7);
+    expect(video.statusReason).toMatch(/^not a video: /);
+    expect(fs.existsSync(vop.vop.media.path('sources', videoId, 'source'))).toBe(false);
+    expect(await hostEvents(page)).toEqual([]); // onSuccess never fired
+
+    // Closing now reports why, not a cancel.
+    const shown = (await frame.textContent('#message'))!;
+    await page.click('[data-vop-upload-close]');
+    const [failure] = await waitForHostEvents(page);
+    expect(failure!.type).toBe('failure');
+    expect(shown).toContain(failure!.value);
+    expect(await failureDetails(page)).toEqual([{ code: '307', message: expect.stringMatching(/^Not A Video: /), cancelled: false }]);
+
+    // The same video, opened again: the page opens (7 "not a video" takes a file) and the clip is taken.
+    await page.evaluate(() => (window as unknown as { openWith: () => void }).openWith());
+    frame = await uploadFrame(page);
+    await frame.setInputFiles('#file', clip);
+    expect((await waitForHostEvents(page, 2))[1]).toEqual({ type: 'success', value: videoId });
+    expect(await waitForStatus(app, videoId, [5, 6, 1])).toBeGreaterThan(0);
+  });
+
+  it('window form: a text file chosen, then the pop-up closed: onFailure gets 307 and its message, and the video still takes a file', async () => {
+    const { vop, host, app, page } = rig;
+    const videoId = await app.register();
+    host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadWidget.js', widgetOptions(app, videoId)));
+    await page.goto(`${host.origin}/app.html`);
+    const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#open')]);
+    await popup.waitForSelector('#file', { state: 'attached' });
+    await popup.setInputFiles('#file', textFile);
+    await expect.poll(() => popup.textContent('#message')).toMatch(/ErrorCode : 307, /);
+    await popup.close();
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 307, ErrorMessage : Not A Video: "notes.txt" is a .txt file' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '307', message: 'Not A Video: "notes.txt" is a .txt file', cancelled: false }]);
+    const a = app.auth();
+    const again = await fetch(`${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: a.Timestamp!, token: a.Token!, videoId })}`);
+    expect(again.status).toBe(200);
+  });
+
+  it('closing without choosing a file is a cancel, told apart from an error', async () => {
+    const { app, page } = rig;
+    const videoId = await app.register();
+    const frame = await openOverlay(page, videoId);
+    await frame.press('body', 'Escape');
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'the upload was closed before a file was uploaded' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '', message: 'the upload was closed before a file was uploaded', cancelled: true }]);
+  });
+
+  it('an error page reports its own code (301 for an unknown video) to onFailure', async () => {
+    const { vop, host, app, page } = rig;
+    host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, '00000000-0000-4000-8000-000000000000')));
+    await page.goto(`${host.origin}/app.html`);
+    await page.click('#open');
+    expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 301, ErrorMessage : Video Not Found' }]);
+    expect(await failureDetails(page)).toEqual([{ code: '301', message: 'Video Not Found', cancelled: false }]);
+  });
+});
+
+describe('the error page', () => {
+  it('is the plain text of spec 4.5 to a client that does not ask for HTML, and the same line in HTML to a browser', async () => {
+    const { vop, app } = rig;
+    const a = app.auth();
+    const url = `${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: a.Timestamp!, token: 'f'.repeat(32), videoId: await app.register(), origin: 'http://localhost:1' })}`;
+    const plain = await fetch(url);
+    expect(plain.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await plain.text()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
+    const html = await fetch(url, { headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+    expect(html.status).toBe(401);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(html.headers.get('vary')).toMatch(/Accept/);
+    expect(html.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
+    const body = await html.text();
+    expect(body).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
+    expect(body).toContain('"hostOrigin":"http://localhost:1"');
+    expect(body).not.toContain('f'.repeat(32)); // the token is not echoed
+  });
+});
