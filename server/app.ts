@@ -142,7 +142,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const admin = express.Router();
   // The console's login comes before the check: it is how a browser gets its session cookie.
   admin.use('/session', consoleApi.session);
-  admin.use(requireAdmin({ token: adminToken, allowRemote: options.adminRemote, sessions: consoleApi.sessions }));
+  admin.use(requireAdmin({ gate: consoleApi.gate, allowRemote: options.adminRemote, sessions: consoleApi.sessions }));
   admin.use(express.json({ limit: options.maxBodyBytes }));
   admin.use('/apps', adminAppsRouter(apps));
   admin.use(adminCallbacksRouter(callbacks));

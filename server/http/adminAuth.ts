@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import { CONSOLE_HEADER, type ConsoleSessions } from '../services/consoleSessions.js';
+import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
 import { safeEqual } from '../services/tokens.js';
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -24,6 +25,35 @@ export function assertAdminAddress(req: Request, allowRemote: boolean): void {
   if (!allowRemote && !isLoopback(req.socket.remoteAddress)) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
 }
 
+/** Wrong admin tokens allowed per address and minute, by the console's login and bearer tokens together. */
+export const DEFAULT_ADMIN_TOKEN_LIMIT: FailureLimitOptions = { windowMs: 60_000, maxFailures: 10 };
+
+/**
+ * The one check of the admin token, for the console's login and the `Authorization: Bearer`
+ * header alike, with one failure limit per address (issue 12, item 4). The right token always
+ * passes, even from an address past its limit: whoever guesses from the admin's own address (a
+ * shared proxy, the same machine) must not lock the admin out. A wrong one from such an address
+ * gets 106 (429) without being compared.
+ */
+export class AdminTokenGate {
+  private readonly failures: FailureLimiter;
+
+  constructor(
+    private readonly token: string,
+    limit: FailureLimitOptions = DEFAULT_ADMIN_TOKEN_LIMIT,
+  ) {
+    this.failures = new FailureLimiter(limit);
+  }
+
+  /** Throws ADMIN_UNAUTHORIZED (with `wrong` as the detail) or TOO_MANY_AUTH_FAILURES unless `candidate` is the token. */
+  verify(candidate: string, address: string, wrong?: string): void {
+    if (safeEqual(candidate, this.token)) return;
+    if (this.failures.isLimited(address)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
+    this.failures.recordFailure(address);
+    throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
+  }
+}
+
 /**
  * The admin API answers loopback callers only, unless the admin opened it to the LAN, and only
  * with the admin token as `Authorization: Bearer <token>`, or the console's session cookie
@@ -31,7 +61,7 @@ export function assertAdminAddress(req: Request, allowRemote: boolean): void {
  * `X-Vop-Console: 1` (besides SameSite=Strict): another site can make a browser send a cookie,
  * not add a custom header.
  */
-export function requireAdmin(opts: { token: string; allowRemote: boolean; sessions?: ConsoleSessions }): RequestHandler {
+export function requireAdmin(opts: { gate: AdminTokenGate; allowRemote: boolean; sessions?: ConsoleSessions }): RequestHandler {
   return (req, _res, next) => {
     assertAdminAddress(req, opts.allowRemote);
     const header = req.headers.authorization ?? '';
@@ -42,7 +72,8 @@ export function requireAdmin(opts: { token: string; allowRemote: boolean; sessio
       }
       return next();
     }
-    if (!m || !safeEqual(m[1]!.trim(), opts.token)) throw new ApiError('ADMIN_UNAUTHORIZED');
+    if (!m) throw new ApiError('ADMIN_UNAUTHORIZED');
+    opts.gate.verify(m[1]!.trim(), req.socket.remoteAddress ?? 'unknown');
     next();
   };
 }

@@ -1,19 +1,14 @@
 import express, { type Request, type Router } from 'express';
 import { ApiError } from '../errors.js';
-import { SAFE_METHODS, assertAdminAddress } from '../http/adminAuth.js';
+import { SAFE_METHODS, assertAdminAddress, type AdminTokenGate } from '../http/adminAuth.js';
 import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../services/consoleSessions.js';
-import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
-import { safeEqual } from '../services/tokens.js';
 
 export interface AdminSessionDeps {
-  token: string;
+  /** The admin token's check, shared with requireAdmin's bearer tokens (one failure limit). */
+  gate: AdminTokenGate;
   allowRemote: boolean;
   sessions: ConsoleSessions;
-  /** Wrong tokens allowed per address before logins from it are refused for a while. */
-  loginLimit?: FailureLimitOptions;
 }
-
-const DEFAULT_LOGIN_LIMIT: FailureLimitOptions = { windowMs: 60_000, maxFailures: 10 };
 
 /**
  * The headless console's login (`/admin/api/session`), mounted before requireAdmin:
@@ -27,7 +22,6 @@ const DEFAULT_LOGIN_LIMIT: FailureLimitOptions = { windowMs: 60_000, maxFailures
  */
 export function adminSessionRouter(deps: AdminSessionDeps): Router {
   const { sessions } = deps;
-  const failures = new FailureLimiter(deps.loginLimit ?? DEFAULT_LOGIN_LIMIT);
   const r = express.Router();
   r.use((req, _res, next) => {
     assertAdminAddress(req, deps.allowRemote);
@@ -39,14 +33,9 @@ export function adminSessionRouter(deps: AdminSessionDeps): Router {
   r.use(express.json({ limit: 4096 }));
 
   r.post('/', (req, res) => {
-    const address = req.socket.remoteAddress ?? 'unknown';
-    if (failures.isLimited(address)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
     const token = (req.body as Record<string, unknown> | undefined)?.token;
     if (typeof token !== 'string' || token.trim() === '') throw new ApiError('ADMIN_UNAUTHORIZED', 'enter the admin token');
-    if (!safeEqual(token.trim(), deps.token)) {
-      failures.recordFailure(address);
-      throw new ApiError('ADMIN_UNAUTHORIZED', 'that is not the admin token');
-    }
+    deps.gate.verify(token.trim(), req.socket.remoteAddress ?? 'unknown', 'that is not the admin token');
     const { id, expiresAt } = sessions.create();
     res.set('Set-Cookie', sessionCookie(id, Math.floor(sessions.ttlMs / 1000), isSecure(req)));
     res.json({ loggedIn: true, expiresAt: new Date(expiresAt).toISOString() });

@@ -19,6 +19,7 @@ import type { Stores } from '../storage/types.js';
 import { adminEventsRouter } from './adminEvents.js';
 import { adminOverviewRouter } from './adminOverview.js';
 import { adminSessionRouter } from './adminSession.js';
+import { AdminTokenGate } from '../http/adminAuth.js';
 import { adminSettingsRouter } from './adminSettings.js';
 import { adminUploadsRouter } from './adminUploads.js';
 import { adminVideosRouter } from './adminVideos.js';
@@ -43,6 +44,8 @@ export interface ConsoleApiDeps {
 export interface ConsoleApi {
   /** Checked by requireAdmin besides the bearer token. */
   sessions: ConsoleSessions;
+  /** The admin token's check with its failure limit, for the login and requireAdmin alike. */
+  gate: AdminTokenGate;
   /** `/admin/api/session`: mount before requireAdmin. */
   session: Router;
   /** The rest: mount at `/admin/api` behind requireAdmin and the JSON parser. */
@@ -54,6 +57,7 @@ export interface ConsoleApi {
 export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   const { options, stores } = deps;
   const sessions = new ConsoleSessions();
+  const gate = new AdminTokenGate(deps.adminToken);
   const uploads = new UploadMonitor(deps.tus, stores.videos);
   const events = adminEventsRouter({ events: deps.events, uploads, log: deps.log });
   const videoAdmin = new VideoAdmin({
@@ -85,7 +89,8 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
 
   return {
     sessions,
-    session: adminSessionRouter({ token: deps.adminToken, allowRemote: options.adminRemote, sessions }),
+    gate,
+    session: adminSessionRouter({ gate, allowRemote: options.adminRemote, sessions }),
     router,
     closeAll: () => events.closeAll(),
   };

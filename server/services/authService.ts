@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError, RESULT_CODES } from '../errors.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
 import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
 import { tokenMatches } from './tokens.js';
@@ -28,6 +28,9 @@ export interface Credentials {
 
 const TIMESTAMP_RE = /^\d{1,12}$/;
 
+/** Failures that say the AppId names no application: never a key of the per-app limit. */
+const UNKEYED_FAILURES: ReadonlySet<string> = new Set([RESULT_CODES.MISSING_PARAMETER.code, RESULT_CODES.APP_NOT_FOUND.code]);
+
 /**
  * Spec section 5: checks AppId, Timestamp and Token, in that order of cheapness, and limits how
  * often a client may fail.
@@ -50,23 +53,35 @@ export class AuthService {
     this.byApp = new FailureLimiter(opts.perApp);
   }
 
-  /** Resolves with the calling application, or throws an {@link ApiError}. */
+  /**
+   * Resolves with the calling application, or throws an {@link ApiError}.
+   *
+   * An address past its limit is still let in with valid credentials (issue 12, item 4): behind
+   * a proxy, or on a shared NAT, the real application server shares its address with whoever
+   * fails, and must not be locked out by them. Everything else from that address gets 106.
+   */
   async authenticate(creds: Credentials, clientAddress: string): Promise<AppRecord> {
     const now = this.now();
-    if (this.byAddress.isLimited(clientAddress, now)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
+    const addressLimited = this.byAddress.isLimited(clientAddress, now);
     try {
       return await this.check(creds, now);
     } catch (err) {
-      if (err instanceof ApiError) {
-        this.byAddress.recordFailure(clientAddress, now);
-        if (creds.appId) {
-          const limited = this.byApp.isLimited(creds.appId, now);
-          this.byApp.recordFailure(creds.appId, now);
-          if (limited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many failures for this AppId; try again in a minute');
-        }
+      if (!(err instanceof ApiError)) throw err;
+      if (addressLimited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
+      this.byAddress.recordFailure(clientAddress, now);
+      // Keyed only on an AppId that exists: a made-up one (of any length) adds no key.
+      if (creds.appId && !UNKEYED_FAILURES.has(err.code)) {
+        const limited = this.byApp.isLimited(creds.appId, now);
+        this.byApp.recordFailure(creds.appId, now);
+        if (limited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many failures for this AppId; try again in a minute');
       }
       throw err;
     }
+  }
+
+  /** Keys the failure limits hold now (addresses, AppIds): bounded whatever callers send. */
+  limiterKeys(): { addresses: number; apps: number } {
+    return { addresses: this.byAddress.size, apps: this.byApp.size };
   }
 
   /** The checks alone, without limiting (the widget page reuses them). */

@@ -1,0 +1,63 @@
+/**
+ * The failure limits stay bounded whatever callers send (issue 12, item 5): expired windows are
+ * swept, the number of keys is capped, and an AppId that names no application adds no key.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FailureLimiter } from '../server/services/failureLimiter.js';
+import { getFrom } from './helpers/client.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+describe('FailureLimiter', () => {
+  it('keeps at most maxKeys windows, dropping the oldest', () => {
+    const l = new FailureLimiter({ windowMs: 60_000, maxFailures: 2, maxKeys: 3 });
+    for (const k of ['a', 'b', 'c', 'd']) l.recordFailure(k, 1000);
+    expect(l.size).toBe(3);
+    l.recordFailure('b', 1000);
+    l.recordFailure('b', 1000);
+    expect(l.isLimited('b', 1000)).toBe(true);
+    expect(l.isLimited('a', 1000)).toBe(false); // the oldest went first
+  });
+
+  it('sweeps expired windows once per window length, without being asked about them', () => {
+    const l = new FailureLimiter({ windowMs: 1000, maxFailures: 5 });
+    for (let i = 0; i < 500; i++) l.recordFailure(`10.0.${i >> 8}.${i & 255}`, 0);
+    expect(l.size).toBe(500);
+    l.recordFailure('10.9.9.9', 1001);
+    expect(l.size).toBe(1);
+  });
+
+  it('refuses a maxKeys that is not a whole number above 0', () => {
+    expect(() => new FailureLimiter({ windowMs: 1000, maxFailures: 1, maxKeys: 0 })).toThrow(/maxKeys/);
+  });
+});
+
+describe('through the spec API', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startServer();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('adds no key for 100 failing calls with unique 60 KB AppIds, and keeps one for the address', async () => {
+    const big = 'x'.repeat(60_000);
+    for (let i = 0; i < 100; i++) {
+      const body = new URLSearchParams({ AppId: `${big}${i}`, Timestamp: String(Math.floor(Date.now() / 1000)), Token: '0'.repeat(32), VideoTitle: 't', SourceFileGetType: '1' });
+      const res = await fetch(`${t.baseUrl}/Api/Video/Post`, { method: 'POST', body });
+      const code = ((await res.json()) as { AuthMsg: { ResultCode: string } }).AuthMsg.ResultCode;
+      // 101 (no such app) until the address is past its limit, then 106.
+      expect(['101', '106']).toContain(code);
+    }
+    // 100 × 60 KB = 6 MB of AppIds went through; none of them is kept.
+    expect(t.vop.services.auth.limiterKeys()).toEqual({ addresses: 1, apps: 0 });
+  });
+
+  it('keys the per-app limit on an AppId that exists', async () => {
+    const c = await t.newApp();
+    // From another address than the one the test above put past its limit.
+    const res = await getFrom('127.0.0.5', `${t.baseUrl}/Api/Video/GetList?${c.query({}, c.auth({ Token: '0'.repeat(32) }))}`);
+    expect(res.body.AuthMsg.ResultCode).toBe('104');
+    expect(t.vop.services.auth.limiterKeys().apps).toBe(1);
+  });
+});
