@@ -11,7 +11,6 @@ import { requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
 import { fastReadPath } from './http/fastReadPath.js';
 import { CallbackService } from './callbacks/callbackService.js';
-import { SqlJsCallbackStore } from './callbacks/sqljsCallbackStore.js';
 import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
 import { adminJobsRouter } from './routes/adminJobs.js';
@@ -78,7 +77,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // Status callbacks (spec section 6): listens to video.status; catches up on what a crash cut off
   // (what is unscheduled is read now, before any status can change; the writes follow listen).
   const callbacks = new CallbackService({
-    store: new SqlJsCallbackStore(stores.db),
+    store: stores.callbacks,
     apps: stores.apps,
     jobs,
     jobStore: stores.jobs,

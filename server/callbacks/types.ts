@@ -12,7 +12,11 @@ export type DeliveryKind = 'status' | 'test';
 export interface DeliveryRecord {
   /** The delivery id: the `webhook-id` header, the same for every attempt and redelivery. */
   id: string;
-  /** Listing order (higher is newer). */
+  /**
+   * Listing order (higher is newer). The store may number deliveries itself (the PostgreSQL store
+   * takes the next value of a database sequence, so nodes never collide): what is promised is
+   * that a delivery inserted later has a higher seq.
+   */
   seq: number;
   appId: string;
   kind: DeliveryKind;
@@ -97,7 +101,7 @@ export interface CallbackStore {
    * `videos` of them; `next` is where the following slice starts, undefined after the last.
    */
   missingStatusDeliveries(endStates: number[], slice: { afterVideoId?: string; videos: number }): Promise<{ missing: MissingDelivery[]; next?: string }>;
-  /** Highest seq so far. */
+  /** At least the highest seq so far. */
   maxSeq(): Promise<number>;
 }
 

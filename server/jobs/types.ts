@@ -11,7 +11,11 @@ export interface JobRecord {
   state: JobState;
   /** Higher runs first. */
   priority: number;
-  /** Enqueue order; ties of priority run in this order. */
+  /**
+   * Enqueue order; ties of priority run in this order. The store may number jobs itself (the
+   * PostgreSQL store takes the next value of a database sequence, so nodes never collide): what
+   * is promised is that a job inserted later has a higher seq.
+   */
   seq: number;
   attempts: number;
   maxAttempts: number;
@@ -55,7 +59,7 @@ export interface JobStore {
    * Pairs with no job are absent.
    */
   countByTypeAndState(states?: JobState[]): Promise<Array<{ type: string; state: JobState; count: number }>>;
-  /** Highest seq so far (new jobs continue after it). */
+  /** At least the highest seq so far (new jobs continue after it). */
   maxSeq(): Promise<number>;
   /** Earliest runAfter of queued jobs of these types, if any. */
   nextRunAfter(types: string[]): Promise<number | undefined>;

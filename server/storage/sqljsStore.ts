@@ -1,4 +1,5 @@
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from './types.js';
+import { SqlJsCallbackStore } from '../callbacks/sqljsCallbackStore.js';
 import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 
@@ -16,6 +17,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
   return {
     db,
     jobs: new SqlJsJobStore(db),
+    callbacks: new SqlJsCallbackStore(db),
     apps: new SqlJsAppStore(db),
     videos: new SqlJsVideoStore(db),
     close: () => db.close(),

@@ -1,9 +1,11 @@
+import type { CallbackStore } from '../callbacks/types.js';
 import type { JobStore } from '../jobs/types.js';
 
 /**
- * The narrow storage interfaces routes and services see. The sql.js implementation is in
- * sqljsStore.ts; another (PostgreSQL, say) implements these and passes test/store-contract.test.ts.
- * Every method is async so that an implementation over the network fits the same shape.
+ * The narrow storage interfaces routes and services see. The sql.js implementation is opened by
+ * sqljsStore.ts, the PostgreSQL one by postgres/openPostgresStores.ts; both pass the one contract
+ * suite, test/store-contract.test.ts. Every method is async so that an implementation over the
+ * network fits the same shape.
  */
 
 /** An application registered with the platform (spec section 5). */
@@ -134,6 +136,8 @@ export interface Stores {
   apps: AppStore;
   videos: VideoStore;
   jobs: JobStore;
+  /** Status callback deliveries and their attempts. */
+  callbacks: CallbackStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

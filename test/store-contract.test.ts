@@ -1,0 +1,592 @@
+import crypto from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AttemptRecord, DeliveryRecord } from '../server/callbacks/types.js';
+import type { JobRecord } from '../server/jobs/types.js';
+import { openSqlJsStores } from '../server/storage/sqljsStore.js';
+import type { AppRecord, RenditionRecord, Stores } from '../server/storage/types.js';
+import { videoRecord } from './helpers/fixtures.js';
+import { tempDataDir } from './helpers/server.js';
+
+/**
+ * One contract suite for the storage interfaces (server/storage/types.ts, server/jobs/types.ts,
+ * server/callbacks/types.ts), written once and run against every engine, the way
+ * tus-node-server runs one suite against every store. An engine passes it by what its methods
+ * answer, never by how it stores them.
+ */
+
+/** Storage of one engine, empty, and a way to open the same storage again as a new process would. */
+interface OpenedStores {
+  stores: Stores;
+  /** Closes `stores` (if still open) and opens the same storage afresh. */
+  reopen(): Promise<Stores>;
+}
+
+/** Makes an empty storage of one engine per call. */
+type StoreFactory = () => Promise<OpenedStores>;
+
+export function storeContract(engine: string, factory: () => StoreFactory): void {
+  describe(`store contract: ${engine}`, () => {
+    let opened: OpenedStores;
+    let s: Stores;
+    const open: Stores[] = [];
+    beforeEach(async () => {
+      opened = await factory()();
+      s = opened.stores;
+      open.push(s);
+    });
+    afterEach(async () => {
+      while (open.length) await open.pop()!.close().catch(() => undefined);
+    });
+    const reopen = async () => {
+      const again = await opened.reopen();
+      open.push(again);
+      return again;
+    };
+
+    const app = (overrides: Partial<AppRecord> = {}): AppRecord => ({
+      appId: crypto.randomUUID().replace(/-/g, ''),
+      name: 'app',
+      secret: 's3cret',
+      callbackUrl: '',
+      disabled: false,
+      createdAt: 1000,
+      updatedAt: 1000,
+      ...overrides,
+    });
+    const newApp = async (overrides: Partial<AppRecord> = {}) => {
+      const a = app(overrides);
+      await s.apps.insert(a);
+      return a;
+    };
+
+    describe('AppStore', () => {
+      it('reads back what it stored, and undefined for an unknown AppId', async () => {
+        const a = await newApp({ name: 'Ünïcode 名', callbackUrl: 'http://x/cb', disabled: true });
+        expect(await s.apps.get(a.appId)).toEqual(a);
+        expect(await s.apps.get('nobody')).toBeUndefined();
+      });
+
+      it('hands out copies: changing one does not change the store', async () => {
+        const a = await newApp();
+        const got = (await s.apps.get(a.appId))!;
+        got.name = 'changed';
+        expect((await s.apps.get(a.appId))!.name).toBe('app');
+      });
+
+      it('refuses a second application with the same AppId', async () => {
+        const a = await newApp();
+        await expect(s.apps.insert({ ...a, name: 'again' })).rejects.toThrow();
+        expect((await s.apps.get(a.appId))!.name).toBe('app');
+      });
+
+      it('lists by creation time, then AppId', async () => {
+        const b = await newApp({ appId: 'b', createdAt: 2000 });
+        const a = await newApp({ appId: 'a', createdAt: 2000 });
+        const c = await newApp({ appId: 'c', createdAt: 1000 });
+        expect((await s.apps.list()).map((x) => x.appId)).toEqual([c.appId, a.appId, b.appId]);
+      });
+
+      it('updates only the given fields and updatedAt; undefined for an unknown AppId', async () => {
+        const a = await newApp({ callbackUrl: 'http://x/cb' });
+        const updated = await s.apps.update(a.appId, { name: 'new', disabled: true }, 5000);
+        expect(updated).toEqual({ ...a, name: 'new', disabled: true, updatedAt: 5000 });
+        expect(await s.apps.get(a.appId)).toEqual(updated);
+        expect(await s.apps.update(a.appId, { secret: 'other', callbackUrl: '', disabled: false }, 6000)).toEqual({
+          ...a, name: 'new', secret: 'other', callbackUrl: '', updatedAt: 6000,
+        });
+        expect(await s.apps.update('nobody', { name: 'x' }, 7000)).toBeUndefined();
+        expect(await s.apps.get('nobody')).toBeUndefined();
+      });
+
+      it('replaces grants as a set and reads them sorted', async () => {
+        const [a, b, c] = [await newApp({ appId: 'ga' }), await newApp({ appId: 'gc' }), await newApp({ appId: 'gb' })];
+        expect(await s.apps.grants(a.appId)).toEqual([]);
+        await s.apps.setGrants(a.appId, [b.appId, c.appId]);
+        expect(await s.apps.grants(a.appId)).toEqual(['gb', 'gc']);
+        expect(await s.apps.grants(b.appId)).toEqual([]);
+        await s.apps.setGrants(a.appId, [c.appId]);
+        expect(await s.apps.grants(a.appId)).toEqual(['gb']);
+        await s.apps.setGrants(a.appId, []);
+        expect(await s.apps.grants(a.appId)).toEqual([]);
+        expect(await s.apps.grants('nobody')).toEqual([]);
+      });
+    });
+
+    describe('VideoStore', () => {
+      it('reads back what it stored, with its first status in the history', async () => {
+        const a = await newApp();
+        const v = videoRecord(a.appId, {
+          title: 'T', description: 'D', tags: 't1,t2', actors: 'x', createUser: 'u1', status: 8, sourceType: 2,
+          sourceUrl: 'http://src/v.mp4', duration: 12, coverFile: 'c/1.jpg', sourceFile: 's/1.mp4', keepSource: true, createdAt: 1234, updatedAt: 1234,
+        });
+        await s.videos.insert(v);
+        expect(await s.videos.get(v.id)).toEqual(v);
+        expect(await s.videos.get(crypto.randomUUID())).toBeUndefined();
+        expect(await s.videos.statusHistory(v.id)).toEqual([{ at: 1234, from: null, to: 8, reason: '' }]);
+        await expect(s.videos.insert(v)).rejects.toThrow();
+      });
+
+      it('lists an application’s videos newest first (createdAt, then id), a page at a time, with the total', async () => {
+        const [a, other] = [await newApp(), await newApp()];
+        const vs = [
+          videoRecord(a.appId, { id: 'v-b', createdAt: 2000 }),
+          videoRecord(a.appId, { id: 'v-a', createdAt: 2000 }),
+          videoRecord(a.appId, { id: 'v-c', createdAt: 1000 }),
+          videoRecord(a.appId, { id: 'v-d', createdAt: 3000 }),
+          videoRecord(other.appId, { id: 'v-z', createdAt: 5000 }),
+        ];
+        for (const v of vs) await s.videos.insert(v);
+        const all = await s.videos.listByApp(a.appId, { offset: 0, limit: 10 });
+        expect(all.total).toBe(4);
+        expect(all.items.map((v) => v.id)).toEqual(['v-d', 'v-b', 'v-a', 'v-c']);
+        expect(all.items[0]).toEqual(vs[3]);
+        const page2 = await s.videos.listByApp(a.appId, { offset: 1, limit: 2 });
+        expect(page2).toEqual({ total: 4, items: [vs[0], vs[1]] });
+        expect(await s.videos.listByApp(a.appId, { offset: 10, limit: 2 })).toEqual({ total: 4, items: [] });
+        expect(await s.videos.listByApp('nobody', { offset: 0, limit: 2 })).toEqual({ total: 0, items: [] });
+      });
+
+      it('lists what was written since the last list: new videos, new statuses, new media', async () => {
+        const a = await newApp();
+        const first = videoRecord(a.appId, { createdAt: 1000 });
+        await s.videos.insert(first);
+        expect((await s.videos.listByApp(a.appId, { offset: 0, limit: 10 })).total).toBe(1);
+        expect((await s.videos.listByAppAndUser(a.appId, '', { offset: 0, limit: 10 })).total).toBe(1);
+        const second = videoRecord(a.appId, { createdAt: 2000 });
+        await s.videos.insert(second);
+        expect((await s.videos.listByApp(a.appId, { offset: 0, limit: 10 })).items.map((v) => v.id)).toEqual([second.id, first.id]);
+        expect((await s.videos.listByAppAndUser(a.appId, '', { offset: 0, limit: 10 })).total).toBe(2);
+        await s.videos.setStatus(first.id, 1, { now: 3000 });
+        await s.videos.updateMedia(first.id, { coverFile: 'c.jpg' });
+        const [, listed] = (await s.videos.listByApp(a.appId, { offset: 0, limit: 10 })).items;
+        expect(listed).toMatchObject({ id: first.id, status: 1, coverFile: 'c.jpg', updatedAt: 3000 });
+      });
+
+      it('lists one uploader’s videos the same way', async () => {
+        const a = await newApp();
+        const mine = [videoRecord(a.appId, { createUser: 'u', createdAt: 1 }), videoRecord(a.appId, { createUser: 'u', createdAt: 3 })];
+        for (const v of [...mine, videoRecord(a.appId, { createUser: 'U', createdAt: 2 }), videoRecord(a.appId, { createdAt: 4 })]) await s.videos.insert(v);
+        expect(await s.videos.listByAppAndUser(a.appId, 'u', { offset: 0, limit: 10 })).toEqual({ total: 2, items: [mine[1], mine[0]] });
+        expect(await s.videos.listByAppAndUser(a.appId, 'u', { offset: 1, limit: 10 })).toEqual({ total: 2, items: [mine[0]] });
+        expect(await s.videos.listByAppAndUser(a.appId, 'nobody', { offset: 0, limit: 10 })).toEqual({ total: 0, items: [] });
+      });
+
+      it('moves a status only from one of `from`, records each move, and says whether it moved', async () => {
+        const a = await newApp();
+        const v = videoRecord(a.appId, { status: 8, createdAt: 1000 });
+        await s.videos.insert(v);
+        expect(await s.videos.setStatus(v.id, 5, { from: [8], now: 2000 })).toBe(true);
+        expect(await s.videos.setStatus(v.id, 6, { from: [8, 4], now: 2500 })).toBe(false);
+        expect(await s.videos.setStatus(v.id, 4, { from: [5, 6], reason: 'broken', now: 3000 })).toBe(true);
+        expect(await s.videos.get(v.id)).toMatchObject({ status: 4, statusReason: 'broken', updatedAt: 3000 });
+        // Without `from`, any status moves, to the same one too; the reason is replaced.
+        expect(await s.videos.setStatus(v.id, 4, { now: 4000 })).toBe(true);
+        expect(await s.videos.get(v.id)).toMatchObject({ status: 4, statusReason: '', updatedAt: 4000 });
+        expect(await s.videos.setStatus(crypto.randomUUID(), 1)).toBe(false);
+        expect(await s.videos.statusHistory(v.id)).toEqual([
+          { at: 1000, from: null, to: 8, reason: '' },
+          { at: 2000, from: 8, to: 5, reason: '' },
+          { at: 3000, from: 5, to: 4, reason: 'broken' },
+          { at: 4000, from: 4, to: 4, reason: '' },
+        ]);
+        // Changes at the same millisecond stay in the order they were made.
+        await s.videos.setStatus(v.id, 5, { now: 5000 });
+        await s.videos.setStatus(v.id, 6, { now: 5000 });
+        await s.videos.setStatus(v.id, 1, { now: 5000 });
+        expect((await s.videos.statusHistory(v.id)).slice(-3).map((h) => h.to)).toEqual([5, 6, 1]);
+        expect(await s.videos.statusHistory(crypto.randomUUID())).toEqual([]);
+      });
+
+      it('lets one of two racing guarded moves win', async () => {
+        const a = await newApp();
+        const vs = Array.from({ length: 10 }, () => videoRecord(a.appId, { status: 5 }));
+        for (const v of vs) await s.videos.insert(v);
+        const results = await Promise.all(vs.flatMap((v) => [s.videos.setStatus(v.id, 6, { from: [5] }), s.videos.setStatus(v.id, 4, { from: [5] })]));
+        for (let i = 0; i < vs.length; i++) expect([results[2 * i], results[2 * i + 1]].filter(Boolean)).toHaveLength(1);
+        for (const v of vs) expect(await s.videos.statusHistory(v.id)).toHaveLength(2);
+      });
+
+      it('sets media facts, only those given, the duration in whole seconds', async () => {
+        const a = await newApp();
+        const v = videoRecord(a.appId);
+        await s.videos.insert(v);
+        await s.videos.updateMedia(v.id, { sourceFile: 's/x.mp4', keepSource: true });
+        await s.videos.updateMedia(v.id, { duration: 12.6 });
+        await s.videos.updateMedia(v.id, {});
+        await s.videos.updateMedia(v.id, { coverFile: 'c/x.jpg', keepSource: false });
+        expect(await s.videos.get(v.id)).toEqual({ ...v, sourceFile: 's/x.mp4', keepSource: false, duration: 13, coverFile: 'c/x.jpg' });
+      });
+
+      it('replaces renditions and reads them highest bitrate first, then by label', async () => {
+        const a = await newApp();
+        const [v, w] = [videoRecord(a.appId), videoRecord(a.appId)];
+        await s.videos.insert(v);
+        await s.videos.insert(w);
+        const r = (label: string, bitrateKbps: number, videoId = v.id): RenditionRecord => ({ videoId, label, width: 640, height: 360, bitrateKbps, file: `d/${label}.mp4`, bytes: 2 ** 33 });
+        await s.videos.setRenditions(v.id, [r('360p', 800), r('1080p', 5000)]);
+        await s.videos.setRenditions(v.id, [r('360p', 800), r('720p-b', 2500), r('720p-a', 2500)]);
+        await s.videos.setRenditions(w.id, [r('240p', 400, w.id)]);
+        expect(await s.videos.renditions(v.id)).toEqual([r('720p-a', 2500), r('720p-b', 2500), r('360p', 800)]);
+        await s.videos.setRenditions(w.id, []);
+        expect(await s.videos.renditions(w.id)).toEqual([]);
+      });
+
+      it('counts videos per status and finds ids by status, oldest first', async () => {
+        const [a, b] = [await newApp(), await newApp()];
+        expect(await s.videos.countByStatus()).toEqual({});
+        const vs = [
+          videoRecord(a.appId, { id: 'v2', status: 5, createdAt: 2 }),
+          videoRecord(b.appId, { id: 'v1', status: 5, createdAt: 2 }),
+          videoRecord(a.appId, { id: 'v0', status: 6, createdAt: 3 }),
+          videoRecord(a.appId, { id: 'v9', status: 1, createdAt: 1 }),
+        ];
+        for (const v of vs) await s.videos.insert(v);
+        expect(await s.videos.countByStatus()).toEqual({ 5: 2, 6: 1, 1: 1 });
+        expect(await s.videos.idsByStatus([5, 6])).toEqual(['v1', 'v2', 'v0']);
+        expect(await s.videos.idsByStatus([])).toEqual([]);
+        await s.videos.setStatus('v0', 1);
+        expect(await s.videos.countByStatus()).toEqual({ 5: 2, 1: 2 });
+      });
+
+      it('searches by title text (as typed, ASCII case ignored), statuses, uploader and application', async () => {
+        const [a, b] = [await newApp(), await newApp()];
+        const vs = [
+          videoRecord(a.appId, { id: 'v1', title: 'Holiday at the Sea', status: 1, createUser: 'ann', createdAt: 1 }),
+          videoRecord(a.appId, { id: 'v2', title: 'SEA lions', status: 5, createUser: 'bob', createdAt: 2 }),
+          videoRecord(b.appId, { id: 'v3', title: '100% sea_side', status: 1, createUser: 'ann', createdAt: 3 }),
+          videoRecord(b.appId, { id: 'v4', title: '100 seaXside', status: 4, createUser: 'ann', createdAt: 4 }),
+        ];
+        for (const v of vs) await s.videos.insert(v);
+        const ids = async (f: Parameters<Stores['videos']['search']>[0], page = { offset: 0, limit: 10 }) => {
+          const r = await s.videos.search(f, page);
+          return { total: r.total, ids: r.items.map((v) => v.id) };
+        };
+        expect(await ids({})).toEqual({ total: 4, ids: ['v4', 'v3', 'v2', 'v1'] });
+        expect(await ids({ text: 'sea' })).toEqual({ total: 4, ids: ['v4', 'v3', 'v2', 'v1'] });
+        expect(await ids({ text: 'Sea L' })).toEqual({ total: 1, ids: ['v2'] });
+        // Wildcards in the text are matched as they are.
+        expect(await ids({ text: '0%' })).toEqual({ total: 1, ids: ['v3'] });
+        expect(await ids({ text: 'sea_' })).toEqual({ total: 1, ids: ['v3'] });
+        expect(await ids({ text: '\\' })).toEqual({ total: 0, ids: [] });
+        expect(await ids({ statuses: [1, 4] })).toEqual({ total: 3, ids: ['v4', 'v3', 'v1'] });
+        expect(await ids({ statuses: [] })).toEqual({ total: 4, ids: ['v4', 'v3', 'v2', 'v1'] });
+        expect(await ids({ createUser: 'ann', appId: a.appId })).toEqual({ total: 1, ids: ['v1'] });
+        expect(await ids({ text: 'sea', statuses: [1], createUser: 'ann' })).toEqual({ total: 2, ids: ['v3', 'v1'] });
+        expect(await ids({ text: 'sea' }, { offset: 1, limit: 2 })).toEqual({ total: 4, ids: ['v3', 'v2'] });
+        expect((await s.videos.search({ appId: b.appId }, { offset: 0, limit: 1 })).items).toEqual([vs[3]]);
+      });
+    });
+
+    describe('JobStore', () => {
+      let seq = 0;
+      const job = (overrides: Partial<JobRecord> = {}): JobRecord => ({
+        id: crypto.randomUUID(),
+        type: 'work',
+        videoId: '',
+        payload: { n: 1, nested: { list: [1, 'two', null], ok: true }, text: 'ü "quoted"' },
+        state: 'queued',
+        priority: 0,
+        seq: ++seq,
+        attempts: 0,
+        maxAttempts: 3,
+        runAfter: 0,
+        progress: 0,
+        error: '',
+        createdAt: 100,
+        startedAt: null,
+        finishedAt: null,
+        updatedAt: 100,
+        ...overrides,
+      });
+      /** The record as stored, whose seq the store may have numbered itself. */
+      const stored = (j: JobRecord) => ({ ...j, seq: expect.any(Number) });
+
+      it('reads back what it stored, payload and all', async () => {
+        const j = job({ videoId: 'v', priority: -2, progress: 12.5, error: 'e', startedAt: 1, finishedAt: 2, state: 'failed' });
+        await s.jobs.insert(j);
+        expect(await s.jobs.get(j.id)).toEqual(stored(j));
+        expect(await s.jobs.get(crypto.randomUUID())).toBeUndefined();
+        await s.jobs.insertMany([]);
+        const many = Array.from({ length: 120 }, () => job());
+        await s.jobs.insertMany(many);
+        expect(await s.jobs.get(many[119]!.id)).toEqual(stored(many[119]!));
+      });
+
+      it('numbers jobs in insertion order, and maxSeq covers them all', async () => {
+        expect(await s.jobs.maxSeq()).toBe(0);
+        const js = [job(), job(), job()];
+        await s.jobs.insert(js[0]!);
+        await s.jobs.insertMany([js[1]!, js[2]!]);
+        const seqs = await Promise.all(js.map(async (j) => (await s.jobs.get(j.id))!.seq));
+        expect(seqs[0]).toBeLessThan(seqs[1]!);
+        expect(seqs[1]).toBeLessThan(seqs[2]!);
+        expect(await s.jobs.maxSeq()).toBeGreaterThanOrEqual(seqs[2]!);
+      });
+
+      it('lists running, then queued by priority and order, then the most recently finished; filtered', async () => {
+        const q1 = job({ id: 'q1' });
+        const q2 = job({ id: 'q2', priority: 5, type: 'other', videoId: 'v' });
+        const q3 = job({ id: 'q3' });
+        const r1 = job({ id: 'r1', state: 'running' });
+        const f1 = job({ id: 'f1', state: 'succeeded', updatedAt: 500 });
+        const f2 = job({ id: 'f2', state: 'failed', updatedAt: 900, videoId: 'v' });
+        const c1 = job({ id: 'c1', state: 'cancelled', updatedAt: 700 });
+        await s.jobs.insertMany([f1, q1, q2, r1, f2, q3, c1]);
+        const ids = async (f?: Parameters<Stores['jobs']['list']>[0]) => (await s.jobs.list(f)).map((j) => j.id);
+        expect(await ids()).toEqual(['r1', 'q2', 'q1', 'q3', 'f2', 'c1', 'f1']);
+        expect(await ids({ states: ['queued'] })).toEqual(['q2', 'q1', 'q3']);
+        expect(await ids({ types: ['other'] })).toEqual(['q2']);
+        expect(await ids({ videoId: 'v' })).toEqual(['q2', 'f2']);
+        expect(await ids({ states: ['failed', 'succeeded'], types: ['work'] })).toEqual(['f2', 'f1']);
+        expect(await ids({ limit: 2 })).toEqual(['r1', 'q2']);
+        expect(await ids({ states: [], types: [] })).toHaveLength(7);
+        expect((await s.jobs.list({ states: ['running'] }))[0]).toEqual(stored(r1));
+      });
+
+      it('claims the next due job of the given types: priority, then order; running, attempt counted', async () => {
+        expect(await s.jobs.claimNext(['work'], 1000)).toBeUndefined();
+        const later = job({ id: 'later', priority: 9, runAfter: 5000 });
+        const a = job({ id: 'a' });
+        const b = job({ id: 'b' });
+        const urgent = job({ id: 'urgent', priority: 1, attempts: 1 });
+        const other = job({ id: 'other', type: 'other', priority: 99 });
+        await s.jobs.insertMany([later, a, b, urgent, other]);
+        expect(await s.jobs.claimNext([], 1000)).toBeUndefined();
+        const first = await s.jobs.claimNext(['work'], 1000);
+        expect(first).toEqual({ ...stored(urgent), state: 'running', attempts: 2, startedAt: 1000, updatedAt: 1000, progress: 0 });
+        expect(await s.jobs.get('urgent')).toEqual(first);
+        expect((await s.jobs.claimNext(['work'], 1001))!.id).toBe('a');
+        expect((await s.jobs.claimNext(['work'], 1002))!.id).toBe('b');
+        expect(await s.jobs.claimNext(['work'], 4999)).toBeUndefined();
+        expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('other');
+        expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('later');
+        expect(await s.jobs.claimNext(['work', 'other'], 5000)).toBeUndefined();
+      });
+
+      it('never hands one job to two claims made at once', async () => {
+        await s.jobs.insertMany(Array.from({ length: 8 }, () => job()));
+        const claimed = await Promise.all(Array.from({ length: 12 }, () => s.jobs.claimNext(['work'], 1000)));
+        const ids = claimed.filter((j) => j !== undefined).map((j) => j.id);
+        expect(ids).toHaveLength(8);
+        expect(new Set(ids).size).toBe(8);
+      });
+
+      it('updates only from the given states, and says whether it did', async () => {
+        const j = job();
+        await s.jobs.insert(j);
+        expect(await s.jobs.update(j.id, { state: 'running', progress: 40.5, payload: { x: [1] } }, ['queued'])).toBe(true);
+        expect(await s.jobs.update(j.id, { state: 'cancelled' }, ['queued'])).toBe(false);
+        expect(await s.jobs.update(j.id, { state: 'succeeded', finishedAt: 7, error: '', updatedAt: 7 })).toBe(true);
+        expect(await s.jobs.get(j.id)).toEqual({ ...stored(j), state: 'succeeded', progress: 40.5, payload: { x: [1] }, finishedAt: 7, updatedAt: 7 });
+        expect(await s.jobs.update(j.id, { startedAt: null, finishedAt: null }, ['succeeded'])).toBe(true);
+        expect(await s.jobs.get(j.id)).toMatchObject({ startedAt: null, finishedAt: null });
+        expect(await s.jobs.update(crypto.randomUUID(), { state: 'queued' })).toBe(false);
+        expect(await s.jobs.update(j.id, {})).toBe(false);
+      });
+
+      it('counts jobs per type and state, pairs with none absent', async () => {
+        await s.jobs.insertMany([job(), job(), job({ state: 'failed' }), job({ type: 'other', state: 'failed' })]);
+        const sorted = (xs: Array<{ type: string; state: string; count: number }>) => [...xs].sort((x, y) => `${x.type}/${x.state}`.localeCompare(`${y.type}/${y.state}`));
+        expect(sorted(await s.jobs.countByTypeAndState())).toEqual([
+          { type: 'other', state: 'failed', count: 1 },
+          { type: 'work', state: 'failed', count: 1 },
+          { type: 'work', state: 'queued', count: 2 },
+        ]);
+        expect(await s.jobs.countByTypeAndState(['queued'])).toEqual([{ type: 'work', state: 'queued', count: 2 }]);
+        expect(await s.jobs.countByTypeAndState(['running'])).toEqual([]);
+      });
+
+      it('tells when the earliest queued job of the given types is due', async () => {
+        expect(await s.jobs.nextRunAfter(['work'])).toBeUndefined();
+        await s.jobs.insertMany([job({ runAfter: 300 }), job({ runAfter: 200, state: 'failed' }), job({ runAfter: 100, type: 'other' })]);
+        expect(await s.jobs.nextRunAfter(['work'])).toBe(300);
+        expect(await s.jobs.nextRunAfter(['work', 'other'])).toBe(100);
+        expect(await s.jobs.nextRunAfter([])).toBeUndefined();
+      });
+    });
+
+    describe('CallbackStore', () => {
+      let seq = 0;
+      const delivery = (overrides: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
+        id: crypto.randomUUID(), seq: ++seq, appId: 'app', kind: 'status', videoId: crypto.randomUUID(), videoStatus: 1, statusAt: 1000,
+        state: 'pending', series: 1, seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: 1000, deliveredAt: null, lastError: '',
+        createdAt: 1000, updatedAt: 1000, ...overrides,
+      });
+      const stored = (d: DeliveryRecord) => ({ ...d, seq: expect.any(Number) });
+      const attempt = (d: DeliveryRecord, n: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({
+        deliveryId: d.id, series: d.series, attempt: n, at: 2000 + n, url: 'http://cb/', httpStatus: 500, error: 'HTTP 500',
+        latencyMs: 12, responseExcerpt: 'oops', ok: false, ...overrides,
+      });
+
+      it('reads back what it stored; a second status delivery for the same change is refused', async () => {
+        const d = delivery({ firstAttemptAt: 5, deliveredAt: 6, lastError: 'x' });
+        expect(await s.callbacks.insert(d)).toBe(true);
+        expect(await s.callbacks.get(d.id)).toEqual(stored(d));
+        expect(await s.callbacks.get(crypto.randomUUID())).toBeUndefined();
+        expect(await s.callbacks.insert(delivery({ videoId: d.videoId }))).toBe(false);
+        expect(await s.callbacks.insert(delivery({ videoId: d.videoId, statusAt: 1001 }))).toBe(true);
+        expect(await s.callbacks.insert(delivery({ videoId: d.videoId, videoStatus: 4 }))).toBe(true);
+        // Tests are not status changes: any number of them.
+        const test = { kind: 'test' as const, videoId: '00000000-0000-0000-0000-000000000000', statusAt: null };
+        expect(await s.callbacks.insert(delivery(test))).toBe(true);
+        expect(await s.callbacks.insert(delivery(test))).toBe(true);
+        expect((await s.callbacks.listByApp('app', { limit: 100 })).length).toBe(5);
+      });
+
+      it('inserts many at once and says which were stored', async () => {
+        expect(await s.callbacks.insertMany([])).toEqual([]);
+        const first = Array.from({ length: 250 }, (_, i) => delivery({ videoId: `video-${i}`, state: 'skipped', nextAttemptAt: null }));
+        expect(await s.callbacks.insertMany(first)).toEqual(first.map(() => true));
+        const again = Array.from({ length: 300 }, (_, i) => delivery({ videoId: `video-${i}`, statusAt: i % 2 === 0 ? 1000 : 2000, state: 'skipped' }));
+        expect(await s.callbacks.insertMany(again)).toEqual(again.map((_, i) => i >= 250 || i % 2 === 1));
+        expect(await s.callbacks.get(again[0]!.id)).toBeUndefined();
+        expect(await s.callbacks.get(again[1]!.id)).toEqual(stored(again[1]!));
+        expect((await s.callbacks.listByApp('app', { limit: 1000 })).length).toBe(250 + 175);
+      });
+
+      it('lists an application’s deliveries newest first, a page before a seq at a time', async () => {
+        const ds = Array.from({ length: 5 }, () => delivery());
+        for (const d of ds.slice(0, 2)) await s.callbacks.insert(d);
+        await s.callbacks.insertMany(ds.slice(2));
+        await s.callbacks.insert(delivery({ appId: 'other' }));
+        const page1 = await s.callbacks.listByApp('app', { limit: 2 });
+        expect(page1.map((d) => d.id)).toEqual([ds[4]!.id, ds[3]!.id]);
+        expect(page1[0]).toEqual(stored(ds[4]!));
+        const page2 = await s.callbacks.listByApp('app', { limit: 2, beforeSeq: page1[1]!.seq });
+        expect(page2.map((d) => d.id)).toEqual([ds[2]!.id, ds[1]!.id]);
+        const page3 = await s.callbacks.listByApp('app', { limit: 2, beforeSeq: page2[1]!.seq });
+        expect(page3.map((d) => d.id)).toEqual([ds[0]!.id]);
+        expect(await s.callbacks.listByApp('nobody', { limit: 2 })).toEqual([]);
+        expect(await s.callbacks.maxSeq()).toBeGreaterThanOrEqual(Math.max(...(await s.callbacks.listByApp('other', { limit: 1 })).map((d) => d.seq), page1[0]!.seq));
+      });
+
+      it('lists pending deliveries oldest first', async () => {
+        const [p1, done, p2] = [delivery(), delivery({ state: 'delivered' }), delivery({ appId: 'other' })];
+        await s.callbacks.insertMany([p1, done, p2]);
+        expect((await s.callbacks.listPending()).map((d) => d.id)).toEqual([p1.id, p2.id]);
+        expect(await s.callbacks.maxSeq()).toBeGreaterThan(0);
+      });
+
+      it('updates, with `expect` only if the series and attempt count still match', async () => {
+        const d = delivery();
+        await s.callbacks.insert(d);
+        expect(await s.callbacks.update(d.id, { state: 'failed', nextAttemptAt: null, lastError: 'window over', updatedAt: 3000 }, { series: 1, seriesAttempts: 1 })).toBe(false);
+        expect(await s.callbacks.update(d.id, { state: 'failed', nextAttemptAt: null, lastError: 'window over', updatedAt: 3000 }, { series: 1, seriesAttempts: 0 })).toBe(true);
+        expect(await s.callbacks.get(d.id)).toEqual({ ...stored(d), state: 'failed', nextAttemptAt: null, lastError: 'window over', updatedAt: 3000 });
+        expect(await s.callbacks.update(d.id, { state: 'pending', series: 2, seriesAttempts: 0, firstAttemptAt: null })).toBe(true);
+        expect(await s.callbacks.get(d.id)).toMatchObject({ state: 'pending', series: 2, seriesAttempts: 0 });
+        expect(await s.callbacks.update(d.id, {})).toBe(false);
+        expect(await s.callbacks.update(crypto.randomUUID(), { state: 'failed' })).toBe(false);
+      });
+
+      it('logs every attempt, and applies its standing only when the delivery still expects it', async () => {
+        const d = delivery();
+        await s.callbacks.insert(d);
+        const a1 = attempt(d, 1);
+        expect(await s.callbacks.recordAttempt(a1, { firstAttemptAt: a1.at, nextAttemptAt: 9000, lastError: 'HTTP 500', updatedAt: a1.at })).toBe(true);
+        expect(await s.callbacks.get(d.id)).toMatchObject({ seriesAttempts: 1, firstAttemptAt: a1.at, nextAttemptAt: 9000, lastError: 'HTTP 500', state: 'pending' });
+        // The same attempt again (a job retried after a crash) changes nothing.
+        expect(await s.callbacks.recordAttempt(a1, { lastError: 'again' })).toBe(false);
+        // A redelivery started a new series meanwhile: this late attempt is logged, nothing more.
+        await s.callbacks.update(d.id, { series: 2, seriesAttempts: 0, lastError: '' });
+        const late = attempt(d, 2);
+        expect(await s.callbacks.recordAttempt(late, { state: 'failed', lastError: 'late' })).toBe(false);
+        expect(await s.callbacks.get(d.id)).toMatchObject({ series: 2, seriesAttempts: 0, state: 'pending', lastError: '' });
+        const ok = attempt({ ...d, series: 2 }, 1, { httpStatus: 204, error: '', ok: true, responseExcerpt: '' });
+        expect(await s.callbacks.recordAttempt(ok, { state: 'delivered', deliveredAt: ok.at, nextAttemptAt: null, updatedAt: ok.at })).toBe(true);
+        expect(await s.callbacks.get(d.id)).toMatchObject({ series: 2, seriesAttempts: 1, state: 'delivered', deliveredAt: ok.at, nextAttemptAt: null });
+        // Not pending any more: no attempt is expected.
+        expect(await s.callbacks.recordAttempt(attempt({ ...d, series: 2 }, 2), { lastError: 'x' })).toBe(false);
+        const other = delivery();
+        await s.callbacks.insert(other);
+        const noAnswer = attempt(other, 1, { httpStatus: null, error: 'refused' });
+        await s.callbacks.recordAttempt(noAnswer, {});
+        expect(await s.callbacks.attempts([d.id])).toEqual([a1, late, ok, attempt({ ...d, series: 2 }, 2)].sort((x, y) => x.series - y.series || x.attempt - y.attempt));
+        expect(await s.callbacks.attempts([other.id, d.id])).toHaveLength(5);
+        expect(await s.callbacks.attempts([other.id])).toEqual([noAnswer]);
+        expect(await s.callbacks.attempts([])).toEqual([]);
+      });
+
+      it('finds end-state changes with no status delivery, a slice of videos at a time', async () => {
+        const a = await newApp({ appId: 'app' });
+        const v = (id: string) => videoRecord(a.appId, { id, status: 8, createdAt: 100 });
+        const vs = ['v1', 'v2', 'v3', 'v4', 'v5'].map(v);
+        for (const x of vs) await s.videos.insert(x);
+        await s.videos.setStatus('v1', 1, { now: 200 });
+        await s.videos.setStatus('v2', 4, { now: 300 });
+        await s.videos.setStatus('v3', 5, { now: 250 }); // not an end state
+        await s.videos.setStatus('v4', 1, { now: 150 });
+        // A move to the same status is not a change: the delivery of the real one still counts.
+        await s.videos.setStatus('v4', 1, { now: 400 });
+        await s.callbacks.insert(delivery({ appId: 'app', videoId: 'v4', videoStatus: 1, statusAt: 150 }));
+        await s.videos.setStatus('v5', 7, { now: 120 });
+        const all = await s.callbacks.missingStatusDeliveries([1, 4, 7], { videos: 100 });
+        expect(all.missing).toEqual([
+          { appId: 'app', videoId: 'v5', videoStatus: 7, statusAt: 120 },
+          { appId: 'app', videoId: 'v1', videoStatus: 1, statusAt: 200 },
+          { appId: 'app', videoId: 'v2', videoStatus: 4, statusAt: 300 },
+        ]);
+        const first = await s.callbacks.missingStatusDeliveries([1, 4, 7], { videos: 2 });
+        expect(first).toEqual({ missing: [all.missing[1], all.missing[2]], next: 'v2' });
+        const second = await s.callbacks.missingStatusDeliveries([1, 4, 7], { afterVideoId: first.next, videos: 2 });
+        expect(second).toEqual({ missing: [], next: 'v4' });
+        const third = await s.callbacks.missingStatusDeliveries([1, 4, 7], { afterVideoId: second.next, videos: 2 });
+        expect(third.missing).toEqual([all.missing[0]]);
+        const last = await s.callbacks.missingStatusDeliveries([1, 4, 7], { afterVideoId: 'v5', videos: 2 });
+        expect(last).toEqual({ missing: [] });
+        expect((await s.callbacks.missingStatusDeliveries([], { videos: 2 })).missing).toEqual([]);
+        // Once its delivery exists, a change is no longer missing.
+        await s.callbacks.insert(delivery({ appId: 'app', videoId: 'v1', videoStatus: 1, statusAt: 200 }));
+        expect((await s.callbacks.missingStatusDeliveries([1, 4, 7], { videos: 100 })).missing.map((m) => m.videoId)).toEqual(['v5', 'v2']);
+      });
+    });
+
+    it('keeps everything across a close and a new open', async () => {
+      const a = await newApp();
+      await s.apps.setGrants(a.appId, [a.appId]);
+      const v = videoRecord(a.appId, { status: 8 });
+      await s.videos.insert(v);
+      await s.videos.setStatus(v.id, 1, { now: 5000 });
+      await s.videos.setRenditions(v.id, [{ videoId: v.id, label: '360p', width: 1, height: 2, bitrateKbps: 3, file: 'f', bytes: 4 }]);
+      const j: JobRecord = {
+        id: crypto.randomUUID(), type: 't', videoId: v.id, payload: { a: 1 }, state: 'queued', priority: 0, seq: 1, attempts: 0, maxAttempts: 1,
+        runAfter: 0, progress: 0, error: '', createdAt: 1, startedAt: null, finishedAt: null, updatedAt: 1,
+      };
+      await s.jobs.insert(j);
+      const jobSeq = (await s.jobs.get(j.id))!.seq;
+      const d: DeliveryRecord = {
+        id: crypto.randomUUID(), seq: 1, appId: a.appId, kind: 'status', videoId: v.id, videoStatus: 1, statusAt: 5000, state: 'pending', series: 1,
+        seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: 1, deliveredAt: null, lastError: '', createdAt: 1, updatedAt: 1,
+      };
+      await s.callbacks.insert(d);
+      const deliverySeq = (await s.callbacks.get(d.id))!.seq;
+      await s.close();
+      const again = await reopen();
+      expect(await again.apps.get(a.appId)).toEqual(a);
+      expect(await again.apps.grants(a.appId)).toEqual([a.appId]);
+      expect(await again.videos.get(v.id)).toMatchObject({ status: 1, updatedAt: 5000 });
+      expect(await again.videos.statusHistory(v.id)).toHaveLength(2);
+      expect(await again.videos.renditions(v.id)).toHaveLength(1);
+      expect(await again.jobs.get(j.id)).toEqual({ ...j, seq: jobSeq });
+      expect(await again.callbacks.get(d.id)).toEqual({ ...d, seq: deliverySeq });
+      // Numbering goes on after what was stored.
+      expect(await again.jobs.maxSeq()).toBeGreaterThanOrEqual(jobSeq);
+      expect(await again.callbacks.maxSeq()).toBeGreaterThanOrEqual(deliverySeq);
+      expect(again.warnings()).toEqual([]);
+    });
+  });
+}
+
+/** sql.js: a data directory per test (under the run's temporary folder, removed at its end). */
+storeContract('sql.js', () => async () => {
+  const dir = tempDataDir('vop-contract-');
+  let current = await openSqlJsStores({ dir });
+  return {
+    stores: current,
+    async reopen() {
+      await current.close();
+      current = await openSqlJsStores({ dir });
+      return current;
+    },
+  };
+});
