@@ -37,7 +37,24 @@ describe('the README on the status callback', () => {
     // As an application would check it, from the README's own words.
     const mac = crypto.createHmac('sha256', secret!).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body.trim()}`).digest('base64');
     expect(headers['webhook-signature']).toBe(`v1,${mac}`);
-    expect(fields.get('Token')).toBe(crypto.createHash('md5').update(`${fields.get('Timestamp')}${secret}`).digest('hex'));
+    // Nothing the spec API accepts (issue 12, item 2).
+    expect([...fields.keys()].sort()).toEqual(['AppId', 'Timestamp', 'VideoId', 'VideoStatus']);
+  });
+
+  it("has a verifier that accepts its test vector, and refuses it altered, late or with another secret", () => {
+    const block = /```\nPOST \/vop\/callback HTTP\/1\.1\n([\s\S]*?)```/.exec(readme)![1]!;
+    const [head, body] = block.split('\n\n') as [string, string];
+    const headers = Object.fromEntries(head.split('\n').map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const secret = /AppSecret\s+`([0-9a-f]{40})`/.exec(readme)![1]!;
+    const source = /function verifyCallback[\s\S]*?\n}\n/.exec(readme)?.[0];
+    expect(source, "the README's verifyCallback").toBeTruthy();
+    type Verify = (h: Record<string, string>, raw: string, now?: number) => boolean;
+    const make = (appSecret: string) => new Function('crypto', 'APP_ID', 'APP_SECRET', `${source}\nreturn verifyCallback;`)(crypto, new URLSearchParams(body.trim()).get('AppId'), appSecret) as Verify;
+    const at = Number(headers['webhook-timestamp']);
+    expect(make(secret)(headers, body.trim(), at)).toBe(true);
+    expect(make(secret)(headers, body.trim().replace('VideoStatus=1', 'VideoStatus=7'), at)).toBe(false);
+    expect(make(secret)(headers, body.trim(), at + 3600)).toBe(false);
+    expect(make(secret.replace(/^0/, '1'))(headers, body.trim(), at)).toBe(false);
   });
 
   it('gives the default retry schedule the code follows: 10 s doubling to 1 h, 32 attempts within 24 h', () => {

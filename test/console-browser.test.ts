@@ -135,7 +135,11 @@ describe('the console in Chromium', () => {
   it('creates an application and shows its secret once', async () => {
     await openFromMenu('Applications');
     await page.getByLabel('Name').fill('Video site');
+    // Plain http off the LAN is warned about as it is typed; on this machine (the receiver) it is not.
+    await page.getByLabel('Callback address (optional)').fill('http://callbacks.site.example/vop');
+    expect(await page.getByTestId('callback-warning').textContent()).toMatch(/plain http to a host outside your network/);
     await page.getByLabel('Callback address (optional)').fill(receiverUrl);
+    expect(await page.getByTestId('callback-warning').count()).toBe(0);
     await page.getByRole('button', { name: 'Create' }).click();
     const panel = page.locator('.secret');
     await panel.getByText('Copy the secret now: it is shown only once.').waitFor();

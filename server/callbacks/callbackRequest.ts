@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { computeToken } from '../services/tokens.js';
 
 /** VideoId of a test delivery: the nil UUID, which no video ever has. */
 export const TEST_VIDEO_ID = '00000000-0000-0000-0000-000000000000';
@@ -37,9 +36,12 @@ export function webhookSignature(secret: string, id: string, timestamp: number, 
 
 /**
  * The request of spec section 6 as vop sends it: a form body with VideoId and VideoStatus, plus
- * AppId, Timestamp and Token of spec section 5 (Token = MD5 of Timestamp + AppSecret), so that the
- * application can check it the way the platform checks its own calls; and the Standard Webhooks
- * headers. Timestamp and signature are fresh on every attempt; the id never changes.
+ * AppId and Timestamp; and the Standard Webhooks headers, whose HMAC authenticates it. Timestamp
+ * and signature are fresh on every attempt; the id never changes.
+ *
+ * No `Token` (MD5 of Timestamp + AppSecret): that is the spec API's own credential, accepted for
+ * ten minutes, and callback bodies end up in logs and may travel over plain http (issue 12,
+ * item 2). Nothing in a callback is accepted by the API.
  */
 export function buildCallbackRequest(p: CallbackPayload): CallbackRequest {
   const timestamp = String(p.timestamp);
@@ -48,7 +50,6 @@ export function buildCallbackRequest(p: CallbackPayload): CallbackRequest {
     VideoStatus: String(p.videoStatus),
     AppId: p.appId,
     Timestamp: timestamp,
-    Token: computeToken(timestamp, p.secret),
   };
   if (p.test) fields.Test = '1';
   const body = new URLSearchParams(fields).toString();

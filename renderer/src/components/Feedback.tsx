@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { isPlainHttpOffLan } from '../callbackAddress.js';
 import { formatEta, statusName, statusTone } from '../format.js';
 
 /** A server error, in words, announced to screen readers. */
@@ -7,6 +8,16 @@ export function ErrorMessage({ error }: { error: string | undefined }) {
   return (
     <p className="error" role="alert">
       {error}
+    </p>
+  );
+}
+
+/** A callback address that would cross networks unencrypted ({@link isPlainHttpOffLan}), said as the admin types it. */
+export function CallbackAddressWarning({ address }: { address: string }) {
+  if (!isPlainHttpOffLan(address)) return null;
+  return (
+    <p className="error" role="status" data-testid="callback-warning">
+      This address is plain http to a host outside your network: callbacks would travel unencrypted. Use an https:// address.
     </p>
   );
 }

@@ -3,7 +3,7 @@ import { api } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
-import { AppStateBadge, ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
+import { AppStateBadge, CallbackAddressWarning, ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
 import { formatTime, shortId } from '../format.js';
 import { Link } from '../router.js';
 import type { AppView, DeliveryView } from '../types.js';
@@ -123,6 +123,7 @@ function CallbackForm({ app, busy, onSave, onTest }: { app: AppView; busy: boole
       <p className="muted small-text">vop POSTs here when a video becomes playable (1) or fails (4, 7). Empty: no callbacks.</p>
       <label htmlFor="callback-url">Callback address</label>
       <input id="callback-url" type="url" value={url} placeholder="https://site.example/vop/callback" onChange={(e) => setUrl(e.target.value)} />
+      <CallbackAddressWarning address={url} />
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>
           Save address

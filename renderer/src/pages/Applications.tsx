@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api } from '../api.js';
 import { CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
-import { AppStateBadge, ErrorMessage, PageHeader } from '../components/Feedback.js';
+import { AppStateBadge, CallbackAddressWarning, ErrorMessage, PageHeader } from '../components/Feedback.js';
 import { formatTime } from '../format.js';
 import { Link } from '../router.js';
 import type { AppView } from '../types.js';
@@ -76,6 +76,7 @@ function CreateApp({ onCreated }: { onCreated: (a: { appId: string; appSecret: s
         <div className="field grow">
           <label htmlFor="app-callback">Callback address (optional)</label>
           <input id="app-callback" type="url" placeholder="https://site.example/vop/callback" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} />
+          <CallbackAddressWarning address={callbackUrl} />
         </div>
         <div className="field end">
           <button type="submit" className="primary" disabled={busy}>
