@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles the headless server (server/main.ts) into dist/server/main.js, which `npm start` runs
-// with plain Node.
+// with plain Node (scripts/start.mjs imports it).
 //
 // Why not `tsx server/main.ts` as before: tsx transpiles every module at start and stays loaded,
 // about 30 MB of resident memory and a third of a second of start-up for nothing a server needs
@@ -61,9 +61,10 @@ export async function buildServer() {
 }
 
 /**
- * The Node flags package.json's start script runs the bundle with (the benchmarks run it the
- * same way, and test/startup.test.ts checks the line). Throws if the script does not end with
- * the build and `node [flags] dist/server/main.js`.
+ * The Node flags package.json's start script runs the server with (the benchmarks and tests run
+ * the bundle with them the same way). Throws unless the script is `exec node [flags]
+ * scripts/start.mjs`: start.mjs builds what is stale and runs the bundle in its own process, and
+ * `exec` makes that process the one npm forwards SIGTERM and SIGINT to (scripts/start.mjs says why).
  *
  * The flags, and why: `--enable-source-maps`, so that stack traces name the TypeScript sources;
  * `--expose-gc`, so that durableDatabase.ts's releaseImage() frees an export's copy at once;
@@ -72,8 +73,8 @@ export async function buildServer() {
  */
 export function startNodeFlags() {
   const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
-  const m = /node scripts\/build-server\.mjs --if-stale && node ((?:--[\w=-]+ )*)dist\/server\/main\.js$/.exec(start);
-  if (!m) throw new Error(`package.json's start script does not end with "node scripts/build-server.mjs --if-stale && node [flags] dist/server/main.js": ${start}`);
+  const m = /^exec node ((?:--[\w=-]+ )*)scripts\/start\.mjs$/.exec(start);
+  if (!m) throw new Error(`package.json's start script is not "exec node [flags] scripts/start.mjs": ${start}`);
   return m[1].trim().split(/\s+/).filter(Boolean);
 }
 

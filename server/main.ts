@@ -1,11 +1,20 @@
 /**
  * `npm start`: the headless server on its embedded defaults, built by bootstrap.ts as the desktop
- * shell builds its own.
+ * shell builds its own. package.json runs it through scripts/start.mjs, which imports the bundle
+ * of this file (dist/server/main.js); it can also be run directly.
  */
 import path from 'node:path';
 import type { VopServer } from './app.js';
 import { bootstrapServer } from './bootstrap.js';
 import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses } from './startArgs.js';
+
+/**
+ * A second signal this soon after the first is the same request delivered twice, not a demand to
+ * exit now: a terminal's Ctrl-C reaches npm and the server (one process group), and npm forwards
+ * its copy; a supervisor that signals the whole group (systemd's default) does the same with
+ * SIGTERM.
+ */
+const SAME_REQUEST_MS = 1000;
 
 async function main(): Promise<void> {
   let config;
@@ -24,12 +33,15 @@ async function main(): Promise<void> {
   // says it is listening) must still shut it down cleanly, not kill it mid-write.
   let vop: VopServer | undefined;
   let stopSignal: string | undefined;
+  let stopAt = 0;
   const stop = (signal: string) => {
     if (stopSignal) {
+      if (Date.now() - stopAt < SAME_REQUEST_MS) return;
       console.log(`${signal} again: exiting now.`);
       process.exit(1);
     }
     stopSignal = signal;
+    stopAt = Date.now();
     console.log(`${signal}: shutting down…`);
     if (vop) shutDown(vop);
   };

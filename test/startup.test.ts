@@ -18,7 +18,7 @@ const TOKEN = 'startup-admin-token-0123456789';
 
 describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
   it('builds dist/server/main.js, which serves the API, the widgets and the console from its place and stops cleanly', async () => {
-    // The command line npm start ends with, taken from package.json so that this test runs it as it is.
+    // The Node flags npm start runs the server with, taken from package.json so that this test runs it as npm start does.
     const flags = startNodeFlags();
     expect(flags).toContain('--expose-gc'); // durableDatabase.ts releaseImage()
     expect(await buildServer()).toBe(path.join(ROOT, 'dist/server/main.js'));
