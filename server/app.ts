@@ -104,7 +104,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.set('etag', false); // API answers change with every write; media sets its own validators
   app.set('query parser', 'simple');
 
-  app.use(healthRouter({ stores, startedAt: Date.now(), extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
+  app.use(healthRouter({ stores, startedAt: Date.now(), adminToken, extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
   app.use(consoleRouter());
   // tus reads the request stream itself: mounted before any body parser.

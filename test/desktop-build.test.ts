@@ -64,7 +64,7 @@ describe('desktop build', () => {
       const script = await fetch(`${base}/widget/initUploadWidget.js`);
       expect(script.status).toBe(200);
       expect(await script.text()).toContain('openUpload');
-      const health = (await (await fetch(`${base}/healthz`)).json()) as { ffmpeg?: { ffmpeg?: { version?: string } } };
+      const health = (await (await fetch(`${base}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { ffmpeg?: { ffmpeg?: { version?: string } } };
       expect(JSON.stringify(health.ffmpeg)).toMatch(/ffmpeg version/);
     } finally {
       child.kill('SIGTERM');

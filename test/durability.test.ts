@@ -114,7 +114,7 @@ describe('acknowledged writes survive SIGKILL (child process)', () => {
     admin = new AdminClient(p.baseUrl, ADMIN_TOKEN);
     ca = new SpecClient(p.baseUrl, a.appId, a.appSecret);
     await expectVideos(ca, expected);
-    const health = await (await fetch(`${p.baseUrl}/healthz`)).json();
+    const health = await (await fetch(`${p.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
     expect(health.warnings).toEqual([]);
     const views = new Map<string, any>((await admin.request('GET', '/apps')).body.apps.map((x: any) => [x.appId, x]));
     expect([...views.keys()].sort()).toEqual([a.appId, b.appId, c.appId].sort());
@@ -186,7 +186,7 @@ describe('damaged files, locks and schema versions', () => {
       expect(aside).toHaveLength(1);
       // Kept as it was, not replaced silently.
       expect(fs.readFileSync(path.join(dir, aside[0]!)).equals(damagedBytes)).toBe(true);
-      const health = await (await fetch(`${s.baseUrl}/healthz`)).json();
+      const health = await (await fetch(`${s.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       expect(health.status).toBe('ok');
       expect(health.warnings).toHaveLength(1);
       expect(health.warnings[0]).toContain('is damaged');
@@ -238,7 +238,7 @@ describe('damaged files, locks and schema versions', () => {
       const aside = fs.readdirSync(dir).filter((f) => /^vop\.db\.damaged-/.test(f));
       expect(aside).toHaveLength(1);
       expect(fs.readFileSync(path.join(dir, aside[0]!)).equals(bytes)).toBe(true);
-      const health = await (await fetch(`${s.baseUrl}/healthz`)).json();
+      const health = await (await fetch(`${s.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       expect(health.warnings).toHaveLength(1);
       expect(health.warnings[0]).toContain('is damaged');
     } finally {

@@ -117,7 +117,7 @@ describe('through the server', () => {
 
   it('an MPEG-TS upload becomes a video when the configured ffprobe crashes on it but another reads it', async () => {
     t = await startServer({ processing: { ...TINY_PROCESSING, ffprobePath: crasher } });
-    const health = (await (await fetch(`${t.baseUrl}/healthz`)).json()) as { ffmpeg: { ok: boolean; proof: { summary: string } } };
+    const health = (await (await fetch(`${t.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { ffmpeg: { ok: boolean; proof: { summary: string } } };
     expect(health.ffmpeg.ok).toBe(true);
     expect(health.ffmpeg.proof.summary).toMatch(/MPEG-TS: ffprobe crashed \(SIGSEGV\)/);
     const id = await uploadTs(t);

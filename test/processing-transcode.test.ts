@@ -268,7 +268,7 @@ describe('the job queue through the admin API', () => {
     await t.admin.request('PUT', '/processing', { concurrency: 1 });
     expect((await fetch(`${t.baseUrl}/admin/api/jobs`)).status).toBe(401);
 
-    const health = await (await fetch(`${t.baseUrl}/healthz`)).json();
+    const health = await (await fetch(`${t.baseUrl}/healthz`, { headers: { authorization: `Bearer ${t.vop.adminToken}` } })).json();
     for (const tool of ['ffmpeg', 'ffprobe'] as const) {
       expect(health.ffmpeg[tool].path).toMatch(/^\//);
       expect(fs.existsSync(health.ffmpeg[tool].path)).toBe(true);
