@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { avcCodecString, buildHlsArgs, buildMasterPlaylist, hlsCodecs } from '../server/media/hls.js';
 import { evenSize, pickRungs, resolveLadderOptions, type Rendition } from '../server/media/ladder.js';
-import { buildTranscodeArgs, resolveTranscodeOptions, sourceRendition } from '../server/media/transcodeArgs.js';
+import { buildTranscodeArgs, resolveTranscodeOptions, sourceFilters, sourceRendition } from '../server/media/transcodeArgs.js';
 
 const sizes = (rs: Rendition[]) => rs.map((r) => `${r.label} ${r.width}x${r.height}`);
 
@@ -78,9 +78,11 @@ describe('rendition ladder', () => {
 
 describe('transcode and HLS argument builders (pure)', () => {
   const outputs = pickRungs({ width: 1920, height: 1080 }).slice(0, 2).map((rendition, i) => ({ rendition, path: `/media/out${i}.mp4` }));
+  /** A progressive 25 fps 1080p source: nothing to deinterlace, no frame rate to cap. */
+  const progressive = { frameRate: 25, nominalFrameRate: 25, interlaced: false, storedWidth: 1920, storedHeight: 1080 };
 
   it('builds one ffmpeg run for all rungs: split, scale, libx264 yuv420p, AAC, faststart MP4', () => {
-    const args = buildTranscodeArgs('/media/src.mov', { audioCodec: 'aac' }, outputs);
+    const args = buildTranscodeArgs('/media/src.mov', { ...progressive, audioCodec: 'aac' }, outputs);
     const graph = args[args.indexOf('-filter_complex') + 1];
     expect(graph).toBe('[0:v:0]split=2[s0][s1];[s0]scale=1920:1080:flags=bicubic,setsar=1,format=yuv420p[v0];[s1]scale=1280:720:flags=bicubic,setsar=1,format=yuv420p[v1]');
     expect(args.filter((a) => a === '-movflags')).toHaveLength(2);
@@ -91,8 +93,25 @@ describe('transcode and HLS argument builders (pure)', () => {
     expect(args.at(-1)).toBe('/media/out1.mp4');
   });
 
+  it('deinterlaces unless the source is known progressive, and caps the frame rate before the split', () => {
+    const bwdif = 'bwdif=mode=send_frame:parity=auto:deint=interlaced';
+    expect(sourceFilters({ ...progressive, interlaced: true })).toEqual([bwdif]);
+    // DV and many transport streams leave the field order unsaid: bwdif then reads each frame's flag.
+    expect(sourceFilters({ ...progressive, interlaced: null })).toEqual([bwdif]);
+    expect(sourceFilters({ ...progressive, interlaced: null, storedWidth: 1, storedHeight: 1 })).toEqual([]);
+    expect(sourceFilters({ ...progressive, frameRate: 120, nominalFrameRate: 120 })).toEqual(['fps=60']);
+    // Millisecond timestamps: a nominal 1000 fps, filled with copies unless the real rate is set.
+    expect(sourceFilters({ ...progressive, frameRate: 29.97, nominalFrameRate: 1000 })).toEqual(['fps=29.97']);
+    expect(sourceFilters({ ...progressive, frameRate: null, nominalFrameRate: 1000 })).toEqual(['fps=60']);
+    expect(sourceFilters({ ...progressive, frameRate: 60 })).toEqual([]);
+    expect(sourceFilters({ ...progressive, frameRate: 50 }, resolveTranscodeOptions({ maxFrameRate: 30 }))).toEqual(['fps=30']);
+    const args = buildTranscodeArgs('/media/src.vob', { ...progressive, interlaced: true, frameRate: 120, nominalFrameRate: 120, audioCodec: 'ac3' }, outputs);
+    expect(args[args.indexOf('-filter_complex') + 1]).toMatch(/^\[0:v:0\]bwdif=mode=send_frame:parity=auto:deint=interlaced,fps=60,split=2\[s0\]\[s1\];/);
+    expect(() => resolveTranscodeOptions({ maxFrameRate: 0 })).toThrow(/maxFrameRate/);
+  });
+
   it('maps no audio for a silent source, and takes the preset from the options', () => {
-    const args = buildTranscodeArgs('/media/src.mov', { audioCodec: null }, outputs, resolveTranscodeOptions({ preset: 'ultrafast' }));
+    const args = buildTranscodeArgs('/media/src.mov', { ...progressive, audioCodec: null }, outputs, resolveTranscodeOptions({ preset: 'ultrafast' }));
     expect(args).not.toContain('0:a:0');
     expect(args).not.toContain('aac');
     expect(args).toContain('ultrafast');
@@ -100,8 +119,8 @@ describe('transcode and HLS argument builders (pure)', () => {
   });
 
   it('refuses relative paths, which ffmpeg could read as a protocol or an option', () => {
-    expect(() => buildTranscodeArgs('concat:a|b', { audioCodec: null }, outputs)).toThrow(/absolute/);
-    expect(() => buildTranscodeArgs('/ok.mp4', { audioCodec: null }, [{ rendition: outputs[0]!.rendition, path: '-y' }])).toThrow(/absolute/);
+    expect(() => buildTranscodeArgs('concat:a|b', { ...progressive, audioCodec: null }, outputs)).toThrow(/absolute/);
+    expect(() => buildTranscodeArgs('/ok.mp4', { ...progressive, audioCodec: null }, [{ rendition: outputs[0]!.rendition, path: '-y' }])).toThrow(/absolute/);
   });
 
   it('describes a kept source as its only rendition', () => {

@@ -108,4 +108,11 @@ describe('interpretProbe (pure)', () => {
   it('computes the frame rate and bitrate', () => {
     expect(interpretProbe({ ...base, streams: [video] })).toMatchObject({ frameRate: 29.97, bitrateKbps: 1000, audioCodec: null });
   });
+
+  it('reads the field order: interlaced, progressive, or not said (the decoder then flags each frame)', () => {
+    const order = (field_order?: string) => (interpretProbe({ ...base, streams: [{ ...video, field_order }] }) as { interlaced: boolean | null }).interlaced;
+    expect([order('tt'), order('bb'), order('tb'), order('bt')]).toEqual([true, true, true, true]);
+    expect(order('progressive')).toBe(false);
+    expect([order('unknown'), order(undefined)]).toEqual([null, null]);
+  });
 });

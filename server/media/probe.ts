@@ -33,6 +33,17 @@ export interface VideoInfo {
   videoLevel: number | null;
   /** Average frames per second; null when not reported. */
   frameRate: number | null;
+  /**
+   * The rate every frame time fits (ffprobe's r_frame_rate), which ffmpeg fills a constant-rate
+   * output to: 1000 for a WebM or MKV with millisecond timestamps whatever its real rate.
+   */
+  nominalFrameRate: number | null;
+  /**
+   * Whether the stream is stored as interlaced fields: true for a top- or bottom-field-first
+   * field order, false for progressive, null when ffprobe does not say (DV, some transport
+   * streams: the decoder then flags each frame).
+   */
+  interlaced: boolean | null;
   /** ffprobe codec name of the first audio stream, or null when there is none. */
   audioCodec: string | null;
   /** Overall bitrate in kbit/s; null when neither reported nor computable. */
@@ -132,6 +143,8 @@ export interface FfprobeJson {
     sample_aspect_ratio?: string;
     avg_frame_rate?: string;
     r_frame_rate?: string;
+    /** "progressive", "tt", "bb", "tb", "bt" or "unknown". */
+    field_order?: string;
     duration?: string;
     nb_frames?: string;
     disposition?: { attached_pic?: number };
@@ -183,6 +196,8 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     videoProfile: video.profile ?? null,
     videoLevel: typeof video.level === 'number' && video.level > 0 ? video.level : null,
     frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
+    nominalFrameRate: rate(video.r_frame_rate),
+    interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,
     bitrateKbps: bitRate !== null ? Math.round(bitRate / 1000) : sizeBytes !== null ? Math.round((sizeBytes * 8) / durationSeconds / 1000) : null,
     formatName: formatName ?? 'unknown',

@@ -33,6 +33,11 @@ export interface TranscodeOptions {
   audioChannels: number;
   /** libx264 threads per rung; 0 lets x264 choose (all cores). */
   threads: number;
+  /**
+   * Frames per second the renditions keep at most: a 120 fps capture is halved to 60, which is
+   * what browsers and phones decode smoothly and what H.264 levels assume.
+   */
+  maxFrameRate: number;
 }
 
 export const DEFAULT_TRANSCODE_OPTIONS = {
@@ -42,6 +47,7 @@ export const DEFAULT_TRANSCODE_OPTIONS = {
   keyframeIntervalSeconds: 2,
   audioChannels: 2,
   threads: 0,
+  maxFrameRate: 60,
 } satisfies TranscodeOptions;
 
 const PRESETS = new Set(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow']);
@@ -55,6 +61,7 @@ export function resolveTranscodeOptions(input: Partial<TranscodeOptions> = {}): 
   if (!(o.keyframeIntervalSeconds > 0)) throw new Error('Option keyframeIntervalSeconds must be greater than 0.');
   if (!(Number.isInteger(o.audioChannels) && o.audioChannels >= 1 && o.audioChannels <= 8)) throw new Error('Option audioChannels must be a whole number from 1 to 8.');
   if (!(Number.isInteger(o.threads) && o.threads >= 0)) throw new Error('Option threads must be a whole number, 0 or more.');
+  if (!(Number.isFinite(o.maxFrameRate) && o.maxFrameRate >= 1)) throw new Error('Option maxFrameRate must be at least 1.');
   return o;
 }
 
@@ -65,6 +72,9 @@ export interface TranscodeOutput {
   path: string;
 }
 
+/** What {@link buildTranscodeArgs} needs to know of the source. */
+export type TranscodeSource = Pick<VideoInfo, 'audioCodec' | 'frameRate' | 'nominalFrameRate' | 'interlaced' | 'storedWidth' | 'storedHeight'>;
+
 /**
  * Arguments for one ffmpeg run producing every output: H.264 (libx264, yuv420p) + AAC in MP4,
  * the index (moov) at the front (`+faststart`) so playback starts before the download ends.
@@ -72,7 +82,7 @@ export interface TranscodeOutput {
  */
 export function buildTranscodeArgs(
   input: string,
-  source: Pick<VideoInfo, 'audioCodec'>,
+  source: TranscodeSource,
   outputs: readonly TranscodeOutput[],
   options: TranscodeOptions = DEFAULT_TRANSCODE_OPTIONS,
 ): string[] {
@@ -81,7 +91,8 @@ export function buildTranscodeArgs(
   // Autorotation (ffmpeg's default) turns the picture upright while decoding, so scaling to the
   // displayed size is right; setsar=1 then makes the pixels square, which is what those sizes assume.
   const chains = outputs.map((out, i) => `[s${i}]scale=${out.rendition.width}:${out.rendition.height}:flags=bicubic,setsar=1,format=yuv420p[v${i}]`);
-  const graph = `[0:v:0]split=${outputs.length}${outputs.map((_, i) => `[s${i}]`).join('')};${chains.join(';')}`;
+  const shared = sourceFilters(source, o).map((f) => `${f},`).join('');
+  const graph = `[0:v:0]${shared}split=${outputs.length}${outputs.map((_, i) => `[s${i}]`).join('')};${chains.join(';')}`;
   const args = ['-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph];
   outputs.forEach((out, i) => {
     const r = out.rendition;
@@ -112,6 +123,30 @@ export function buildTranscodeArgs(
     );
   });
   return args;
+}
+
+/**
+ * Filters every rendition shares, before the split: deinterlacing, then the frame rate.
+ *
+ * bwdif with `deint=interlaced` turns only the frames the decoder flags as interlaced into whole
+ * pictures (one per frame, so the rate stays), and passes progressive ones untouched: it runs
+ * unless ffprobe says the stream is progressive, since DV and many transport streams do not say.
+ * A DVD or camcorder clip scaled without it keeps the two fields' moments combed into each frame.
+ * bwdif cannot take a picture under 3 columns or 4 lines; nothing that small is interlaced.
+ *
+ * The MP4 output runs at a constant rate, which ffmpeg fills to the source's nominal rate by
+ * repeating frames: for a WebM or MKV with millisecond timestamps (browsers' and OBS's
+ * recordings) that is 1000 fps, some thirty copies of every real frame. When the nominal or the
+ * real rate passes `maxFrameRate`, an `fps` filter sets the real average rate, at most the cap.
+ * (A variable-rate output, `-vsync vfr`, would keep the frames as they are, but ffmpeg's HLS
+ * muxer then sums the MP4's packet durations and writes a wrong length for the last segment.)
+ */
+export function sourceFilters(source: Omit<TranscodeSource, 'audioCodec'>, options: Pick<TranscodeOptions, 'maxFrameRate'> = DEFAULT_TRANSCODE_OPTIONS): string[] {
+  const filters: string[] = [];
+  if (source.interlaced !== false && Math.min(source.storedWidth, source.storedHeight) >= 4) filters.push('bwdif=mode=send_frame:parity=auto:deint=interlaced');
+  const cap = options.maxFrameRate;
+  if ((source.nominalFrameRate ?? 0) > cap || (source.frameRate ?? 0) > cap) filters.push(`fps=${Math.min(cap, source.frameRate ?? cap)}`);
+  return filters;
 }
 
 /**
