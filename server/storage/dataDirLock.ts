@@ -119,7 +119,8 @@ export function processIdentity(pid: number, proc = '/proc'): LockOwner {
  *   nothing here, and a container's host name changes when it is made anew.
  * - Where /proc is (Linux), the owner runs only if this is the boot it locked in, its
  *   /proc/<pid>/stat exists, it is neither a zombie (Z) nor dead (X), and its start time is the
- *   one the lock recorded (the pid was not handed to another process since).
+ *   one the lock recorded (the pid was not handed to another process since). A process /proc
+ *   does not show (hidepid) but a signal reaches is taken to run.
  * - Elsewhere (macOS, Windows), kill(pid, 0): a zombie or a reused pid still counts as alive there.
  *
  * `proc` is for tests.
@@ -130,7 +131,11 @@ export function isLockOwnerAlive(owner: LockOwner, proc = '/proc'): boolean {
   const boot = bootId(proc);
   if (owner.bootId && boot && owner.bootId !== boot) return false;
   const stat = readProcStat(owner.pid, proc);
-  if (!stat || stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false;
+  // No entry, yet a signal reaches the pid: /proc hides other users' processes (mounted with
+  // hidepid). It cannot be judged, so it holds: a refused start says why, two servers on one
+  // database lose writes. (A zombie is always listed, so this never keeps one alive.)
+  if (!stat) return signalReaches(owner.pid) && !fs.existsSync(path.join(proc, String(owner.pid)));
+  if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false;
   return owner.startTime === undefined || owner.startTime === stat.startTime;
 }
 
