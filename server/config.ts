@@ -93,5 +93,8 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {
     throw new Error('Option videos.maxPageSize must be at least 1 and at least both default page sizes.');
   }
+  for (const key of ['registrationsPerMinute', 'maxVideosPerApp'] as const) {
+    if (!(Number.isSafeInteger(v[key]) && v[key] >= 0)) throw new Error(`Option videos.${key} must be a whole number, 0 (no limit) or more.`);
+  }
   return o;
 }

@@ -56,6 +56,10 @@ export const RESULT_CODES = {
    * takes another upload.
    */
   NOT_A_VIDEO: { code: '307', message: 'Not A Video', httpStatus: 422, transport: false },
+  /** The application registered more videos in the last minute than its rate allows; wait and retry. */
+  REGISTRATION_RATE_LIMITED: { code: '308', message: 'Too Many Registrations', httpStatus: 429, transport: false },
+  /** The application has as many videos as its quota allows; delete some, or the admin raises it. */
+  VIDEO_QUOTA_EXCEEDED: { code: '309', message: 'Video Quota Reached', httpStatus: 403, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

@@ -107,6 +107,10 @@ export interface ConsoleSettings {
   pullAllow: string[];
   /** CIDRs a pulled source's address must not be in. */
   pullDeny: string[];
+  /** Registrations one application may make per minute; 0: no limit. */
+  registrationsPerMinute: number;
+  /** Videos one application may have (deleted ones not counted); 0: no quota. */
+  maxVideosPerApp: number;
   /** Transcodes at once. */
   transcodeConcurrency: number;
   /** Downloads at once. */

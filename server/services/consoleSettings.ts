@@ -33,6 +33,8 @@ const KEYS: readonly SettingKey[] = [
   'pullMaxBytes',
   'pullAllow',
   'pullDeny',
+  'registrationsPerMinute',
+  'maxVideosPerApp',
   'transcodeConcurrency',
   'downloadConcurrency',
 ];
@@ -58,6 +60,8 @@ export function runningSettings(o: ServerOptions, live: { port: number | null; t
     pullMaxBytes: o.ingest.pull.maxBytes,
     pullAllow: o.ingest.pull.allow,
     pullDeny: o.ingest.pull.deny,
+    registrationsPerMinute: o.videos.registrationsPerMinute,
+    maxVideosPerApp: o.videos.maxVideosPerApp,
     transcodeConcurrency: live.transcodeConcurrency,
     downloadConcurrency: live.downloadConcurrency,
   };
@@ -106,6 +110,10 @@ export function savedSettingsAsOptions(saved: Partial<ConsoleSettings>): { optio
   if (Object.keys(ladder).length > 0) processing.ladder = ladder;
   if (saved.transcodeConcurrency !== undefined) processing.concurrency = saved.transcodeConcurrency;
   if (Object.keys(processing).length > 0) options.processing = processing;
+  const videos: Partial<ServerOptions['videos']> = {};
+  if (saved.registrationsPerMinute !== undefined) videos.registrationsPerMinute = saved.registrationsPerMinute;
+  if (saved.maxVideosPerApp !== undefined) videos.maxVideosPerApp = saved.maxVideosPerApp;
+  if (Object.keys(videos).length > 0) options.videos = videos as ServerOptions['videos'];
   return { options, port: typeof saved.port === 'number' ? saved.port : undefined };
 }
 
@@ -145,6 +153,8 @@ function checkShapes(s: Partial<ConsoleSettings>): void {
   wholeAtLeast('transcodeConcurrency', 1, 64);
   wholeAtLeast('downloadConcurrency', 1, 64);
   wholeAtLeast('port', 0, 65535);
+  wholeAtLeast('registrationsPerMinute', 0);
+  wholeAtLeast('maxVideosPerApp', 0);
   if (s.audioBitrateKbps !== undefined && !(typeof s.audioBitrateKbps === 'number' && s.audioBitrateKbps > 0)) throw new ApiError('INVALID_PARAMETER', 'audioBitrateKbps must be a number greater than 0');
   for (const key of ['publicUrl', 'scriptBaseUrl'] as const) {
     if (s[key] !== undefined && typeof s[key] !== 'string') throw new ApiError('INVALID_PARAMETER', `${key} must be an address, or null for the default`);

@@ -13,9 +13,23 @@ export interface VideoServiceOptions {
   defaultUserPageSize: number;
   /** Spec 4.4: default PageSize of the full list. */
   defaultListPageSize: number;
+  /**
+   * Registrations one application may make per minute (a burst of that many, refilled evenly);
+   * past it, 308. 0: no limit. On by default: an application server in a loop, or a stolen page
+   * credential, otherwise fills the database as fast as it can call (issue 12, item 10).
+   */
+  registrationsPerMinute: number;
+  /** Videos one application may have (deleted ones not counted); past it, 309. 0: no quota, the default. */
+  maxVideosPerApp: number;
 }
 
-export const DEFAULT_VIDEO_OPTIONS: VideoServiceOptions = { maxPageSize: 200, defaultUserPageSize: 10, defaultListPageSize: 50 };
+export const DEFAULT_VIDEO_OPTIONS: VideoServiceOptions = {
+  maxPageSize: 200,
+  defaultUserPageSize: 10,
+  defaultListPageSize: 50,
+  registrationsPerMinute: 600,
+  maxVideosPerApp: 0,
+};
 
 /** The registration form of spec 4.2, as raw strings (undefined when absent). */
 export interface RegistrationInput {
@@ -30,6 +44,9 @@ export interface RegistrationInput {
 
 const MAX_PAGE_INDEX = 10_000_000;
 
+/** Every status but 0 (waiting for deletion): the videos a quota counts. */
+const LIVE_STATUSES = Object.values(VideoStatus).filter((v) => v !== VideoStatus.WaitingForDeletion);
+
 /** Videos as applications see them: register, read, list (spec 4.1 to 4.4). */
 export class VideoService {
   constructor(
@@ -40,8 +57,38 @@ export class VideoService {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Per application: registrations left and when they were last counted (token buckets, one per app that exists). */
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  /**
+   * The per-application rate and quota of registrations: checked before anything is written,
+   * so a refused call costs one count at most. The quota counts the application's videos that
+   * are not deleted (status 0).
+   */
+  private async admitRegistration(appId: string): Promise<void> {
+    const perMinute = this.opts.registrationsPerMinute;
+    if (perMinute > 0) {
+      const now = this.now();
+      const b = this.buckets.get(appId) ?? { tokens: perMinute, at: now };
+      b.tokens = Math.min(perMinute, b.tokens + ((now - b.at) * perMinute) / 60_000);
+      b.at = now;
+      this.buckets.set(appId, b);
+      if (b.tokens < 1) {
+        const waitSeconds = Math.ceil(((1 - b.tokens) * 60) / perMinute);
+        throw new ApiError('REGISTRATION_RATE_LIMITED', `at most ${perMinute} registrations a minute per application; try again in ${waitSeconds} s`);
+      }
+      b.tokens -= 1;
+    }
+    const quota = this.opts.maxVideosPerApp;
+    if (quota > 0) {
+      const { total: live } = await this.videos.search({ appId, statuses: LIVE_STATUSES }, { offset: 0, limit: 1 });
+      if (live >= quota) throw new ApiError('VIDEO_QUOTA_EXCEEDED', `this application has ${live} videos, its quota is ${quota}; delete some or ask the admin for more`);
+    }
+  }
+
   /** Spec 4.2. Resolves with the new video once it is durable. */
   async register(app: AppRecord, input: RegistrationInput): Promise<VideoRecord> {
+    await this.admitRegistration(app.appId);
     const title = cutToCodePoints(input.VideoTitle ?? '', FIELD_LIMITS.VideoTitle);
     if (title.trim() === '') throw new ApiError('MISSING_PARAMETER', 'VideoTitle');
     const typeText = (input.SourceFileGetType ?? '').trim();

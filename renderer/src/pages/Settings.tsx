@@ -22,6 +22,8 @@ interface Draft {
   pullMaxBytes: string;
   pullAllow: string;
   pullDeny: string;
+  registrationsPerMinute: string;
+  maxVideosPerApp: string;
   transcodeConcurrency: string;
   downloadConcurrency: string;
 }
@@ -47,6 +49,8 @@ function toDraft(s: ConsoleSettings): Draft {
     pullMaxBytes: mib(s.pullMaxBytes),
     pullAllow: s.pullAllow.join('\n'),
     pullDeny: s.pullDeny.join('\n'),
+    registrationsPerMinute: String(s.registrationsPerMinute),
+    maxVideosPerApp: String(s.maxVideosPerApp),
     transcodeConcurrency: String(s.transcodeConcurrency),
     downloadConcurrency: String(s.downloadConcurrency),
   };
@@ -67,6 +71,8 @@ function fromDraft(d: Draft): ConsoleSettings {
     pullMaxBytes: Math.round(num(d.pullMaxBytes) * MIB),
     pullAllow: lines(d.pullAllow),
     pullDeny: lines(d.pullDeny),
+    registrationsPerMinute: num(d.registrationsPerMinute),
+    maxVideosPerApp: num(d.maxVideosPerApp),
     transcodeConcurrency: num(d.transcodeConcurrency),
     downloadConcurrency: num(d.downloadConcurrency),
   };
@@ -84,6 +90,8 @@ const LABELS: Record<SettingKey, string> = {
   pullMaxBytes: 'Largest pulled file',
   pullAllow: 'Pull: allowed networks',
   pullDeny: 'Pull: denied networks',
+  registrationsPerMinute: 'Registrations per minute',
+  maxVideosPerApp: 'Videos per application',
   transcodeConcurrency: 'Transcodes at once',
   downloadConcurrency: 'Downloads at once',
 };
@@ -212,6 +220,16 @@ export function SettingsPage() {
             </Field>
             <Field k="pullDeny" view={data} help="A source's address must be in none of these.">
               <textarea id="s-pullDeny" rows={3} value={draft.pullDeny} onChange={(e) => set({ pullDeny: e.target.value })} />
+            </Field>
+          </fieldset>
+
+          <fieldset className="card">
+            <legend>Limits per application</legend>
+            <Field k="registrationsPerMinute" view={data} help="Videos one application may register in a minute (a burst of that many, then evenly). 0: no limit.">
+              <input id="s-registrationsPerMinute" type="number" min={0} value={draft.registrationsPerMinute} onChange={(e) => set({ registrationsPerMinute: e.target.value })} />
+            </Field>
+            <Field k="maxVideosPerApp" view={data} help="Videos one application may have, deleted ones not counted. 0: no quota.">
+              <input id="s-maxVideosPerApp" type="number" min={0} value={draft.maxVideosPerApp} onChange={(e) => set({ maxVideosPerApp: e.target.value })} />
             </Field>
           </fieldset>
 
