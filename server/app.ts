@@ -34,7 +34,7 @@ import { createProcessing, type Processing } from './processing/createProcessing
 import { FfmpegTools } from './processing/ffmpegTools.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
-import { openSqlJsStores } from './storage/sqljsStore.js';
+import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
 
@@ -57,15 +57,16 @@ export interface VopServer {
 }
 
 /**
- * Builds the server on the embedded defaults (sql.js and local disk under `dataDir`). Knows
- * nothing of Electron: the desktop shell and `npm start` both call this.
+ * Builds the server on the embedded defaults (sql.js and local disk under `dataDir`), or with its
+ * metadata in PostgreSQL when `databaseUrl` is given. Knows nothing of Electron: the desktop
+ * shell and `npm start` both call this.
  */
 export async function createServer(input: ServerOptionsInput): Promise<VopServer> {
   const options = resolveOptions(input);
   const log = options.log;
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
-  const stores = await openSqlJsStores({ dir: options.dataDir, log });
+  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
   const events = new VopEventBus();
   const auth = new AuthService(stores.apps, options.auth);
   const apps = new AppService(stores.apps);

@@ -3,6 +3,7 @@ import { DEFAULT_CALLBACK_OPTIONS, resolveCallbackOptions, type CallbackOptions 
 import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type IngestOptionsInput } from './ingest/ingestOptions.js';
 import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
+import { assertRetryConfig, type RetryConfig } from './jobs/retry.js';
 import { assertTimeZone } from './services/localTime.js';
 import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
 
@@ -10,6 +11,14 @@ import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/vide
 export interface ServerOptions {
   /** Where the database (`vop.db`, `journal/`), the admin token and media live. */
   dataDir: string;
+  /**
+   * PostgreSQL's address, `postgres://user:password@host:port/database`: cluster mode, the
+   * metadata (applications, videos, jobs, callbacks) in that database, shared by every node that
+   * names it. Absent: the embedded sql.js database in `dataDir` (nothing else to run).
+   */
+  databaseUrl?: string;
+  /** How long start-up waits for that database to answer (nodes start in any order); tries, then gives up. */
+  databaseConnectRetry: RetryConfig;
   /** Bearer token of the admin API. Absent: read from `<dataDir>/admin-token`, generated on first start. */
   adminToken?: string;
   /** Absolute base URL that clients should see (media, cover and widget addresses); absent: the Host the caller used. */
@@ -48,6 +57,8 @@ export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'process
 
 const DEFAULTS = {
   adminRemote: false,
+  // About two minutes of tries for a database that does not answer yet, then start-up fails.
+  databaseConnectRetry: { maxRetries: 30, baseDelayMs: 250, maxDelayMs: 5_000, jitter: false },
   maxBodyBytes: 64 * 1024,
   auth: DEFAULT_AUTH_OPTIONS,
   videos: DEFAULT_VIDEO_OPTIONS,
@@ -84,6 +95,10 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
     o.scriptBaseUrl = url.toString().replace(/\/*$/, '/');
   }
   if (o.timeZone !== undefined) assertTimeZone(o.timeZone);
+  if (o.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(o.databaseUrl)) {
+    throw new Error('Option databaseUrl must be a postgres:// (or postgresql://) address.');
+  }
+  assertRetryConfig('Option databaseConnectRetry', o.databaseConnectRetry);
   o.callbacks = resolveCallbackOptions(input.callbacks);
   o.ingest = resolveIngestOptions(input.ingest);
   o.processing = resolveProcessingOptions(input.processing);

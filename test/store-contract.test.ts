@@ -1,10 +1,13 @@
 import crypto from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AttemptRecord, DeliveryRecord } from '../server/callbacks/types.js';
+import { NO_RETRY } from '../server/jobs/retry.js';
 import type { JobRecord } from '../server/jobs/types.js';
+import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
 import { openSqlJsStores } from '../server/storage/sqljsStore.js';
 import type { AppRecord, RenditionRecord, Stores } from '../server/storage/types.js';
 import { videoRecord } from './helpers/fixtures.js';
+import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { tempDataDir } from './helpers/server.js';
 
 /**
@@ -589,4 +592,26 @@ storeContract('sql.js', () => async () => {
       return current;
     },
   };
+});
+
+/** PostgreSQL: one server for the file (test/helpers/postgres.ts), a database per test. */
+describe('PostgreSQL', () => {
+  let server: TestPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+    console.log(`PostgreSQL started in ${server.startMs} ms`);
+  });
+  afterAll(() => server?.stop());
+  storeContract('PostgreSQL', () => async () => {
+    const url = await server!.createDatabase();
+    let current = await openPostgresStores({ url, connectRetry: NO_RETRY, log: () => undefined });
+    return {
+      stores: current,
+      async reopen() {
+        await current.close().catch(() => undefined);
+        current = await openPostgresStores({ url, connectRetry: NO_RETRY, log: () => undefined });
+        return current;
+      },
+    };
+  });
 });

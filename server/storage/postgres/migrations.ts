@@ -1,0 +1,129 @@
+/**
+ * The PostgreSQL schema, as migrations applied in order: entry N brings the schema from version N
+ * to N+1 (the version is kept in `vop_schema`). Never edit an entry that has shipped; append one.
+ * The tables mirror the sql.js ones (../migrations.ts) with PostgreSQL's types: times in Unix ms
+ * are BIGINT, flags BOOLEAN, and the sequences of job and delivery order come from the database,
+ * so that nodes sharing it never hand out the same number.
+ *
+ * Keys that lists are ordered by are `COLLATE "C"`: byte order, the order SQLite uses, whatever
+ * locale the database was created with.
+ */
+export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
+  // 1: everything the sql.js schema had at its version 4
+  [
+    `CREATE TABLE apps (
+       app_id TEXT COLLATE "C" PRIMARY KEY,
+       name TEXT NOT NULL,
+       secret TEXT NOT NULL,
+       callback_url TEXT NOT NULL DEFAULT '',
+       disabled BOOLEAN NOT NULL DEFAULT FALSE,
+       created_at BIGINT NOT NULL,
+       updated_at BIGINT NOT NULL
+     )`,
+    `CREATE TABLE app_grants (
+       app_id TEXT COLLATE "C" NOT NULL REFERENCES apps(app_id),
+       target_app_id TEXT COLLATE "C" NOT NULL REFERENCES apps(app_id),
+       PRIMARY KEY (app_id, target_app_id)
+     )`,
+    `CREATE TABLE videos (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       app_id TEXT COLLATE "C" NOT NULL REFERENCES apps(app_id),
+       title TEXT NOT NULL,
+       description TEXT NOT NULL DEFAULT '',
+       tags TEXT NOT NULL DEFAULT '',
+       actors TEXT NOT NULL DEFAULT '',
+       create_user TEXT COLLATE "C" NOT NULL DEFAULT '',
+       status INTEGER NOT NULL,
+       status_reason TEXT NOT NULL DEFAULT '',
+       source_type INTEGER NOT NULL,
+       source_url TEXT NOT NULL DEFAULT '',
+       duration INTEGER NOT NULL DEFAULT 0,
+       cover_file TEXT NOT NULL DEFAULT '',
+       source_file TEXT NOT NULL DEFAULT '',
+       keep_source BOOLEAN NOT NULL DEFAULT FALSE,
+       created_at BIGINT NOT NULL,
+       updated_at BIGINT NOT NULL
+     )`,
+    // Lists are newest first (CreateDate, then Id): these indexes serve both list calls.
+    `CREATE INDEX videos_by_app ON videos (app_id, created_at, id)`,
+    `CREATE INDEX videos_by_app_user ON videos (app_id, create_user, created_at, id)`,
+    `CREATE INDEX videos_by_status ON videos (status)`,
+    // id orders changes made in the same millisecond (SQLite's rowid does in the sql.js table).
+    `CREATE TABLE video_status_history (
+       id BIGSERIAL PRIMARY KEY,
+       video_id TEXT COLLATE "C" NOT NULL,
+       at BIGINT NOT NULL,
+       from_status INTEGER,
+       to_status INTEGER NOT NULL,
+       reason TEXT NOT NULL DEFAULT ''
+     )`,
+    `CREATE INDEX video_status_history_by_video ON video_status_history (video_id, at)`,
+    `CREATE TABLE renditions (
+       video_id TEXT COLLATE "C" NOT NULL,
+       label TEXT COLLATE "C" NOT NULL,
+       width INTEGER NOT NULL,
+       height INTEGER NOT NULL,
+       bitrate_kbps INTEGER NOT NULL,
+       file TEXT NOT NULL,
+       bytes BIGINT NOT NULL DEFAULT 0,
+       PRIMARY KEY (video_id, label)
+     )`,
+    // Jobs are data: a type, a JSON payload (as text, read back exactly), a state.
+    `CREATE TABLE jobs (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       type TEXT COLLATE "C" NOT NULL,
+       video_id TEXT COLLATE "C" NOT NULL DEFAULT '',
+       payload TEXT NOT NULL DEFAULT '{}',
+       state TEXT NOT NULL,
+       priority INTEGER NOT NULL DEFAULT 0,
+       seq BIGSERIAL NOT NULL,
+       attempts INTEGER NOT NULL DEFAULT 0,
+       max_attempts INTEGER NOT NULL DEFAULT 1,
+       run_after BIGINT NOT NULL DEFAULT 0,
+       progress DOUBLE PRECISION NOT NULL DEFAULT 0,
+       error TEXT NOT NULL DEFAULT '',
+       created_at BIGINT NOT NULL,
+       started_at BIGINT,
+       finished_at BIGINT,
+       updated_at BIGINT NOT NULL
+     )`,
+    `CREATE INDEX jobs_by_state ON jobs (state, type, priority DESC, seq)`,
+    `CREATE INDEX jobs_by_video ON jobs (video_id)`,
+    `CREATE TABLE callback_deliveries (
+       id TEXT COLLATE "C" PRIMARY KEY,
+       seq BIGSERIAL NOT NULL UNIQUE,
+       app_id TEXT COLLATE "C" NOT NULL,
+       kind TEXT NOT NULL,
+       video_id TEXT COLLATE "C" NOT NULL,
+       video_status INTEGER NOT NULL,
+       status_at BIGINT,
+       state TEXT NOT NULL,
+       series INTEGER NOT NULL DEFAULT 1,
+       series_attempts INTEGER NOT NULL DEFAULT 0,
+       first_attempt_at BIGINT,
+       next_attempt_at BIGINT,
+       delivered_at BIGINT,
+       last_error TEXT NOT NULL DEFAULT '',
+       created_at BIGINT NOT NULL,
+       updated_at BIGINT NOT NULL
+     )`,
+    // One status delivery per status change: the listener and the start-up reconciliation of
+    // every node cannot both create one.
+    `CREATE UNIQUE INDEX callback_deliveries_by_change ON callback_deliveries (video_id, status_at, video_status) WHERE kind = 'status'`,
+    `CREATE INDEX callback_deliveries_by_app ON callback_deliveries (app_id, seq)`,
+    `CREATE INDEX callback_deliveries_by_state ON callback_deliveries (state)`,
+    `CREATE TABLE callback_attempts (
+       delivery_id TEXT COLLATE "C" NOT NULL,
+       series INTEGER NOT NULL,
+       attempt INTEGER NOT NULL,
+       at BIGINT NOT NULL,
+       url TEXT NOT NULL,
+       http_status INTEGER,
+       error TEXT NOT NULL DEFAULT '',
+       latency_ms INTEGER NOT NULL,
+       response_excerpt TEXT NOT NULL DEFAULT '',
+       ok BOOLEAN NOT NULL,
+       PRIMARY KEY (delivery_id, series, attempt)
+     )`,
+  ],
+];

@@ -1,0 +1,34 @@
+import type { RetryConfig } from '../../jobs/retry.js';
+import type { Stores } from '../types.js';
+import { PostgresCallbackStore } from './postgresCallbackStore.js';
+import { PostgresDatabase } from './postgresDatabase.js';
+import { PostgresJobStore } from './postgresJobStore.js';
+import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
+
+/** Options of {@link openPostgresStores}. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database`. */
+  url: string;
+  /** How long to wait for a database that does not answer yet (createServer's default: config.ts). */
+  connectRetry: RetryConfig;
+  /** Where the waiting and storage lines go. */
+  log?: (line: string) => void;
+}
+
+/**
+ * Opens vop's metadata in PostgreSQL (cluster mode): waits for the database, applies the schema
+ * migrations once under an advisory lock, and returns the same interfaces as the sql.js opener.
+ */
+export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores & { db: PostgresDatabase }> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, log });
+  return {
+    db,
+    apps: new PostgresAppStore(db),
+    videos: new PostgresVideoStore(db),
+    jobs: new PostgresJobStore(db),
+    callbacks: new PostgresCallbackStore(db),
+    close: () => db.close(),
+    warnings: () => [],
+  };
+}

@@ -1,0 +1,133 @@
+import type { JobFilter, JobRecord, JobState, JobStore } from '../../jobs/types.js';
+import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
+
+type JobRow = {
+  id: string; type: string; video_id: string; payload: string; state: JobState; priority: number; seq: number; attempts: number;
+  max_attempts: number; run_after: number; progress: number; error: string; created_at: number; started_at: number | null;
+  finished_at: number | null; updated_at: number;
+};
+
+const COLUMNS: Record<string, string> = {
+  videoId: 'video_id', payload: 'payload', state: 'state', priority: 'priority', seq: 'seq', attempts: 'attempts',
+  maxAttempts: 'max_attempts', runAfter: 'run_after', progress: 'progress', error: 'error', startedAt: 'started_at',
+  finishedAt: 'finished_at', updatedAt: 'updated_at',
+};
+
+function toJob(r: JobRow): JobRecord {
+  return {
+    id: r.id, type: r.type, videoId: r.video_id, payload: JSON.parse(r.payload) as Record<string, unknown>, state: r.state,
+    priority: r.priority, seq: r.seq, attempts: r.attempts, maxAttempts: r.max_attempts, runAfter: r.run_after, progress: r.progress,
+    error: r.error, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at, updatedAt: r.updated_at,
+  };
+}
+
+/** Rows per INSERT of insertMany (15 parameters each; PostgreSQL takes up to 65,535 per statement). */
+const INSERT_ROWS_PER_STATEMENT = 1_000;
+
+/**
+ * Jobs in PostgreSQL. `seq` comes from the table's sequence (the caller's value is not used), so
+ * nodes enqueueing at once never share one. claimNext takes its row with FOR UPDATE SKIP LOCKED,
+ * so two nodes' claims never get the same job. What this does not give yet is a lease: a job
+ * left `running` by a node that died stays so until a node's start re-queues every running job
+ * (JobQueue.start), which is only right for one node; leases and fencing are the queue's stage.
+ */
+export class PostgresJobStore implements JobStore {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async insert(j: JobRecord): Promise<void> {
+    await this.insertMany([j]);
+  }
+
+  async insertMany(jobs: JobRecord[]): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.db.transaction(async (tx) => {
+      for (let i = 0; i < jobs.length; i += INSERT_ROWS_PER_STATEMENT) {
+        const params: PgParam[] = [];
+        const rows = jobs.slice(i, i + INSERT_ROWS_PER_STATEMENT).map((j) => {
+          const first = params.length + 1;
+          params.push(j.id, j.type, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.attempts, j.maxAttempts, j.runAfter,
+            j.progress, j.error, j.createdAt, j.startedAt, j.finishedAt, j.updatedAt);
+          return `(${Array.from({ length: 15 }, (_, k) => `$${first + k}`).join(', ')})`;
+        });
+        // VALUES rows take their seq in order, so a batch keeps its order.
+        await tx.query(
+          `INSERT INTO jobs (id, type, video_id, payload, state, priority, attempts, max_attempts, run_after, progress, error,
+             created_at, started_at, finished_at, updated_at) VALUES ${rows.join(', ')}`,
+          params,
+        );
+      }
+    });
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const { rows } = await this.db.query<JobRow>('SELECT * FROM jobs WHERE id = $1', [id]);
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async list(filter: JobFilter = {}): Promise<JobRecord[]> {
+    const where: string[] = [];
+    const params: PgParam[] = [];
+    if (filter.states?.length) (params.push(filter.states), where.push(`state = ANY($${params.length}::text[])`));
+    if (filter.types?.length) (params.push(filter.types), where.push(`type = ANY($${params.length}::text[])`));
+    if (filter.videoId !== undefined) (params.push(filter.videoId), where.push(`video_id = $${params.length}`));
+    params.push(filter.limit ?? 500);
+    const { rows } = await this.db.query<JobRow>(
+      `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
+                CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
+                CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
+       LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toJob);
+  }
+
+  async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
+    if (types.length === 0) return undefined;
+    const { rows } = await this.db.query<JobRow>(
+      `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $2, updated_at = $2, progress = 0
+       WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND type = ANY($1::text[]) AND run_after <= $2
+                   ORDER BY priority DESC, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [types, now],
+    );
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean> {
+    const sets: string[] = [];
+    const params: PgParam[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      const col = COLUMNS[k];
+      if (!col || v === undefined) continue;
+      params.push(k === 'payload' ? JSON.stringify(v) : (v as PgParam));
+      sets.push(`${col} = $${params.length}`);
+    }
+    if (sets.length === 0) return false;
+    params.push(id);
+    let where = `id = $${params.length}`;
+    if (fromStates?.length) (params.push(fromStates), (where += ` AND state = ANY($${params.length}::text[])`));
+    const { rowCount } = await this.db.query(`UPDATE jobs SET ${sets.join(', ')} WHERE ${where}`, params);
+    return rowCount === 1;
+  }
+
+  async countByTypeAndState(states?: JobState[]): Promise<Array<{ type: string; state: JobState; count: number }>> {
+    const { rows } = await this.db.query<{ type: string; state: JobState; n: number }>(
+      `SELECT type, state, COUNT(*) AS n FROM jobs ${states?.length ? 'WHERE state = ANY($1::text[])' : ''} GROUP BY type, state`,
+      states?.length ? [states] : [],
+    );
+    return rows.map((r) => ({ type: r.type, state: r.state, count: r.n }));
+  }
+
+  async maxSeq(): Promise<number> {
+    // The sequence's last value: at least every seq stored, whichever node took it.
+    const { rows } = await this.db.query<{ n: number }>(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM jobs_seq_seq`);
+    return rows[0]?.n ?? 0;
+  }
+
+  async nextRunAfter(types: string[]): Promise<number | undefined> {
+    if (types.length === 0) return undefined;
+    const { rows } = await this.db.query<{ t: number | null }>(`SELECT MIN(run_after) AS t FROM jobs WHERE state = 'queued' AND type = ANY($1::text[])`, [types]);
+    return rows[0]?.t ?? undefined;
+  }
+}

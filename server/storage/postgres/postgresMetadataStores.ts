@@ -1,0 +1,201 @@
+import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
+
+/**
+ * Applications and videos in PostgreSQL. Unlike the sql.js stores these keep nothing in memory:
+ * several nodes write the same rows, and a copy here would go stale the moment another node
+ * wrote (the house rule: no per-process truth in cluster mode). A read is one query.
+ */
+
+type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: boolean; created_at: number; updated_at: number };
+
+function toApp(r: AppRow): AppRecord {
+  return { appId: r.app_id, name: r.name, secret: r.secret, callbackUrl: r.callback_url, disabled: r.disabled, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+export class PostgresAppStore implements AppStore {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async insert(app: AppRecord): Promise<void> {
+    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.createdAt, app.updatedAt,
+    ]);
+  }
+
+  async get(appId: string): Promise<AppRecord | undefined> {
+    const { rows } = await this.db.query<AppRow>('SELECT * FROM apps WHERE app_id = $1', [appId]);
+    return rows[0] && toApp(rows[0]);
+  }
+
+  async list(): Promise<AppRecord[]> {
+    return (await this.db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id')).rows.map(toApp);
+  }
+
+  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled'>>, now: number): Promise<AppRecord | undefined> {
+    const sets: string[] = [];
+    const params: PgParam[] = [];
+    const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
+    if (patch.name !== undefined) set('name', patch.name);
+    if (patch.secret !== undefined) set('secret', patch.secret);
+    if (patch.callbackUrl !== undefined) set('callback_url', patch.callbackUrl);
+    if (patch.disabled !== undefined) set('disabled', patch.disabled);
+    set('updated_at', now);
+    params.push(appId);
+    const { rows } = await this.db.query<AppRow>(`UPDATE apps SET ${sets.join(', ')} WHERE app_id = $${params.length} RETURNING *`, params);
+    return rows[0] && toApp(rows[0]);
+  }
+
+  async setGrants(appId: string, targetAppIds: string[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM app_grants WHERE app_id = $1', [appId]);
+      if (targetAppIds.length > 0) {
+        await tx.query('INSERT INTO app_grants (app_id, target_app_id) SELECT $1, t FROM unnest($2::text[]) AS t', [appId, targetAppIds]);
+      }
+    });
+  }
+
+  async grants(appId: string): Promise<string[]> {
+    const { rows } = await this.db.query<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = $1 ORDER BY target_app_id', [appId]);
+    return rows.map((r) => r.target_app_id);
+  }
+}
+
+type VideoRow = {
+  id: string; app_id: string; title: string; description: string; tags: string; actors: string; create_user: string; status: number;
+  status_reason: string; source_type: number; source_url: string; duration: number; cover_file: string; source_file: string;
+  keep_source: boolean; created_at: number; updated_at: number;
+};
+
+function toVideo(r: VideoRow): VideoRecord {
+  return {
+    id: r.id, appId: r.app_id, title: r.title, description: r.description, tags: r.tags, actors: r.actors, createUser: r.create_user,
+    status: r.status, statusReason: r.status_reason, sourceType: r.source_type, sourceUrl: r.source_url, duration: r.duration,
+    coverFile: r.cover_file, sourceFile: r.source_file, keepSource: r.keep_source, createdAt: r.created_at, updatedAt: r.updated_at,
+  };
+}
+
+/** Newest first, ties by id: the order of every list (VideoStore.listByApp). */
+const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
+
+export class PostgresVideoStore implements VideoStore {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async insert(v: VideoRecord): Promise<void> {
+    // The row and its first history entry are one statement, so one transaction.
+    await this.db.query(
+      `WITH v AS (
+         INSERT INTO videos (id, app_id, title, description, tags, actors, create_user, status, status_reason,
+           source_type, source_url, duration, cover_file, source_file, keep_source, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id, status, created_at)
+       INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, created_at, NULL, status, '' FROM v`,
+      [v.id, v.appId, v.title, v.description, v.tags, v.actors, v.createUser, v.status, v.statusReason,
+        v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource, v.createdAt, v.updatedAt],
+    );
+  }
+
+  async get(id: string): Promise<VideoRecord | undefined> {
+    const { rows } = await this.db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id]);
+    return rows[0] && toVideo(rows[0]);
+  }
+
+  async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    return this.page('app_id = $1', [appId], page);
+  }
+
+  async listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    return this.page('app_id = $1 AND create_user = $2', [appId, createUser], page);
+  }
+
+  async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
+    const now = opts.now ?? Date.now();
+    const guarded = opts.from !== undefined && opts.from.length > 0;
+    // One statement: the row is locked, checked against `from`, moved, and its history row
+    // written with the status it had. A racing move waits for the lock and then finds the row
+    // no longer in `from` (READ COMMITTED re-checks a locked row's condition).
+    const { rowCount } = await this.db.query(
+      `WITH old AS (SELECT id, status FROM videos WHERE id = $1 ${guarded ? 'AND status = ANY($5::int[])' : ''} FOR UPDATE),
+            moved AS (UPDATE videos v SET status = $2, status_reason = $3, updated_at = $4 FROM old WHERE v.id = old.id RETURNING v.id, old.status AS from_status)
+       INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, $4, from_status, $2, $3 FROM moved`,
+      [id, to, opts.reason ?? '', now, ...(guarded ? [opts.from!] : [])],
+    );
+    return rowCount === 1;
+  }
+
+  async statusHistory(id: string): Promise<StatusChange[]> {
+    const { rows } = await this.db.query<{ at: number; from_status: number | null; to_status: number; reason: string }>(
+      'SELECT at, from_status, to_status, reason FROM video_status_history WHERE video_id = $1 ORDER BY at, id',
+      [id],
+    );
+    return rows.map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, reason: r.reason }));
+  }
+
+  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
+    const sets: string[] = [];
+    const params: PgParam[] = [];
+    const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
+    if (patch.sourceFile !== undefined) set('source_file', patch.sourceFile);
+    if (patch.keepSource !== undefined) set('keep_source', patch.keepSource);
+    if (patch.duration !== undefined) set('duration', Math.round(patch.duration));
+    if (patch.coverFile !== undefined) set('cover_file', patch.coverFile);
+    if (sets.length === 0) return;
+    params.push(id);
+    await this.db.query(`UPDATE videos SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
+  }
+
+  async setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM renditions WHERE video_id = $1', [videoId]);
+      if (renditions.length === 0) return;
+      const params: PgParam[] = [];
+      const rows = renditions.map((r) => {
+        params.push(videoId, r.label, r.width, r.height, r.bitrateKbps, r.file, r.bytes);
+        const n = params.length;
+        return `($${n - 6}, $${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
+      });
+      await tx.query(`INSERT INTO renditions (video_id, label, width, height, bitrate_kbps, file, bytes) VALUES ${rows.join(', ')}`, params);
+    });
+  }
+
+  async renditions(videoId: string): Promise<RenditionRecord[]> {
+    const { rows } = await this.db.query<{ video_id: string; label: string; width: number; height: number; bitrate_kbps: number; file: string; bytes: number }>(
+      'SELECT * FROM renditions WHERE video_id = $1 ORDER BY bitrate_kbps DESC, label',
+      [videoId],
+    );
+    return rows.map((r) => ({ videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: r.bytes }));
+  }
+
+  async countByStatus(): Promise<Record<number, number>> {
+    const out: Record<number, number> = {};
+    for (const r of (await this.db.query<{ status: number; n: number }>('SELECT status, COUNT(*) AS n FROM videos GROUP BY status')).rows) out[r.status] = r.n;
+    return out;
+  }
+
+  async idsByStatus(statuses: number[]): Promise<string[]> {
+    if (statuses.length === 0) return [];
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM videos WHERE status = ANY($1::int[]) ORDER BY created_at, id', [statuses]);
+    return rows.map((r) => r.id);
+  }
+
+  async search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    const where: string[] = [];
+    const params: PgParam[] = [];
+    const add = (sql: (n: string) => string, v: PgParam) => (params.push(v), where.push(sql(`$${params.length}`)));
+    // LIKE with its wildcards escaped: the text is matched as it is. ILIKE ignores case for
+    // ASCII letters as SQLite's LIKE does (and for others too, which the contract allows).
+    if (filter.text) add((n) => `title ILIKE ${n} ESCAPE '\\'`, `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    if (filter.statuses && filter.statuses.length > 0) add((n) => `status = ANY(${n}::int[])`, filter.statuses);
+    if (filter.createUser !== undefined) add((n) => `create_user = ${n}`, filter.createUser);
+    if (filter.appId !== undefined) add((n) => `app_id = ${n}`, filter.appId);
+    return this.page(where.length > 0 ? where.join(' AND ') : 'TRUE', params, page);
+  }
+
+  /** One page of the videos matching `where`, newest first, and the count of all of them. */
+  private async page(where: string, params: PgParam[], page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    const n = params.length;
+    const [items, count] = await Promise.all([
+      this.db.query<VideoRow>(`SELECT * FROM videos WHERE ${where} ${NEWEST_FIRST} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, page.limit, page.offset]),
+      this.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM videos WHERE ${where}`, params),
+    ]);
+    return { total: count.rows[0]?.n ?? 0, items: items.rows.map(toVideo) };
+  }
+}

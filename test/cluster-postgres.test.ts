@@ -1,0 +1,124 @@
+/**
+ * Cluster mode, the database part (issue 11): with `databaseUrl`, the metadata lives in
+ * PostgreSQL. Real servers on a real PostgreSQL (test/helpers/postgres.ts) registering and
+ * listing through the spec API: what one registered is there after a restart, and two servers on
+ * one database see each other's writes at once (no per-process copy goes stale).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from '../server/app.js';
+import { resolveOptions } from '../server/config.js';
+import { SpecClient } from './helpers/client.js';
+import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+
+let pg: TestPostgres;
+const servers: TestServer[] = [];
+beforeAll(async () => {
+  pg = await startPostgres();
+});
+afterAll(async () => {
+  for (const s of servers) await s.close().catch(() => undefined);
+  pg?.stop();
+});
+
+async function boot(databaseUrl: string): Promise<TestServer> {
+  const s = await startServer({ databaseUrl });
+  servers.push(s);
+  return s;
+}
+
+/** The same application, seen through another server. */
+const via = (s: TestServer, c: SpecClient) => new SpecClient(s.baseUrl, c.appId, c.secret);
+
+async function listIds(c: SpecClient, params: Record<string, string | number> = {}): Promise<{ total: number; ids: string[] }> {
+  const r = await c.get('/Api/Video/GetList', { PageSize: 100, ...params });
+  expect(r.body.AuthMsg?.ResultCode, r.text).toBe('1');
+  return { total: r.body.Total, ids: r.body.VideoList.map((v: { Id: string }) => v.Id) };
+}
+
+describe('cluster mode: metadata in PostgreSQL', () => {
+  it('keeps what was registered across a restart of the server', async () => {
+    const url = await pg.createDatabase();
+    const first = await boot(url);
+    const app = await first.newApp('restart');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await app.register({ VideoTitle: `clip ${i}`, CreateUser: i % 2 ? 'odd' : 'even' }));
+    const before = await listIds(app);
+    expect(before.total).toBe(5);
+    expect([...before.ids].sort()).toEqual([...ids].sort());
+    await first.close();
+    servers.splice(servers.indexOf(first), 1);
+
+    // A new server: new process state, a new data directory, the same database.
+    const second = await boot(url);
+    expect(second.dataDir).not.toBe(first.dataDir);
+    const again = via(second, app);
+    expect(await listIds(again)).toEqual(before);
+    const detail = await again.get('/Api/Video/Get', { Id: ids[3]! });
+    expect(detail.body.VideoModel).toMatchObject({ Id: ids[3], VideoTitle: 'clip 3', CreateUser: 'odd' });
+    const odd = await again.get('/Api/Video/GetUserVideoListByAid', { aId: app.appId, createUser: 'odd' });
+    expect(odd.body.Total).toBe(2);
+    const health = await fetch(`${second.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.json());
+    expect(health.videosByStatus).toEqual({ 8: 5 });
+  });
+
+  it('lets two servers on one database see each other’s registrations and application changes at once', async () => {
+    const url = await pg.createDatabase();
+    // Started together on an empty database: one of them migrates, under the lock.
+    const [a, b] = await Promise.all([boot(url), boot(url)]);
+    const onA = await a.newApp('shared');
+    const onB = via(b, onA);
+    // Lists are read before and after each write, on both: a copy kept from the earlier read
+    // would show here.
+    expect((await listIds(onB)).total).toBe(0);
+    const fromA = await onA.register({ VideoTitle: 'from A' });
+    expect(await listIds(onB)).toEqual({ total: 1, ids: [fromA] });
+    const fromB = await onB.register({ VideoTitle: 'from B' });
+    const both = await listIds(onA);
+    expect(both.total).toBe(2);
+    expect([...both.ids].sort()).toEqual([fromA, fromB].sort());
+    expect(await listIds(onB)).toEqual(both);
+    expect((await onA.get('/Api/Video/Get', { Id: fromB })).body.VideoModel?.VideoTitle).toBe('from B');
+
+    // The application disabled through A's admin API is refused by B on its next call.
+    expect((await a.admin.request('PATCH', `/apps/${onA.appId}`, { disabled: true })).status).toBe(200);
+    const refused = await onB.get('/Api/Video/GetList');
+    expect(refused.body.AuthMsg?.ResultCode).not.toBe('1');
+    expect((await b.admin.request('PATCH', `/apps/${onA.appId}`, { disabled: false })).status).toBe(200);
+    expect((await listIds(onA)).total).toBe(2);
+  });
+
+  it('waits for a database that is not there yet, saying so, and gives up after its tries', async () => {
+    // Nodes start in any order: this one starts before its database exists.
+    const name = `late_${process.pid}`;
+    const logs: string[] = [];
+    const starting = createServer({
+      dataDir: tempDataDir(),
+      adminToken: ADMIN_TOKEN,
+      databaseUrl: pg.url(name),
+      databaseConnectRetry: { maxRetries: 40, baseDelayMs: 50, maxDelayMs: 100, jitter: false },
+      log: (l) => logs.push(l),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await pg.createDatabase(name);
+    const vop = await starting;
+    await vop.close(100);
+    expect(logs.some((l) => l.startsWith(`Waiting for the database at 127.0.0.1:${pg.port} …`))).toBe(true);
+    expect(logs).toContain(`The database at 127.0.0.1:${pg.port} answers.`);
+
+    const gone = createServer({
+      dataDir: tempDataDir(),
+      adminToken: ADMIN_TOKEN,
+      databaseUrl: `postgres://postgres@127.0.0.1:1/vop`,
+      databaseConnectRetry: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 10, jitter: false },
+      log: () => undefined,
+    });
+    await expect(gone).rejects.toThrow('Cannot reach the database at 127.0.0.1:1');
+  });
+
+  it('checks the database address it is given', () => {
+    expect(() => resolveOptions({ dataDir: tempDataDir(), databaseUrl: 'mysql://x/y' })).toThrow(/databaseUrl/);
+    expect(() => resolveOptions({ dataDir: tempDataDir(), databaseConnectRetry: { maxRetries: -1, baseDelayMs: 0, maxDelayMs: 0, jitter: false } })).toThrow(/databaseConnectRetry/);
+    expect(resolveOptions({ dataDir: tempDataDir() }).databaseUrl).toBeUndefined();
+  });
+});
