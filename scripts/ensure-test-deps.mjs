@@ -9,22 +9,27 @@ import fs from 'node:fs';
 // ffmpeg too: the tests make sources the bundled 2018 ffmpeg cannot (AV1, HEVC 10-bit), and prove
 // that vop prefers a newer system ffmpeg and passes over the bundled ffprobe, which crashes on
 // MPEG-TS. Debian's ffmpeg package brings both binaries to /usr/bin.
+// PostgreSQL too: the store contract suite and the cluster tests start a throwaway server of
+// their own (test/helpers/postgres.ts) from Debian's binaries in /usr/lib/postgresql/<major>/bin.
+const hasPostgres = () =>
+  Boolean(process.env.VOP_TEST_PG_BIN) ||
+  (fs.existsSync('/usr/lib/postgresql') && fs.readdirSync('/usr/lib/postgresql').some((d) => fs.existsSync(`/usr/lib/postgresql/${d}/bin/pg_ctl`)));
 const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter(Boolean);
 const found = candidates.find((p) => fs.existsSync(p));
 const hasFfmpeg = fs.existsSync('/usr/bin/ffmpeg') && fs.existsSync('/usr/bin/ffprobe');
-if (found && hasFfmpeg) {
+if (found && hasFfmpeg && hasPostgres()) {
   process.exit(0);
 }
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const isDebian = fs.existsSync('/etc/debian_version');
-const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg'])];
+const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg']), ...(hasPostgres() ? [] : ['postgresql'])];
 if (isRoot && isDebian) {
   console.log(`Installing Debian's ${wanted.join(' and ')} package for the tests…`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
   const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', ...wanted], { stdio: 'inherit', env }) : update;
-  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe')) {
+  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe') && hasPostgres()) {
     if (!found) console.log(execFileSync('/usr/bin/chromium', ['--version'], { encoding: 'utf8' }).trim());
     process.exit(0);
   }
@@ -32,6 +37,12 @@ if (isRoot && isDebian) {
   process.exit(1);
 }
 
+if (!hasPostgres()) {
+  console.error(`The tests need PostgreSQL's server binaries (initdb, pg_ctl) in /usr/lib/postgresql/<major>/bin; they start a throwaway server of their own.
+  Debian/Ubuntu:  sudo apt-get install -y postgresql
+  Elsewhere:      set VOP_TEST_PG_BIN to the folder holding initdb and pg_ctl`);
+  if (found && hasFfmpeg) process.exit(1);
+}
 if (!hasFfmpeg) {
   console.error(`The tests need the system's ffmpeg and ffprobe in /usr/bin (the bundled ones cannot make or read every source the tests use).
   Debian/Ubuntu:  sudo apt-get install -y ffmpeg`);
