@@ -133,7 +133,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   );
 
   // Spec 2.3-2.5: renditions, downloads, covers and HLS, for videos in status 1.
-  app.use(mediaRouter({ videos: stores.videos, media, covers: processing.covers }));
+  app.use(mediaRouter({ videos: stores.videos, media, covers: processing.covers, sendTimeoutMs: options.sendTimeoutMs }));
 
   const consoleApi = createConsoleApi({
     options, adminToken, stores, events, jobs, media, lifecycle, processing, tus: ingest.tus, viewContext, log,
@@ -181,6 +181,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
           if (closing) res.setHeader('Connection', 'close');
           if (!fastReads(req, res)) app(req, res);
         });
+        limitConnectionsPerAddress(server, options.maxConnectionsPerAddress);
         server.keepAliveTimeout = 65_000;
         // Node's default of 300 s for a whole request would cut off large uploads (a 2 GB
         // multipart body, a tus PATCH) on slow links; header reads keep their own timeout.
@@ -240,4 +241,26 @@ function loadOrCreateAdminToken(dataDir: string): string {
     () => crypto.randomBytes(24).toString('base64url'),
     (text) => text.length >= 16,
   );
+}
+
+/**
+ * Closes a client's connections past `max` open at once, as they arrive (issue 12, item 9): one
+ * address cannot hold the server's sockets and answer buffers without end.
+ */
+function limitConnectionsPerAddress(server: http.Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const n = (open.get(address) ?? 0) + 1;
+    if (n > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(address, n);
+    socket.once('close', () => {
+      const left = (open.get(address) ?? 1) - 1;
+      if (left === 0) open.delete(address);
+      else open.set(address, left);
+    });
+  });
 }

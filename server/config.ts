@@ -35,6 +35,17 @@ export interface ServerOptions {
   timeZone?: string;
   /** Largest request body of the form endpoints and the admin API, in bytes. */
   maxBodyBytes: number;
+  /**
+   * How long a media answer may wait for the client to take its next chunk before it is given up
+   * (nginx's send_timeout): a client that stops reading pins the answer's buffers (2 MiB) for as
+   * long as its connection lives. A paused player reconnects with a Range when it resumes.
+   */
+  sendTimeoutMs: number;
+  /**
+   * Connections one client address may hold open at once; more are closed as they arrive. Browsers
+   * open 6 per server; a proxy in front counts as one address (raise this for it).
+   */
+  maxConnectionsPerAddress: number;
   /** Spec section 5 checks and failed-authentication limits. */
   auth: AuthOptions;
   /** Paging of the list calls. */
@@ -60,6 +71,8 @@ const DEFAULTS = {
   // About two minutes of tries for a database that does not answer yet, then start-up fails.
   databaseConnectRetry: { maxRetries: 30, baseDelayMs: 250, maxDelayMs: 5_000, jitter: false },
   maxBodyBytes: 64 * 1024,
+  sendTimeoutMs: 60_000,
+  maxConnectionsPerAddress: 256,
   auth: DEFAULT_AUTH_OPTIONS,
   videos: DEFAULT_VIDEO_OPTIONS,
   callbacks: DEFAULT_CALLBACK_OPTIONS,
@@ -103,6 +116,8 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   o.ingest = resolveIngestOptions(input.ingest);
   o.processing = resolveProcessingOptions(input.processing);
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
+  if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
+  if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');
   if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
   const v = o.videos;
   if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {

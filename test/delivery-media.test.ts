@@ -243,7 +243,7 @@ describe('large files', () => {
         // The client hangs up once its request has arrived, and the answer starts only after the
         // server has seen it go, 'close' and all: as when a client leaves while the file is opened.
         res.once('close', () => {
-          sendFileResponse(req as Request, res as Response, file, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 64 * 1024 })
+          sendFileResponse(req as Request, res as Response, file, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 60_000 })
             .then(resolve, reject)
             .finally(() => server.close());
         });

@@ -9,7 +9,8 @@
  *   - the picture upright (rotation baked in, no display matrix left) and in its real proportions
  *     (square pixels at the source's display aspect);
  *   - the source's duration, within 0.2 s; the index (moov) before the media data (faststart);
- *   - interlaced sources deinterlaced (ffmpeg's idet finds no interlaced frame in the output).
+ *   - interlaced sources deinterlaced (ffmpeg's idet finds no interlaced frame in the output);
+ *   - the cover upright and in proportion as well.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,13 +27,6 @@ import { startServer, type TestServer } from './helpers/server.js';
 const FFMPEG = '/usr/bin/ffmpeg';
 const FFPROBE = '/usr/bin/ffprobe';
 const available = fs.existsSync(FFMPEG) && fs.existsSync(FFPROBE);
-// The bundled 2018 ffprobe crashes on MPEG-TS and its ffmpeg decodes neither AV1 nor 10-bit HEVC
-// in MOV reliably: the whole path (ingest's check included, which reads only the environment)
-// runs Debian's binaries. Set before the server resolves any.
-if (available) {
-  process.env.VOP_FFMPEG_PATH = FFMPEG;
-  process.env.VOP_FFPROBE_PATH = FFPROBE;
-}
 
 /** Two small rungs, plus a 576p one that only the DVD and DV sources reach: idet needs their full height. */
 const LADDER = {
@@ -63,6 +57,8 @@ interface SourceCase {
   interlaced?: boolean;
   /** Frames per second the renditions keep. */
   fps?: number;
+  /** The upright picture (a lavfi source): the largest rendition must match it, not a turned or mirrored copy. */
+  upright?: string;
 }
 
 const picture = (size: string, rate: number | string, filters = '', seconds = 1) => ['-f', 'lavfi', '-i', `testsrc2=s=${size}:r=${rate}:d=${seconds}${filters ? `,${filters}` : ''}`];
@@ -74,13 +70,28 @@ const CASES: SourceCase[] = [
     name: 'phone clip: HEVC 10-bit in MOV, 90° display matrix',
     ext: 'mov',
     encoders: ['libx265'],
-    // ffmpeg 5.1 writes a display matrix from the rotate tag on a stream copy only.
+    // A portrait picture stored turned a quarter clockwise, as the sensor saw it; the display
+    // matrix turns it back (ffprobe: rotation=90, counter-clockwise). ffmpeg 5.1 writes the
+    // matrix from the rotate tag on a stream copy only.
     make: (out) => [
-      [...picture('320x180', 30), ...tone(), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-c:a', 'aac', '-y', `${out}.plain.mov`],
+      [...picture('180x320', 30, 'transpose=clock'), ...tone(), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-c:a', 'aac', '-y', `${out}.plain.mov`],
       ['-i', `${out}.plain.mov`, '-map', '0', '-c', 'copy', '-metadata:s:v:0', 'rotate=90', '-y', out],
     ],
     display: [180, 320],
     audio: true,
+    upright: 'testsrc2=s=180x320:r=30:d=1',
+  },
+  {
+    name: 'phone clip held upside down: H.264 in MP4, 180° display matrix',
+    ext: 'mp4',
+    encoders: ['libx264'],
+    make: (out) => [
+      [...picture('320x180', 30, 'hflip,vflip'), ...tone(), ...x264, '-c:a', 'aac', '-y', `${out}.plain.mp4`],
+      ['-i', `${out}.plain.mp4`, '-map', '0', '-c', 'copy', '-metadata:s:v:0', 'rotate=180', '-y', out],
+    ],
+    display: [320, 180],
+    audio: true,
+    upright: 'testsrc2=s=320x180:r=30:d=1',
   },
   {
     name: 'AV1 in MP4',
@@ -305,6 +316,9 @@ beforeAll(async () => {
   if (!available) return;
   dir = makeTempDir('vop-sources-');
   encoders = (await promisify(execFile)(FFMPEG, ['-hide_banner', '-encoders'])).stdout;
+  // Debian's binaries read all of these (the bundled 2018 ffprobe crashes on MPEG-TS); vop picks
+  // them itself where they are newer, but the matrix must not depend on that choice. Ingest's
+  // check and the transcode share these settings.
   t = await startServer({ processing: { preset: 'superfast', concurrency: 2, hlsSegmentSeconds: 1, ladder: LADDER, retry: { maxRetries: 0 }, ffmpegPath: FFMPEG, ffprobePath: FFPROBE } });
   client = await t.newApp();
 });
@@ -321,6 +335,7 @@ describe.skipIf(!available)('the sources users bring end in status 1 with rendit
     for (const args of c.make(source, dir)) await run(args, { ffmpegPath: FFMPEG });
     const src = await ffprobe(source);
     const sourceSeconds = Number(src.format.duration);
+    if (c.upright) expect(src.streams[0]!.side_data_list?.[0]?.rotation, 'the fixture carries its display matrix').toBeTruthy();
     expect(sourceSeconds).toBeGreaterThan(0.5);
 
     const id = await client.register();
@@ -347,7 +362,12 @@ describe.skipIf(!available)('the sources users bring end in status 1 with rendit
       const variant = await ffprobe(t.vop.media.path('hls', id, r.label, 'index.m3u8'));
       expectPlayable(variant, c, [r.width, r.height], sourceSeconds, 0.3, true);
       if (c.interlaced && r.label === '576p') expect(await interlacedFrames(file)).toEqual({ tff: 0, bff: 0 });
+      // Turned the right way (a wrong turn or a mirror image scores about 6 dB).
+      if (c.upright && r === rows[0]) expect(await psnr(file, c.upright, [r.width, r.height])).toBeGreaterThan(30);
     }
+    // The cover is the picture as shown too: upright, square pixels.
+    const cover = (await ffprobe(t.vop.media.path('covers', id, 'cover.jpg'))).streams[0]!;
+    expect(Math.abs((cover.width * c.display[1]) / c.display[0] - cover.height), `cover ${cover.width}x${cover.height}`).toBeLessThanOrEqual(1);
   }, 180_000);
 });
 
@@ -398,6 +418,15 @@ function expectPlayable(p: Probed, c: SourceCase, size: [number, number], source
 function rate(text: string): number {
   const [num, den] = text.split('/').map(Number);
   return num! / (den ?? 1);
+}
+
+/** Average PSNR (dB) of `file`'s picture against the lavfi source `reference` scaled to `size`. */
+async function psnr(file: string, reference: string, size: [number, number]): Promise<number> {
+  const graph = `[0:v]format=yuv420p[a];[1:v]scale=${size[0]}:${size[1]},format=yuv420p[b];[a][b]psnr`;
+  const { stderrTail } = await run(['-i', file, '-f', 'lavfi', '-i', reference, '-lavfi', graph, '-f', 'null', '-'], { ffmpegPath: FFMPEG });
+  const m = /PSNR .*average:(\d+(?:\.\d+)?|inf)/.exec(stderrTail);
+  if (!m) throw new Error(`psnr printed no summary: ${stderrTail}`);
+  return m[1] === 'inf' ? Infinity : Number(m[1]);
 }
 
 /** Frames ffmpeg's idet judges interlaced, over the whole file. */

@@ -26,6 +26,11 @@ export interface FileResponseOptions {
   headers?: Record<string, string>;
   /** Bytes read from disk per chunk; two such buffers serve the whole answer. */
   chunkBytes: number;
+  /**
+   * How long one chunk may wait to be taken by the socket before the answer is given up (nginx's
+   * `send_timeout`): a client that stops reading would otherwise pin the two buffers for ever.
+   */
+  sendTimeoutMs: number;
 }
 
 /** The file is not there (or is not a regular file): the caller answers 404. */
@@ -79,7 +84,7 @@ export async function sendFileResponse(req: Request, res: Response, file: string
       res.end();
       return;
     }
-    await streamRange(fh, res, start, end, o.chunkBytes);
+    await streamRange(fh, res, start, end, o.chunkBytes, o.sendTimeoutMs);
   } finally {
     await fh.close().catch(() => undefined);
   }
@@ -153,8 +158,11 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end: Math.min(last, size - 1) };
 }
 
-/** Writes bytes `start`..`end` of the open file to `res`, through two reused buffers. */
-async function streamRange(fh: FileHandle, res: Response, start: number, end: number, chunkBytes: number): Promise<void> {
+/**
+ * Writes bytes `start`..`end` of the open file to `res`, through two reused buffers. A chunk the
+ * socket has not taken within `sendTimeoutMs` ends the answer (the connection is destroyed).
+ */
+async function streamRange(fh: FileHandle, res: Response, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
   const length = end - start + 1;
   const size = Math.min(chunkBytes, length);
   const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
@@ -166,24 +174,32 @@ async function streamRange(fh: FileHandle, res: Response, start: number, end: nu
     if (res.destroyed) resolve();
     else res.once('close', () => resolve());
   });
+  // One timer for the whole answer, pushed back by every chunk the socket takes: the limit is on
+  // a stall, not on the length of the answer. Destroying the answer settles `closed`.
+  const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
   let pos = start;
   let i = 0;
-  while (pos <= end && !res.destroyed) {
-    const slot = i++ % 2;
-    await Promise.race([flushed[slot], closed]);
-    if (res.destroyed) return;
-    const buf = buffers[slot]!;
-    const { bytesRead } = await fh.read(buf, 0, Math.min(size, end - pos + 1), pos);
-    if (bytesRead === 0) {
-      // The file shrank under us: the promised length cannot be met, so the answer is cut off.
-      res.destroy(new Error('file shorter than its announced length'));
-      return;
+  try {
+    while (pos <= end && !res.destroyed) {
+      const slot = i++ % 2;
+      await Promise.race([flushed[slot], closed]);
+      if (res.destroyed) return;
+      stall.refresh();
+      const buf = buffers[slot]!;
+      const { bytesRead } = await fh.read(buf, 0, Math.min(size, end - pos + 1), pos);
+      if (bytesRead === 0) {
+        // The file shrank under us: the promised length cannot be met, so the answer is cut off.
+        res.destroy(new Error('file shorter than its announced length'));
+        return;
+      }
+      pos += bytesRead;
+      flushed[slot] = new Promise<void>((resolve) => res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => resolve()));
     }
-    pos += bytesRead;
-    flushed[slot] = new Promise<void>((resolve) => res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => resolve()));
+    if (res.destroyed) return;
+    await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
+  } finally {
+    clearTimeout(stall);
   }
-  if (res.destroyed) return;
-  await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
 }
 
 function parseDate(value: string | undefined): number | undefined {

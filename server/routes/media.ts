@@ -32,6 +32,8 @@ export interface MediaRouteDeps {
   videos: VideoStore;
   media: LocalMediaStore;
   covers: CoverSizeCache;
+  /** A stalled client's answer is given up after this long (ServerOptions.sendTimeoutMs). */
+  sendTimeoutMs: number;
 }
 
 /** How long clients and caches may keep a media answer before revalidating (the ETag makes that cheap). */
@@ -86,6 +88,7 @@ export function mediaRouter(deps: MediaRouteDeps): Router {
         maxAgeSeconds: MAX_AGE_SECONDS,
         headers,
         chunkBytes: READ_CHUNK_BYTES,
+        sendTimeoutMs: deps.sendTimeoutMs,
       });
       return true;
     } catch (err) {

@@ -1,0 +1,111 @@
+/**
+ * What one client can hold (issue 12, item 9): a media answer whose client stops reading is given
+ * up after the send timeout, and one address cannot open connections without end.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import type { Request, Response } from 'express';
+import { afterAll, describe, expect, it } from 'vitest';
+import { resolveOptions } from '../server/config.js';
+import { sendFileResponse } from '../server/http/fileResponse.js';
+import { makeTempDir } from './helpers/clips.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/** Resolves when `socket` closes, with how long that took; rejects after `ms`. */
+function closedWithin(socket: net.Socket, ms: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`still open after ${ms} ms`)), ms);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(Date.now() - started);
+    });
+  });
+}
+
+describe('a client that stops reading', () => {
+  it('has its answer given up after the send timeout, its file closed, while a reading client gets all of it', async () => {
+    const dir = makeTempDir('vop-slow-');
+    const file = path.join(dir, 'big.bin');
+    // Larger than what loopback's socket buffers take in at once.
+    fs.writeFileSync(file, Buffer.alloc(64 * 1024 * 1024, 7));
+    const finished: string[] = [];
+    const server = http.createServer((req, res) => {
+      sendFileResponse(req as Request, res as Response, file, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 1024 * 1024, sendTimeoutMs: 500 }).then(
+        () => finished.push(res.writableFinished ? 'complete' : 'destroyed'),
+        (err: Error) => finished.push(`error: ${err.message}`),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const stalled = net.connect(port, '127.0.0.1');
+      await new Promise((resolve) => stalled.once('connect', resolve));
+      stalled.write(`GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      await new Promise((resolve) => stalled.once('data', resolve));
+      stalled.pause(); // reads nothing more
+      const started = Date.now();
+      // The server lets go of the answer, its buffers and its socket (what the kernel already
+      // holds still drains to the client, which does not read it: the client sees no close).
+      await expect.poll(() => finished, { timeout: 10_000 }).toEqual(['destroyed']);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(400);
+      const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
+      await expect.poll(connections, { timeout: 5000 }).toBe(0);
+      stalled.destroy();
+
+      // A client that reads gets the whole file through the same server.
+      const res = await fetch(`http://127.0.0.1:${port}/big`);
+      expect((await res.arrayBuffer()).byteLength).toBe(64 * 1024 * 1024);
+      await expect.poll(() => finished).toEqual(['destroyed', 'complete']);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is given up after 60 s by default', () => {
+    expect(resolveOptions({ dataDir: 'x' }).sendTimeoutMs).toBe(60_000);
+  });
+});
+
+describe('connections per address', () => {
+  let t: TestServer;
+  const sockets: net.Socket[] = [];
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await t?.close();
+  });
+
+  const open = async (localAddress: string) => {
+    const s = net.connect({ port: Number(new URL(t.baseUrl).port), host: '127.0.0.1', localAddress });
+    sockets.push(s);
+    await new Promise((resolve) => s.once('connect', resolve));
+    return s;
+  };
+
+  it('closes the connections past the limit as they arrive, from that address only', async () => {
+    t = await startServer({ maxConnectionsPerAddress: 4 });
+    const held = await Promise.all([1, 2, 3, 4].map(() => open('127.0.0.2')));
+    const fifth = await open('127.0.0.2');
+    await closedWithin(fifth, 5000);
+    for (const s of held) expect(s.destroyed).toBe(false);
+    // Another address is not affected…
+    const other = await open('127.0.0.3');
+    other.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => other.once('data', (d: Buffer) => resolve(d.toString())));
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    // …and a connection that closes makes room again.
+    held[0]!.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await open('127.0.0.2');
+    again.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(await new Promise<string>((resolve) => again.once('data', (d: Buffer) => resolve(d.toString())))).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it('allows 256 by default and refuses a limit below 1', () => {
+    expect(resolveOptions({ dataDir: 'x' }).maxConnectionsPerAddress).toBe(256);
+    expect(() => resolveOptions({ dataDir: 'x', maxConnectionsPerAddress: 0 })).toThrow(/maxConnectionsPerAddress/);
+  });
+});
