@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover } from '../server/media/cover.js';
+import { buildCoverArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover } from '../server/media/cover.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 
 /** Pixel size of an image, straight from ffprobe (probe() rightly calls an image "not a video"). */
@@ -14,6 +14,15 @@ async function imageSize(file: string): Promise<{ width: number; height: number 
 }
 
 describe('covers', () => {
+  it('deinterlaces the cover frame when asked (a source not known progressive), before squaring the pixels', () => {
+    const vf = (deinterlace: boolean) => {
+      const args = buildCoverArgs('/media/src.vob', 1, '/media/cover.jpg', 2, deinterlace);
+      return args[args.indexOf('-vf') + 1];
+    };
+    expect(vf(false)).toBe('scale=iw*sar:ih,setsar=1');
+    expect(vf(true)).toBe('bwdif=mode=send_frame:parity=auto:deint=interlaced,scale=iw*sar:ih,setsar=1');
+  });
+
   it('skips a black opening and saves a full-size JPEG of a real picture', async () => {
     const dir = makeTempDir();
     const clip = await makeClip({ seconds: 3, width: 320, height: 180, blackLeadSeconds: 1 });

@@ -12,7 +12,7 @@
  * Writing to a temporary name and renaming is the caller's job (atomicFile.ts): pass a tmpPath.
  */
 import { run, type RunOptions } from './ffmpegRunner.js';
-import { absolute } from './transcodeArgs.js';
+import { absolute, DEINTERLACE_FILTER } from './transcodeArgs.js';
 
 /** Spec section 2.3: `?t=<n>` selects these sizes (width x height), cropped to fill. */
 export const COVER_SIZES = {
@@ -45,6 +45,11 @@ export interface CoverOptions {
   minLumaStdDev: number;
   /** JPEG quality on ffmpeg's `-q:v` scale: 2 (best) to 31. */
   jpegQuality: number;
+  /**
+   * The source may be interlaced (transcodeArgs.ts `mayBeInterlaced`): the cover frame is
+   * deinterlaced, else a DVD or camcorder cover shows both fields' moments combed together.
+   */
+  deinterlace: boolean;
 }
 
 export const DEFAULT_COVER_OPTIONS = {
@@ -53,6 +58,7 @@ export const DEFAULT_COVER_OPTIONS = {
   maxMeanLuma: 245,
   minLumaStdDev: 8,
   jpegQuality: 2,
+  deinterlace: false,
 } satisfies Partial<CoverOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
@@ -80,12 +86,12 @@ export function buildFrameSampleArgs(input: string, atSeconds: number): string[]
   ];
 }
 
-/** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels). */
-export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality): string[] {
+/** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels), deinterlaced if asked. */
+export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality, deinterlace = false): string[] {
   return [
     ...seekTo(atSeconds), '-protocol_whitelist', 'file', '-i', absolute(input),
     '-map', '0:v:0', '-frames:v', '1',
-    '-vf', 'scale=iw*sar:ih,setsar=1',
+    '-vf', `${deinterlace ? `${DEINTERLACE_FILTER},` : ''}scale=iw*sar:ih,setsar=1`,
     ...jpegOutput(output, jpegQuality),
   ];
 }
@@ -170,7 +176,7 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
 export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample> {
   const o = resolveCoverOptions(options);
   const { chosen } = await pickCoverTime(input, durationSeconds, o);
-  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
   return chosen;
 }
 

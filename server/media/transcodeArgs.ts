@@ -143,10 +143,18 @@ export function buildTranscodeArgs(
  */
 export function sourceFilters(source: Omit<TranscodeSource, 'audioCodec'>, options: Pick<TranscodeOptions, 'maxFrameRate'> = DEFAULT_TRANSCODE_OPTIONS): string[] {
   const filters: string[] = [];
-  if (source.interlaced !== false && Math.min(source.storedWidth, source.storedHeight) >= 4) filters.push('bwdif=mode=send_frame:parity=auto:deint=interlaced');
+  if (mayBeInterlaced(source)) filters.push(DEINTERLACE_FILTER);
   const cap = options.maxFrameRate;
   if ((source.nominalFrameRate ?? 0) > cap || (source.frameRate ?? 0) > cap) filters.push(`fps=${Math.min(cap, source.frameRate ?? cap)}`);
   return filters;
+}
+
+/** Deinterlaces the frames flagged interlaced, one picture per frame; see {@link sourceFilters}. */
+export const DEINTERLACE_FILTER = 'bwdif=mode=send_frame:parity=auto:deint=interlaced';
+
+/** Whether {@link DEINTERLACE_FILTER} goes first: unless known progressive, or too small for bwdif. */
+export function mayBeInterlaced(source: Pick<VideoInfo, 'interlaced' | 'storedWidth' | 'storedHeight'>): boolean {
+  return source.interlaced !== false && Math.min(source.storedWidth, source.storedHeight) >= 4;
 }
 
 /**

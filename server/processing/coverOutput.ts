@@ -8,15 +8,29 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { atomicOutput } from '../media/atomicFile.js';
 import { extractCover } from '../media/cover.js';
+import type { VideoInfo } from '../media/probe.js';
+import { mayBeInterlaced } from '../media/transcodeArgs.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { COVER_FILE } from './mediaNames.js';
 import type { FfmpegRunContext } from './renditionOutputs.js';
 
 /** Writes the cover; resolves with its path relative to the media root (VideoRecord.coverFile). */
-export async function writeCover(videoId: string, source: string, durationSeconds: number, media: LocalMediaStore, ffmpeg: FfmpegRunContext): Promise<string> {
+export async function writeCover(
+  videoId: string,
+  source: string,
+  info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight'>,
+  media: LocalMediaStore,
+  ffmpeg: FfmpegRunContext,
+): Promise<string> {
   const out = atomicOutput(media.path('covers', videoId, COVER_FILE));
   try {
-    await extractCover(source, out.tmpPath, durationSeconds, { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile });
+    await extractCover(source, out.tmpPath, info.durationSeconds, {
+      ffmpegPath: ffmpeg.ffmpegPath,
+      signal: ffmpeg.signal,
+      pidFile: ffmpeg.pidFile,
+      // As the renditions are: a DVD's cover is one picture, not two fields' moments combed.
+      deinterlace: mayBeInterlaced(info),
+    });
     await out.commit();
   } catch (err) {
     await out.abort().catch(() => undefined);

@@ -96,7 +96,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
           video.keepSource
             ? keepSourceRendition({ videoId, source, info, dateFolder, media, ffmpeg: steps }).then((w) => [w])
             : transcodeRenditions({ videoId, source, info, dateFolder, media, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx)),
-          writeCover(videoId, source, info.durationSeconds, media, steps),
+          writeCover(videoId, source, info, media, steps),
         ]);
         ctx.progress({ percent: TRANSCODE_SHARE });
         if (options.hls && (!video.keepSource || canRepackageAsHls(info))) {
