@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256, sha256File, statusPath, tokenMetadata, tusCreate, tusMetadata, tusPatch, waitForStatus } from './helpers/ingest.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let client: SpecClient;
@@ -23,9 +23,13 @@ beforeAll(async () => {
   clip = fs.readFileSync(file);
   fs.rmSync(file);
 });
+/** The second server of the restart test, closed here even if the test fails. */
+let restarted: TestServer | undefined;
+
 afterAll(async () => {
   expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
   await s.close();
+  await restarted?.close();
 });
 
 async function multipart(videoId: string, file: Buffer): Promise<{ ResultCode: string; ResultMessage: string }> {
@@ -84,6 +88,26 @@ describe('a video whose file was not a video takes another', () => {
     expect(sha256File(sourceOf(videoId))).toBe(sha256(clip));
     const again = await tus(videoId, clip);
     expect(again.created).toBe(403);
+  });
+
+  it('a new file stored for it just before a stop is checked at the next start (7 → 5)', async () => {
+    const dataDir = tempDataDir();
+    const s1 = await startServer({ dataDir });
+    const c = await s1.newApp();
+    const videoId = await c.register();
+    const f = new FormData();
+    for (const [k, v] of Object.entries({ ...c.auth(), VideoId: videoId })) f.append(k, v);
+    f.append('file', new Blob([Uint8Array.from(text)]), 'notes.txt');
+    const refused = fetch(`${s1.baseUrl}/Api/Video/Upload`, { method: 'POST', body: f }).then((r) => r.json());
+    expect((await refused).AuthMsg.ResultCode).toBe('307');
+    // As if the server died right after the new file became the source (the commit point).
+    fs.mkdirSync(s1.vop.media.path('sources', videoId), { recursive: true });
+    fs.writeFileSync(s1.vop.media.path('sources', videoId, 'source'), clip);
+    await s1.close();
+    const s2 = await startServer({ dataDir });
+    restarted = s2;
+    expect((await statusPath(s2.vop, videoId)).slice(0, 3)).toEqual([8, 7, 5]);
+    expect((await s2.vop.stores.videos.get(videoId))!.sourceFile).toBe(`${videoId}/source`);
   });
 
   it('through the upload page: it opens again for a video in 7 "not a video"', async () => {
