@@ -95,7 +95,7 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     const starting = createServer({
       dataDir: tempDataDir(),
       adminToken: ADMIN_TOKEN,
-      databaseUrl: pg.url(name),
+      databaseUrl: pg.url(name).replace('postgres@', 'postgres:s3cret-pw@'),
       databaseConnectRetry: { maxRetries: 40, baseDelayMs: 50, maxDelayMs: 100, jitter: false },
       log: (l) => logs.push(l),
     });
@@ -105,6 +105,9 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     await vop.close(100);
     expect(logs.some((l) => l.startsWith(`Waiting for the database at 127.0.0.1:${pg.port} …`))).toBe(true);
     expect(logs).toContain(`The database at 127.0.0.1:${pg.port} answers.`);
+    expect(logs).toContain(`Metadata in PostgreSQL at 127.0.0.1:${pg.port}.`);
+    // The address's password never reaches the log.
+    expect(logs.join('\n')).not.toContain('s3cret-pw');
 
     const gone = createServer({
       dataDir: tempDataDir(),

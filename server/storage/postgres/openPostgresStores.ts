@@ -1,7 +1,7 @@
 import type { RetryConfig } from '../../jobs/retry.js';
 import type { Stores } from '../types.js';
 import { PostgresCallbackStore } from './postgresCallbackStore.js';
-import { PostgresDatabase } from './postgresDatabase.js';
+import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
 
@@ -22,6 +22,8 @@ export interface PostgresStoreOptions {
 export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores & { db: PostgresDatabase }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, log });
+  // Says which database this node shares (the address without its password).
+  log(`Metadata in PostgreSQL at ${databaseAddress(options.url)}.`);
   return {
     db,
     apps: new PostgresAppStore(db),
