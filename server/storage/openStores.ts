@@ -19,7 +19,7 @@ export interface OpenStoresOptions {
  */
 export async function openStores(options: OpenStoresOptions): Promise<Stores> {
   if (options.databaseUrl) {
-    // Loaded only in cluster mode: the embedded default never loads the PostgreSQL client.
+    // Loaded only in cluster mode (postgresDatabase.ts loads the client itself, for the bundle).
     const { openPostgresStores } = await import('./postgres/openPostgresStores.js');
     return openPostgresStores({ url: options.databaseUrl, connectRetry: options.databaseConnectRetry, log: options.log });
   }

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type { CustomTypesConfig, Pool, QueryResult, QueryResultRow } from 'pg';
 import { backoffDelay, type RetryConfig } from '../../jobs/retry.js';
 import { PG_MIGRATIONS } from './migrations.js';
 
@@ -7,17 +7,19 @@ export type PgParam = string | number | boolean | null | string[] | number[];
 
 /** What the stores need of a connection or of the pool: a query. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow>(sql: string, params?: PgParam[]): Promise<pg.QueryResult<R>>;
+  query<R extends QueryResultRow>(sql: string, params?: PgParam[]): Promise<QueryResult<R>>;
 }
 
 /**
  * BIGINT (Unix ms, counts, sequences) read as numbers, not strings: every value vop stores fits
  * in 2^53. The other types keep node-postgres' parsers.
  */
-const TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as pg.CustomTypesConfig['getTypeParser'],
-};
+function typeParsers(pg: typeof import('pg').default): CustomTypesConfig {
+  return {
+    getTypeParser: ((oid: number, format?: string) =>
+      oid === pg.types.builtins.INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as CustomTypesConfig['getTypeParser'],
+  };
+}
 
 /**
  * The key of the advisory lock migrations run under: whichever node comes first migrates, the
@@ -38,14 +40,16 @@ export interface PostgresDatabaseOptions {
 
 /** A pool of connections to vop's PostgreSQL database, migrated on open. */
 export class PostgresDatabase implements Queryable {
-  private constructor(readonly pool: pg.Pool) {}
+  private constructor(readonly pool: Pool) {}
 
   /**
    * Connects, waiting for the database with a log line per try and a bounded retry, then applies
    * the migrations not yet applied, under an advisory lock.
    */
   static async open(options: PostgresDatabaseOptions): Promise<PostgresDatabase> {
-    const pool = new pg.Pool({ connectionString: options.url, types: TYPES, max: options.maxConnections ?? 10, connectionTimeoutMillis: 10_000 });
+    // Loaded here, not at the top: the embedded default (and its bundle) never loads the client.
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: options.url, types: typeParsers(pg), max: options.maxConnections ?? 10, connectionTimeoutMillis: 10_000 });
     // An idle connection the server drops (a restart, a failover) must not crash the process.
     pool.on('error', (err) => options.log(`PostgreSQL: an idle connection failed: ${err.message}`));
     const db = new PostgresDatabase(pool);
@@ -59,7 +63,7 @@ export class PostgresDatabase implements Queryable {
     return db;
   }
 
-  query<R extends pg.QueryResultRow>(sql: string, params: PgParam[] = []): Promise<pg.QueryResult<R>> {
+  query<R extends QueryResultRow>(sql: string, params: PgParam[] = []): Promise<QueryResult<R>> {
     return this.pool.query<R>(sql, params);
   }
 
@@ -137,7 +141,7 @@ function isNotReady(err: unknown): boolean {
   return /timeout|terminated/i.test(e.message ?? '');
 }
 
-async function waitForDatabase(pool: pg.Pool, options: PostgresDatabaseOptions): Promise<void> {
+async function waitForDatabase(pool: Pool, options: PostgresDatabaseOptions): Promise<void> {
   const where = databaseAddress(options.url);
   for (let retry = 0; ; retry++) {
     try {
