@@ -27,7 +27,7 @@ let sourceBase: string;
 let serveText = false;
 
 beforeAll(async () => {
-  [s, clip] = await Promise.all([startServer({ processing: TINY_PROCESSING, ingest: { pull: { retry: { maxRetries: 0 } } } }), makeClip({ seconds: 1 }), ensureConsoleBuilt()]);
+  [s, clip] = await Promise.all([startServer({ processing: TINY_PROCESSING, ingest: { pull: { retry: { maxRetries: 0 }, allow: ['127.0.0.0/8'] } } }), makeClip({ seconds: 1 }), ensureConsoleBuilt()]);
   app = await s.newApp('console api');
   source = http.createServer((_req, res) => {
     if (serveText) res.writeHead(200, { 'content-type': 'text/plain' }).end('not a video at all\n'.repeat(50));

@@ -84,8 +84,11 @@ afterEach(async () => {
   while (servers.length) await servers.pop()!.close();
 });
 
+/** The test's sources listen on loopback, which pulls reach only when opted in (issue 12, item 6). */
+const LOOPBACK = ['127.0.0.0/8'];
+
 async function boot(extra: Parameters<typeof startServer>[0] = {}) {
-  const s = await startServer({ ingest: { pull: { maxBytes: CAP, retry: quickRetry, connectTimeoutMs: 2000, idleTimeoutMs: 2000 } }, ...extra });
+  const s = await startServer({ ingest: { pull: { maxBytes: CAP, retry: quickRetry, connectTimeoutMs: 2000, idleTimeoutMs: 2000, allow: LOOPBACK } }, ...extra });
   servers.push(s);
   return s;
 }
@@ -134,6 +137,9 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     expect(status).toBe(7);
     expect(history).toEqual([2, 3, 7]);
     expect(video.statusReason).toMatch(/^not a video: /);
+    // What the source sent is not kept (issue 12, item 6).
+    expect(video.sourceFile).toBe('');
+    expect(fs.existsSync(s.vop.media.path('sources', video.id, 'source'))).toBe(false);
   });
 
   it('a source over the cap: 4, whether Content-Length says so or the stream shows it', async () => {
@@ -153,7 +159,7 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     const spy = vi.spyOn(http, 'request');
     const meta = await pull(s, '/to-metadata.mp4');
     expect(meta.status).toBe(4);
-    expect(meta.video.statusReason).toMatch(/refused address 169\.254\.169\.254 \(linkLocal\)/);
+    expect(meta.video.statusReason).toMatch(/refused address 169\.254\.169\.254 \(cloud metadata service\)/);
     const zero = await pull(s, '/to-zero.mp4');
     expect(zero.status).toBe(4);
     expect(zero.video.statusReason).toMatch(/refused address 0\.0\.0\.0 \(unspecified\)/);
@@ -168,8 +174,8 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     const client = await s.newApp();
     for (const [url, why] of [
       ['http://169.254.169.254/latest/x.mp4', /refused address 169\.254\.169\.254/],
-      ['http://[fe80::1]/x.mp4', /refused address fe80::1 \(linkLocal\)/],
-      ['http://[::ffff:169.254.169.254]/x.mp4', /refused address .* \(linkLocal\)/],
+      ['http://[fe80::1]/x.mp4', /refused address fe80::1 \(linkLocal;/],
+      ['http://[::ffff:169.254.169.254]/x.mp4', /refused address .* \(cloud metadata service\)/],
       ['http://224.0.0.1/x.mp4', /multicast/],
       ['http://metadata.google.internal/computeMetadata/x.mp4', /refused host metadata\.google\.internal/],
     ] as const) {
@@ -211,8 +217,18 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     }
   });
 
+  it('by default refuses this machine (loopback) before connecting, and names the setting that opts in', async () => {
+    const s = await startServer({ ingest: { pull: { retry: quickRetry } } });
+    servers.push(s);
+    const before = hits.get('/clip.mp4') ?? 0;
+    const { status, video } = await pull(s, '/clip.mp4');
+    expect(status).toBe(4);
+    expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(loopback; add it to pull\.allow, VOP_PULL_ALLOW, to pull from it\)/);
+    expect(hits.get('/clip.mp4') ?? 0).toBe(before);
+  });
+
   it('the admin can narrow the policy: a deny list refuses loopback', async () => {
-    const s = await boot({ ingest: { pull: { deny: ['127.0.0.0/8'] } } });
+    const s = await boot({ ingest: { pull: { allow: LOOPBACK, deny: ['127.0.0.0/8'] } } });
     const { status, video } = await pull(s, '/clip.mp4');
     expect(status).toBe(4);
     expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(in pull\.deny\)/);
@@ -220,7 +236,7 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
 
   it('a download cut by a restart starts again on the next start and completes', async () => {
     const dataDir = tempDataDir();
-    const s1 = await startServer({ dataDir, ingest: { pull: { retry: quickRetry } } });
+    const s1 = await startServer({ dataDir, ingest: { pull: { retry: quickRetry, allow: LOOPBACK } } });
     const client = await s1.newApp();
     const stalled = new Promise<void>((r) => (onStall = r));
     const videoId = await client.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/stall.mp4` });
@@ -230,7 +246,7 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     expect(fs.existsSync(s1.vop.media.path('incoming', videoId, 'download.part'))).toBe(true);
     await s1.close();
 
-    const s2 = await boot({ dataDir, ingest: { pull: { retry: quickRetry } } });
+    const s2 = await boot({ dataDir, ingest: { pull: { retry: quickRetry, allow: LOOPBACK } } });
     expect(await waitForIngest(s2.vop, videoId)).toBe(5);
     expect(hits.get('/stall.mp4')).toBe(2);
     expect(sha256File(s2.vop.media.path('sources', videoId, 'source'))).toBe(sha256(clip));

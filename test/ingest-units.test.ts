@@ -18,13 +18,21 @@ const fakeDns = (answers: Record<string, string[]>) => async (host: string) => {
   return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
 };
 
+/** No deadline or minimum rate to speak of, for the tests that are about something else. */
+const UNHURRIED = { deadlineMs: 600_000, minBytesPerSecond: 0, minRateWindowMs: 60_000 };
+
 describe('pull address policy', () => {
   const policy = new PullPolicy({ allow: [], deny: [] });
 
-  it('allows loopback, private LAN and public addresses by default', () => {
-    for (const a of ['127.0.0.1', '::1', '10.1.2.3', '172.16.0.9', '192.168.1.20', 'fd12:3456::1', '93.184.216.34', '2606:4700::1']) {
+  it('allows private LAN and public addresses by default, and refuses loopback and link-local unless opted in', () => {
+    for (const a of ['10.1.2.3', '172.16.0.9', '192.168.1.20', 'fd12:3456::1', '93.184.216.34', '2606:4700::1']) {
       expect(policy.refusal(a), a).toBeUndefined();
     }
+    for (const a of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '169.254.1.1', 'fe80::1']) {
+      expect(policy.refusal(a), a).toMatch(/\((loopback|linkLocal); add it to pull\.allow, VOP_PULL_ALLOW, to pull from it\)$/);
+    }
+    const optedIn = new PullPolicy({ allow: ['127.0.0.0/8', '::1/128', '169.254.0.0/16'], deny: [] });
+    for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '169.254.1.1']) expect(optedIn.refusal(a), a).toBeUndefined();
   });
 
   it('refuses link-local, multicast, unspecified, broadcast and cloud metadata, in any notation', () => {
@@ -49,20 +57,24 @@ describe('pull address policy', () => {
   });
 
   it('refuses a host if any of its addresses is refused (mixed DNS answers)', async () => {
-    const p = new PullPolicy({ allow: [], deny: [] }, fakeDns({ 'mixed.test': ['93.184.216.34', '169.254.169.254'], 'ok.test': ['127.0.0.1', '::1'] }));
-    await expect(p.resolve('mixed.test')).rejects.toThrow(/refused address 169\.254\.169\.254 \(linkLocal\) for host mixed\.test/);
+    const p = new PullPolicy({ allow: ['127.0.0.0/8', '::1/128'], deny: [] }, fakeDns({ 'mixed.test': ['93.184.216.34', '169.254.169.254'], 'ok.test': ['127.0.0.1', '::1'] }));
+    await expect(p.resolve('mixed.test')).rejects.toThrow(/refused address 169\.254\.169\.254 \(cloud metadata service\) for host mixed\.test/);
     await expect(p.resolve('ok.test')).resolves.toEqual({ address: '127.0.0.1', family: 4 });
     await expect(p.resolve('metadata.google.internal.')).rejects.toThrow(/refused host metadata\.google\.internal/);
     await expect(p.resolve('[::1]')).resolves.toEqual({ address: '::1', family: 6 });
   });
 
-  it('allow and deny lists narrow the default and never widen it', () => {
-    const p = new PullPolicy({ allow: ['10.0.0.0/8', '169.254.0.0/16'], deny: ['10.9.0.0/16'] });
+  it('deny narrows everything, and no allow entry opens metadata, multicast or unspecified addresses', () => {
+    const p = new PullPolicy({ allow: ['127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8'], deny: ['10.9.0.0/16', '127.0.0.2/32'] });
     expect(p.refusal('10.1.1.1')).toBeUndefined();
     expect(p.refusal('10.9.1.1')).toMatch(/in pull\.deny/);
-    expect(p.refusal('127.0.0.1')).toMatch(/not in pull\.allow/);
+    expect(p.refusal('127.0.0.1')).toBeUndefined();
+    expect(p.refusal('127.0.0.2')).toMatch(/in pull\.deny/);
     expect(p.refusal('::ffff:10.1.1.1')).toBeUndefined();
-    expect(p.refusal('169.254.169.254')).toMatch(/linkLocal/);
+    expect(p.refusal('169.254.169.254')).toMatch(/cloud metadata service/);
+    expect(p.refusal('169.254.170.2')).toMatch(/cloud metadata service/);
+    expect(p.refusal('224.0.0.1')).toMatch(/multicast/);
+    expect(p.refusal('0.0.0.0')).toMatch(/unspecified/);
   });
 });
 
@@ -82,17 +94,17 @@ describe('downloads are pinned to the checked address', () => {
 
   it('connects to the address the policy resolved, not to what the system resolver says', async () => {
     // "rebind.test" does not exist in DNS: only the policy's answer can make this connect.
-    const policy = new PullPolicy({ allow: [], deny: [] }, fakeDns({ 'rebind.test': ['127.0.0.1'] }));
+    const policy = new PullPolicy({ allow: ['127.0.0.0/8'], deny: [] }, fakeDns({ 'rebind.test': ['127.0.0.1'] }));
     const dest = path.join(tempDataDir(), 'out');
-    const result = await downloadToFile(`http://rebind.test:${port}/file.mp4`, dest, { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000 });
+    const result = await downloadToFile(`http://rebind.test:${port}/file.mp4`, dest, { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000, ...UNHURRIED });
     expect(result.bytes).toBe(5);
     expect(fs.readFileSync(dest, 'utf8')).toBe('hello');
     expect(seenHosts.at(-1)).toBe(`rebind.test:${port}`);
   });
 
   it('refuses other schemes and credentials in the URL, permanently', async () => {
-    const policy = new PullPolicy({ allow: [], deny: [] });
-    const opts = { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000 };
+    const policy = new PullPolicy({ allow: ['127.0.0.0/8'], deny: [] });
+    const opts = { policy, maxBytes: 100, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 1000, ...UNHURRIED };
     for (const url of ['ftp://127.0.0.1/x.mp4', 'file:///etc/passwd', `http://user:pw@127.0.0.1:${port}/x.mp4`]) {
       const err = await downloadToFile(url, path.join(tempDataDir(), 'x'), opts).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DownloadError);
@@ -106,14 +118,69 @@ describe('downloads are pinned to the checked address', () => {
     const p = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
     const err = await downloadToFile(`http://127.0.0.1:${p}/x.mp4`, path.join(tempDataDir(), 'x'), {
-      policy: new PullPolicy({ allow: [], deny: [] }),
+      policy: new PullPolicy({ allow: ['127.0.0.0/8'], deny: [] }),
       maxBytes: 100,
       maxRedirects: 0,
       connectTimeoutMs: 1000,
       idleTimeoutMs: 1000,
+      ...UNHURRIED,
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(DownloadError);
     expect((err as DownloadError).permanent).toBe(false);
+  });
+});
+
+describe('a source that never stops, or barely sends (issue 12, item 6)', () => {
+  let server: http.Server;
+  let port: number;
+  const timers = new Set<NodeJS.Timeout>();
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'video/mp4' });
+      const every = req.url === '/trickle.mp4' ? 300 : 20;
+      const chunk = req.url === '/trickle.mp4' ? Buffer.from('x') : Buffer.alloc(req.url === '/flood.mp4' ? 4 * 1024 * 1024 : 64 * 1024);
+      const t = setInterval(() => res.write(chunk), every);
+      timers.add(t);
+      res.on('close', () => (clearInterval(t), timers.delete(t)));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    for (const t of timers) clearInterval(t);
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
+  const base = () => ({ policy: new PullPolicy({ allow: ['127.0.0.0/8'], deny: [] }), maxBytes: 1024 ** 3, maxRedirects: 0, connectTimeoutMs: 1000, idleTimeoutMs: 5000 });
+
+  it('gives up on a trickle slower than the minimum rate, as a failure worth a retry, and deletes nothing it was not given', async () => {
+    const dest = path.join(tempDataDir(), 'trickle');
+    const started = Date.now();
+    const err = await downloadToFile(`http://127.0.0.1:${port}/trickle.mp4`, dest, { ...base(), deadlineMs: 60_000, minBytesPerSecond: 1000, minRateWindowMs: 1000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DownloadError);
+    expect((err as Error).message).toMatch(/^the source sent .* in 1 s, slower than the minimum of .*\/s$/);
+    expect((err as DownloadError).permanent).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('gives up on an endless body at the deadline', async () => {
+    const err = await downloadToFile(`http://127.0.0.1:${port}/endless.mp4`, path.join(tempDataDir(), 'endless'), { ...base(), deadlineMs: 1000, minBytesPerSecond: 0, minRateWindowMs: 60_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DownloadError);
+    expect((err as Error).message).toBe('the download took longer than 1 s');
+  });
+
+  it('checks the free space again every 64 MiB written, and stops when it is short', async () => {
+    let checks = 0;
+    const err = await downloadToFile(`http://127.0.0.1:${port}/flood.mp4`, path.join(tempDataDir(), 'flood'), {
+      ...base(),
+      ...UNHURRIED,
+      checkRoom: async () => {
+        checks++;
+        if (checks === 2) throw new Error('no room left');
+      },
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/no room left/);
+    expect(checks).toBe(2);
   });
 });
 

@@ -14,6 +14,13 @@ export interface DownloadOptions {
   maxRedirects: number;
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Time the body may take in all. */
+  deadlineMs: number;
+  /** Slowest rate accepted, averaged over each `minRateWindowMs` (0: none). */
+  minBytesPerSecond: number;
+  minRateWindowMs: number;
+  /** Called every {@link ROOM_CHECK_BYTES} written; rejects when the disk is too full to go on. */
+  checkRoom?: () => Promise<void>;
   /** Aborts the download (job cancelled, server stopping). */
   signal?: AbortSignal;
   /** Called once the size is known (if the source says it), before a byte is written; may reject. */
@@ -34,6 +41,8 @@ export class DownloadError extends Error {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Free space is checked again after every this many bytes written (a body without a Content-Length has announced nothing). */
+export const ROOM_CHECK_BYTES = 64 * 1024 ** 2;
 /** 4xx answers that say "later", not "never". */
 const TRANSIENT_4XX = new Set([408, 425, 429]);
 /** Connection failures that a later attempt may not meet. */
@@ -139,18 +148,44 @@ async function save(res: http.IncomingMessage, dest: string, opts: DownloadOptio
     throw err;
   }
   let received = 0;
+  let checkedAt = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
       if (received > opts.maxBytes) return done(new DownloadError(`the source is over the ${formatBytes(opts.maxBytes)} limit`, true));
       opts.onProgress?.({ received, total });
+      if (opts.checkRoom && received - checkedAt >= ROOM_CHECK_BYTES) {
+        checkedAt = received;
+        opts.checkRoom().then(() => done(null, chunk), done);
+        return;
+      }
       done(null, chunk);
     },
   });
+  // The deadline and the minimum rate: a source that keeps sending, slowly or without end, still
+  // lets go of its slot. Both are worth a retry later (the network may be at fault).
+  const started = Date.now();
+  let windowStart = started;
+  let windowStartBytes = 0;
+  const watchdog = setInterval(() => {
+    const now = Date.now();
+    if (now - started > opts.deadlineMs) {
+      res.destroy(new DownloadError(`the download took longer than ${Math.round(opts.deadlineMs / 1000)} s`, false));
+    } else if (now - windowStart >= opts.minRateWindowMs) {
+      const rate = (received - windowStartBytes) / ((now - windowStart) / 1000);
+      if (rate < opts.minBytesPerSecond) {
+        res.destroy(new DownloadError(`the source sent ${formatBytes(received - windowStartBytes)} in ${Math.round((now - windowStart) / 1000)} s, slower than the minimum of ${formatBytes(opts.minBytesPerSecond)}/s`, false));
+      }
+      windowStart = now;
+      windowStartBytes = received;
+    }
+  }, Math.min(1000, opts.minRateWindowMs / 4, opts.deadlineMs / 4));
   try {
     await pipeline(res, counter, fs.createWriteStream(dest, { mode: 0o600 }), { signal: opts.signal });
   } catch (err) {
     throw classify(err, opts.signal);
+  } finally {
+    clearInterval(watchdog);
   }
   if (total !== undefined && received !== total) throw new DownloadError(`the source sent ${received} of ${total} bytes`, false);
   return received;

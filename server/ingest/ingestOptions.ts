@@ -16,11 +16,23 @@ export interface PullOptions {
   connectTimeoutMs: number;
   /** Time allowed without a byte from the source before the attempt fails. */
   idleTimeoutMs: number;
+  /** Time one attempt may take in all, however steadily the bytes come (a slow endless body). */
+  deadlineMs: number;
+  /**
+   * Slowest a source may send, averaged over each `minRateWindowMs`: a source trickling a byte
+   * now and then never meets the idle timeout, yet holds a download slot.
+   */
+  minBytesPerSecond: number;
+  /** The window that rate is measured over. */
+  minRateWindowMs: number;
   /** Downloads that run at once. */
   concurrency: number;
   /** Retries of transient failures (connection errors, timeouts, 5xx, 408, 429); 4xx are not retried. */
   retry: RetryConfig;
-  /** CIDRs a source address must be in, if any are given (narrows the default policy). */
+  /**
+   * CIDRs opted in: loopback and link-local addresses are refused unless one of these names them
+   * (`127.0.0.0/8` to pull from this machine). Private LAN and public addresses need no entry.
+   */
   allow: string[];
   /** CIDRs a source address must not be in (narrows the default policy). */
   deny: string[];
@@ -65,6 +77,9 @@ export const DEFAULT_INGEST_OPTIONS: IngestOptions = {
     maxRedirects: 5,
     connectTimeoutMs: 10_000,
     idleTimeoutMs: 30_000,
+    deadlineMs: 4 * 3600_000,
+    minBytesPerSecond: 16 * 1024,
+    minRateWindowMs: 60_000,
     concurrency: 2,
     retry: { maxRetries: 4, baseDelayMs: 5_000, maxDelayMs: 300_000, jitter: true },
     allow: [],
@@ -96,6 +111,9 @@ export function resolveIngestOptions(input: IngestOptionsInput = {}): IngestOpti
   positive('pull.maxBytes', p.maxBytes);
   positive('pull.connectTimeoutMs', p.connectTimeoutMs);
   positive('pull.idleTimeoutMs', p.idleTimeoutMs);
+  positive('pull.deadlineMs', p.deadlineMs);
+  positive('pull.minRateWindowMs', p.minRateWindowMs);
+  if (!(Number.isFinite(p.minBytesPerSecond) && p.minBytesPerSecond >= 0)) throw new Error('Option ingest.pull.minBytesPerSecond must be 0 (no minimum) or more.');
   positive('pull.concurrency', p.concurrency);
   if (!Number.isInteger(p.maxRedirects) || p.maxRedirects < 0 || p.maxRedirects > 20) throw new Error('Option ingest.pull.maxRedirects must be a whole number from 0 to 20.');
   assertRetryConfig('Option ingest.pull.retry', p.retry);

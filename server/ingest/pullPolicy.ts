@@ -4,13 +4,21 @@ import ipaddr from 'ipaddr.js';
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /** Address classes a pull never connects to, whatever the allow list says. */
-const REFUSED_RANGES = new Set(['unspecified', 'broadcast', 'multicast', 'linkLocal']);
+const REFUSED_RANGES = new Set(['unspecified', 'broadcast', 'multicast']);
+
+/**
+ * Address classes a pull connects to only when an `allow` CIDR names the address (issue 12,
+ * item 6): this machine's own services (a blind oracle on them, and internal media made
+ * playable) and link-local ones. Private LAN ranges stay allowed: a LAN product pulls from LAN
+ * file servers.
+ */
+const OPT_IN_RANGES = new Set(['loopback', 'linkLocal']);
 
 /**
  * Cloud metadata services: they hand out credentials to whoever asks from inside the machine.
- * 169.254.169.254 and 169.254.170.2 are link-local anyway; these are the ones that are not.
+ * Refused even when an allow CIDR covers them (169.254.0.0/16 opted in for a link-local camera).
  */
-const METADATA_ADDRESSES = ['fd00:ec2::254', '100.100.100.200'].map((a) => ipaddr.parse(a));
+const METADATA_ADDRESSES = ['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200'].map((a) => ipaddr.parse(a));
 const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
 
 /** A host and the one address a pull connects to, checked by {@link PullPolicy}. */
@@ -29,11 +37,10 @@ export type LookupAll = (hostname: string) => Promise<Array<{ address: string; f
 const systemLookup: LookupAll = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 /**
- * Which addresses a pull may connect to (issue 3 item 6). Loopback and private LAN addresses
- * are allowed by default (application servers often run on the same machine or LAN);
- * link-local, multicast, unspecified, broadcast and cloud metadata addresses are always
- * refused. The admin narrows this with `allow` (if non-empty, an address must be in one of
- * these CIDRs) and `deny` (an address in one of these is refused).
+ * Which addresses a pull may connect to (issue 3 item 6, issue 12 item 6). Private LAN and public
+ * addresses are allowed by default; loopback and link-local ones only when an `allow` CIDR names
+ * them; multicast, unspecified, broadcast and cloud metadata addresses never. `deny` CIDRs
+ * narrow all of that: an address in one of them is refused, even if allowed.
  */
 export class PullPolicy {
   private readonly allow: Array<[Address, number]>;
@@ -66,7 +73,9 @@ export class PullPolicy {
     }
     const inList = (list: Array<[Address, number]>) => list.some(([net, bits]) => net.kind() === judged.kind() && judged.match(net, bits));
     if (this.deny.length > 0 && inList(this.deny)) return `refused address ${address} (in pull.deny)`;
-    if (this.allow.length > 0 && !inList(this.allow)) return `refused address ${address} (not in pull.allow)`;
+    if (OPT_IN_RANGES.has(range) && !inList(this.allow)) {
+      return `refused address ${address} (${range}; add it to pull.allow, VOP_PULL_ALLOW, to pull from it)`;
+    }
     return undefined;
   }
 

@@ -157,7 +157,7 @@ export class SourceIntake {
     const to = verdict.isVideo ? VideoStatus.WaitingForTranscoding : VideoStatus.TranscodingFailed;
     const reason = verdict.isVideo ? '' : `${NOT_A_VIDEO_REASON}${verdict.reason}`;
     if (verdict.isVideo) await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(verdict.durationSeconds)) });
-    else if (from !== VideoStatus.Downloading) await this.dropUploaded(videoId);
+    else await this.dropRefused(videoId);
     // The transcoder may take the video on at once: report the move, not what a re-read shows.
     if (await lifecycle.move(videoId, to, { from: [from], reason })) return { status: to, reason };
     const now = await videos.get(videoId);
@@ -165,12 +165,12 @@ export class SourceIntake {
   }
 
   /**
-   * An uploaded file that is not a video is deleted before the video moves to 7, so that the
-   * video takes another upload ({@link awaitsUpload}). The record first: a crash before the file
-   * is gone leaves a video in 8 with a stored file, which {@link resumeStored} probes again. (A
-   * pulled file is kept: the admin may look at what the URL served.)
+   * A file that is not a video is deleted before the video moves to 7: an uploaded video then
+   * takes another upload ({@link awaitsUpload}), and a pulled one keeps nothing a source sent
+   * (an endless body of gigabytes, say; issue 12, item 6). The record first: a crash before the
+   * file is gone leaves a video in 8 (or 3) with a stored file, which is probed again at start.
    */
-  private async dropUploaded(videoId: string): Promise<void> {
+  private async dropRefused(videoId: string): Promise<void> {
     await this.deps.videos.updateMedia(videoId, { sourceFile: '' });
     const file = this.sourcePath(videoId);
     await fs.promises.rm(file, { force: true });

@@ -213,9 +213,10 @@ export function SettingsPage() {
           <fieldset className="card">
             <legend>Pull policy</legend>
             <p className="muted small-text">
-              Pulls never reach loopback, link-local or other special addresses. These lists narrow that further: one CIDR per line (e.g. <code>10.0.0.0/8</code>).
+              Pulls reach LAN and public addresses. This machine (loopback) and link-local addresses only when listed as allowed; multicast and cloud metadata
+              addresses never. One CIDR per line (e.g. <code>127.0.0.0/8</code>).
             </p>
-            <Field k="pullAllow" view={data} help="If any are given, a source's address must be in one of them.">
+            <Field k="pullAllow" view={data} help="Loopback or link-local networks pulls may reach, e.g. 127.0.0.0/8 for a file server on this machine.">
               <textarea id="s-pullAllow" rows={3} value={draft.pullAllow} onChange={(e) => set({ pullAllow: e.target.value })} />
             </Field>
             <Field k="pullDeny" view={data} help="A source's address must be in none of these.">
