@@ -300,7 +300,7 @@ const CASES: SourceCase[] = [
     name: 'an audio-less screen recording: VP8 WebM at 683x384',
     ext: 'webm',
     encoders: ['libvpx'],
-    make: (out) => [[...picture('683x384', 30, '', 2), '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '500k', '-y', out]],
+    make: (out) => [[...picture('683x384', 30), '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '500k', '-y', out]],
     display: [683, 384],
     audio: false,
   },
