@@ -29,6 +29,13 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  if (config.adminTokenFromFlag) {
+    // Never the token itself: this line ends up in logs too.
+    console.warn(
+      'WARNING: --admin-token is on the command line, where every local user can read it (ps, /proc/<pid>/cmdline) and npm prints it. ' +
+        'Set VOP_ADMIN_TOKEN instead, or leave it out: the token is then kept in <data dir>/admin-token (readable by its owner only).',
+    );
+  }
   // Signals are handled from the start: one that arrives while the server starts (or just as it
   // says it is listening) must still shut it down cleanly, not kill it mid-write.
   let vop: VopServer | undefined;
@@ -55,6 +62,7 @@ async function main(): Promise<void> {
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
   console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}`);
   for (const a of addresses) console.log(`  ${a}/Api/Video`);
+  console.log(`  console: ${addresses[0]}/console`);
   console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
   console.log(
     config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,

@@ -10,12 +10,16 @@ export interface StartConfig {
   portGiven: boolean;
   host: string;
   options: ServerOptionsInput;
+  /** The admin token came from --admin-token, where every local user can read it (issue 12, item 3). */
+  adminTokenFromFlag?: boolean;
 }
 
-export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--admin-token <t>]
-                    [--public-url <url>] [--admin-remote] [--time-zone <IANA zone>]
-Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE.
-Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data.`;
+export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
+                    [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
+Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
+             VOP_PULL_ALLOW, VOP_DATABASE_URL.
+Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
+(--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
 
 /** Parses the start flags; throws an Error with a readable message on a bad one. */
 export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): StartConfig {
@@ -30,6 +34,8 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'public-url': { type: 'string' },
       'admin-remote': { type: 'boolean' },
       'time-zone': { type: 'string' },
+      'pull-allow': { type: 'string' },
+      'database-url': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -38,9 +44,11 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const portText = values.port ?? (env.VOP_PORT || '8080');
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
+  const pullAllow = values['pull-allow'] ?? (env.VOP_PULL_ALLOW || undefined);
   return {
     port,
     portGiven,
+    adminTokenFromFlag: values['admin-token'] !== undefined,
     host: values.host ?? env.VOP_HOST ?? '0.0.0.0',
     options: {
       dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data',
@@ -48,6 +56,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       publicUrl: values['public-url'] ?? (env.VOP_PUBLIC_URL || undefined),
       adminRemote: values['admin-remote'] ?? ['1', 'true', 'yes'].includes((env.VOP_ADMIN_REMOTE ?? '').toLowerCase()),
       timeZone: values['time-zone'] ?? (env.VOP_TIME_ZONE || undefined),
+      databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
+      // Comma-separated CIDRs that pulls may reach although loopback or link-local (127.0.0.0/8).
+      ingest: pullAllow === undefined ? undefined : { pull: { allow: pullAllow.split(',').map((c) => c.trim()).filter(Boolean) } },
     },
   };
 }
@@ -95,7 +106,11 @@ export function servedAddresses(host: string, port: number, interfaces = os.netw
 export function withSavedSettings(config: StartConfig, saved: { options: Partial<ServerOptionsInput>; port?: number }): StartConfig {
   const given = Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as ServerOptionsInput;
   const options: ServerOptionsInput = { ...saved.options, ...given };
-  if (saved.options.ingest || given.ingest) options.ingest = { ...saved.options.ingest, ...given.ingest };
+  if (saved.options.ingest || given.ingest) {
+    options.ingest = { ...saved.options.ingest, ...given.ingest };
+    // --pull-allow replaces the saved allow list and keeps the rest of the saved pull settings.
+    if (saved.options.ingest?.pull || given.ingest?.pull) options.ingest.pull = { ...saved.options.ingest?.pull, ...given.ingest?.pull };
+  }
   if (saved.options.processing || given.processing) options.processing = { ...saved.options.processing, ...given.processing };
   const port = config.portGiven || saved.port === undefined ? config.port : saved.port;
   return { ...config, port, options };

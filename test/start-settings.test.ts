@@ -30,6 +30,28 @@ describe('npm start with settings saved from the console', () => {
   });
 });
 
+describe('start settings added for hardening and cluster mode', () => {
+  it('opts loopback in for pulls with --pull-allow or VOP_PULL_ALLOW, keeping the rest of the saved pull settings', () => {
+    const saved = { options: { ingest: { pull: { allow: ['10.0.0.0/8'], deny: ['10.9.0.0/16'], maxBytes: 5 } } } };
+    const byFlag = withSavedSettings(parseStartArgs(['--pull-allow', '127.0.0.0/8, ::1/128'], {}), saved);
+    expect(byFlag.options.ingest?.pull).toEqual({ allow: ['127.0.0.0/8', '::1/128'], deny: ['10.9.0.0/16'], maxBytes: 5 });
+    const byEnv = withSavedSettings(parseStartArgs([], { VOP_PULL_ALLOW: '127.0.0.1/32' }), saved);
+    expect(byEnv.options.ingest?.pull?.allow).toEqual(['127.0.0.1/32']);
+    expect(withSavedSettings(parseStartArgs([], {}), saved).options.ingest?.pull?.allow).toEqual(['10.0.0.0/8']);
+  });
+
+  it('reads the database address from --database-url or VOP_DATABASE_URL', () => {
+    expect(parseStartArgs(['--database-url', 'postgres://a@h/db'], {}).options.databaseUrl).toBe('postgres://a@h/db');
+    expect(parseStartArgs([], { VOP_DATABASE_URL: 'postgres://b@h/db' }).options.databaseUrl).toBe('postgres://b@h/db');
+    expect(parseStartArgs([], {}).options.databaseUrl).toBeUndefined();
+  });
+
+  it('knows whether the admin token came from the command line', () => {
+    expect(parseStartArgs(['--admin-token', 't'], {}).adminTokenFromFlag).toBe(true);
+    expect(parseStartArgs([], { VOP_ADMIN_TOKEN: 't' }).adminTokenFromFlag).toBe(false);
+  });
+});
+
 describe('the addresses a server is reachable at', () => {
   const lan: ReturnType<typeof os.networkInterfaces> = {
     lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],

@@ -83,7 +83,12 @@ describe('npm start (server/main.ts as a child process)', () => {
     expect(p.output()).toContain(`  admin API: http://127.0.0.1:${port}/admin/api (loopback only)`);
     expect(p.output()).toContain('admin token: as given');
 
-    const health = await fetch(`${p.baseUrl}/healthz`);
+    // The admin token on the command line is warned about, and never printed.
+    expect(p.output()).toMatch(/WARNING: --admin-token is on the command line, where every local user can read it/);
+    expect(p.output()).not.toContain(TOKEN);
+    expect(p.output()).toContain(`console: ${p.baseUrl}/console`);
+
+    const health = await fetch(`${p.baseUrl}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(health.status).toBe(200);
     expect(health.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const h = await health.json();
