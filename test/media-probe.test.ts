@@ -1,8 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { interpretProbe, probe, ProbeError } from '../server/media/probe.js';
-import { makeAudioFile, makeClip, makeImage, makeTempDir } from './helpers/clips.js';
+import { makeAudioFile, makeClip, makeImage, makeTempDir, testBinaries } from './helpers/clips.js';
 
 describe('probe', () => {
   const dir = makeTempDir();
@@ -31,6 +32,18 @@ describe('probe', () => {
     const info = await probe(await makeClip({ seconds: 1, width: 427, height: 241, audio: false }));
     if (!info.isVideo) throw new Error(info.reason);
     expect(info).toMatchObject({ width: 427, height: 241, audioCodec: null });
+  });
+
+  it('reads the playing time of a recording whose header has none (a browser MediaRecorder WebM) from its last packet', async () => {
+    // Written to a pipe, as a recorder writes while it records: the muxer cannot go back to set a duration.
+    const file = path.join(dir, 'recorded.webm');
+    const { ffmpeg } = await testBinaries();
+    const out = execFileSync(ffmpeg.path, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=160x90:r=30:d=2', '-f', 'lavfi', '-i', 'sine=d=2', '-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', '-f', 'webm', 'pipe:1'], { maxBuffer: 64 * 1024 * 1024 });
+    fs.writeFileSync(file, out);
+    const info = await probe(file);
+    if (!info.isVideo) throw new Error(info.reason);
+    expect(Math.abs(info.durationSeconds - 2)).toBeLessThan(0.1);
+    expect(info.videoCodec).toBe('vp8');
   });
 
   it('judges by content, not by name: a text file called .mp4 is not a video', async () => {

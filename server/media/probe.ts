@@ -109,7 +109,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
   const url = `file:${abs}`;
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];
-  return new Promise<ProbeResult>((resolve, reject) => {
+  const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
     execFile(ffprobePath, args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
       if (err) {
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string; signal?: NodeJS.Signals | null };
@@ -123,10 +123,43 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
         return resolve({ isVideo: false, reason: `not a media file ffprobe can read${said ? ` (${said})` : ''}`, formatName: null });
       }
       try {
-        resolve(interpretProbe(JSON.parse(stdout) as FfprobeJson));
+        resolve(JSON.parse(stdout) as FfprobeJson);
       } catch (parseErr) {
         reject(new ProbeError(`ffprobe printed output we cannot read: ${(parseErr as Error).message}`));
       }
+    });
+  });
+  if ('isVideo' in json) return json;
+  // A recording written as it was made (a browser's MediaRecorder, a live stream saved to disk)
+  // has no duration in its header: the end of its last video packet is its playing time.
+  if (json.format && positive(json.format.duration) === null && !(json.streams ?? []).some((st) => positive(st.duration) !== null)) {
+    const end = await lastPacketEnd(ffprobePath, url, o.timeoutMs);
+    if (end !== null) json.format.duration = String(end);
+  }
+  return interpretProbe(json);
+}
+
+/**
+ * The end time of the last packet of the first video stream, from a pass over the packets (no
+ * decoding: a few hundred milliseconds for an hour); null when there is none to read.
+ */
+function lastPacketEnd(ffprobePath: string, url: string, timeoutMs: number): Promise<number | null> {
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
+  return new Promise((resolve, reject) => {
+    execFile(ffprobePath, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
+      if (err) {
+        const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
+        if (e.killed || e.signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" failed reading the packets of "${url}" (${e.signal ?? 'timeout'}).`));
+        return resolve(null);
+      }
+      let end: number | null = null;
+      for (const line of stdout.split('\n')) {
+        const [pts, duration] = line.split(',').map(Number);
+        if (pts === undefined || !Number.isFinite(pts)) continue;
+        const packetEnd = pts + (duration !== undefined && Number.isFinite(duration) ? duration : 0);
+        if (end === null || packetEnd > end) end = packetEnd;
+      }
+      resolve(end !== null && end > 0 ? end : null);
     });
   });
 }
