@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DataDirLock, isLockOwnerAlive, processIdentity, readProcStat } from '../server/storage/dataDirLock.js';
+import { readProcStat } from '../server/procStat.js';
+import { DataDirLock, isLockOwnerAlive, processIdentity } from '../server/storage/dataDirLock.js';
 import { tempDataDir } from './helpers/server.js';
 
 const hasProc = fs.existsSync('/proc/self/stat');

@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { readProcStat } from '../procStat.js';
 
 interface PidEntry {
   pid: number;
@@ -95,21 +96,6 @@ function isSameProcess(entry: PidEntry): boolean {
 
 function processStartTime(pid: number): string | undefined {
   return process.platform === 'linux' ? readProcStat(pid)?.startTime : undefined;
-}
-
-/** State and start time from /proc/<pid>/stat; the command name in parentheses may itself hold spaces. */
-function readProcStat(pid: number): { state: string; startTime: string } | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
-  const state = fields[0];
-  const startTime = fields[19];
-  return state && startTime ? { state, startTime } : undefined;
 }
 
 function writeEntries(pidFile: string, entries: Map<number, PidEntry>): void {
