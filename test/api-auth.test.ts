@@ -149,6 +149,12 @@ describe('authentication (spec section 5)', () => {
     const res = await fetch(`${s.baseUrl}/Api/Video/Post?${qs}`, { method: 'POST', body });
     expect((await res.json()).AuthMsg.ResultCode).toBe('1');
   });
+
+  it('never reads a POST credential from the query string, where logs keep it (issue 12)', async () => {
+    const qs = new URLSearchParams({ ...c.auth(), SourceFileGetType: '1' }).toString();
+    const res = await fetch(`${s.baseUrl}/Api/Video/Post?${qs}`, { method: 'POST', body: new URLSearchParams({ VideoTitle: 'credential in the URL' }) });
+    expect((await res.json()).AuthMsg).toEqual({ ResultCode: '100', ResultMessage: 'Missing parameter: AppId' });
+  });
 });
 
 describe('the 600-second window, to the second (AuthService with a fixed clock)', () => {
