@@ -9,12 +9,14 @@ import { ApiError } from './errors.js';
 import { VopEventBus } from './events.js';
 import { requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
+import { noteClientAddress, TrustedProxies } from './http/clientAddress.js';
 import { fastReadPath } from './http/fastReadPath.js';
 import { CallbackService } from './callbacks/callbackService.js';
 import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
 import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
+import { hostCheck } from './http/hostCheck.js';
 import { createConsoleApi } from './routes/consoleApi.js';
 import { healthRouter } from './routes/health.js';
 import { mediaRouter } from './routes/media.js';
@@ -107,6 +109,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
 
   app.use(healthRouter({ stores, startedAt: Date.now(), adminToken, extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
+  // The console and the admin API answer only to this server's own names (DNS rebinding).
+  const ownNames = hostCheck({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
+  app.use('/console', ownNames);
   app.use(consoleRouter());
   // tus reads the request stream itself: mounted before any body parser.
   app.all('/upload/tus{/*rest}', ingest.tus.handler);
@@ -140,6 +145,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
+  admin.use(ownNames);
   // The console's login comes before the check: it is how a browser gets its session cookie.
   admin.use('/session', consoleApi.session);
   admin.use(requireAdmin({ gate: consoleApi.gate, allowRemote: options.adminRemote, sessions: consoleApi.sessions }));
@@ -175,7 +181,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
       return new Promise((resolve, reject) => {
         // The read calls skip Express (see http/fastReadPath.ts); everything else goes to it.
         const fastReads = fastReadPath({ auth, reads, parseQuery: app.get('query parser fn'), viewContext, log });
+        const proxies = new TrustedProxies(options.trustedProxies);
         server = http.createServer((req, res) => {
+          noteClientAddress(req, proxies);
           // Once closing, answers say so: the client takes a new connection for its next request
           // instead of sending it on one that is about to go.
           if (closing) res.setHeader('Connection', 'close');
