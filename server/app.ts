@@ -67,6 +67,8 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const options = resolveOptions(input);
   const log = options.log;
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const loose = looseDataDir(options.dataDir);
+  if (loose) log(`WARNING: ${loose}`);
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
   const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
   const events = new VopEventBus();
@@ -271,4 +273,16 @@ function limitConnectionsPerAddress(server: http.Server, max: number): void {
       else open.set(address, left);
     });
   });
+}
+
+/**
+ * Why a data directory is too open, if it is (issue 12): it holds the admin token, the database
+ * with every application's secret, and the media. One made by vop is 0700; one that existed
+ * before may be anything. Windows has no such mode bits.
+ */
+export function looseDataDir(dir: string): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  const mode = fs.statSync(dir).mode & 0o777;
+  if ((mode & 0o077) === 0) return undefined;
+  return `the data directory ${path.resolve(dir)} can be read or entered by other users (mode ${mode.toString(8)}); it holds the admin token, the applications' secrets and the media: chmod 700 it.`;
 }
