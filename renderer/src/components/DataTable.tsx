@@ -1,7 +1,11 @@
 import type { ReactNode } from 'react';
 
-/** A column heading: its text, or `{ hidden }` for a column named for screen readers only (actions, a picture). */
-export type Column = string | { hidden: string };
+/**
+ * A column heading: its text, or `{ hidden }` for a column named for screen readers only (actions,
+ * a picture). `className` goes on the header cell: give it the class of the column's cells when
+ * a style hides them (narrow windows), so the header goes with them.
+ */
+export type Column = string | { hidden: string; className?: string };
 
 /** A table in its scrolling wrapper: one header row of `columns`, then the rows given as children. */
 export function DataTable({ columns, className, children }: { columns: Column[]; className?: string; children: ReactNode }) {
@@ -11,7 +15,7 @@ export function DataTable({ columns, className, children }: { columns: Column[];
         <thead>
           <tr>
             {columns.map((c) => (
-              <th key={typeof c === 'string' ? c : c.hidden} scope="col">
+              <th key={typeof c === 'string' ? c : c.hidden} scope="col" className={typeof c === 'string' ? undefined : c.className}>
                 {typeof c === 'string' ? c : <span className="sr-only">{c.hidden}</span>}
               </th>
             ))}

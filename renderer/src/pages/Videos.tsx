@@ -43,7 +43,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
               : `${list.data.total} video${list.data.total === 1 ? '' : 's'}; showing ${filters.offset + 1} to ${filters.offset + list.data.videos.length}, newest first.`}
           </p>
           {list.data.videos.length > 0 ? (
-            <DataTable className="videos" columns={[{ hidden: 'Cover' }, 'Title', 'Status', 'Application', 'Uploader', 'Length', 'Registered']}>
+            <DataTable className="videos" columns={[{ hidden: 'Cover', className: 'thumb-cell' }, 'Title', 'Status', 'Application', 'Uploader', 'Length', 'Registered']}>
               {list.data.videos.map((v) => (
                 <tr key={v.id}>
                   <td className="thumb-cell">{v.coverUrl && v.status === 1 ? <img className="thumb" src={`${v.coverUrl}?t=4`} alt="" loading="lazy" /> : <span className="thumb empty" />}</td>

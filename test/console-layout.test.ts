@@ -1,0 +1,126 @@
+/**
+ * Every console page laid out right in real Chromium at 1280x800 and at 390x844 (issue 13, item
+ * 1): nothing wider than the window, no blank band above the page's heading, and each table's
+ * header cells over their columns. Each page is photographed at both sizes
+ * (docs/screenshots/ with UPDATE_SCREENSHOTS=1).
+ */
+import fs from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, screenshotPath } from './helpers/browser.js';
+import { makeClip } from './helpers/clips.js';
+import type { SpecClient } from './helpers/client.js';
+import { ensureConsoleBuilt } from './helpers/console.js';
+import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+
+let s: TestServer;
+let browser: Browser;
+let client: SpecClient;
+let videoId = '';
+
+const SIZES = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+/** Where the page's first heading may start at most: the top bar and a line of crumbs fit above it. */
+const MAX_HEADING_TOP = 150;
+
+beforeAll(async () => {
+  let clip: string;
+  [s, browser, clip] = await Promise.all([startServer({ processing: TINY_PROCESSING }), launchBrowser(), makeClip({ seconds: 2, width: 320, height: 180 }), ensureConsoleBuilt()]);
+  client = await s.newApp('Layout site with a rather long application name');
+  // A playable video, uploaded server-side (spec 4.3), for the video page and the lists.
+  videoId = await client.register({ VideoTitle: 'A walk along the harbour wall at dawn', createUser: 'maria' });
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) form.append(k, v);
+  form.append('file', new Blob([Uint8Array.from(fs.readFileSync(clip))], { type: 'video/mp4' }), 'harbour.mp4');
+  const up = await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form });
+  expect(up.status).toBe(200);
+  await waitForStatus(s.vop, videoId, [1], 60_000);
+  // Two transcodes waiting far in the future: the queue's table has rows with their buttons.
+  for (const title of ['Queued one', 'Queued two']) {
+    const id = await client.register({ VideoTitle: title });
+    await s.vop.jobs.enqueue('transcode', { videoId: id }, { videoId: id, runAfter: Date.now() + 3_600_000 });
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+/** What is wrong with the page's layout, in words (empty if nothing). */
+async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate((maxTop) => {
+    const problems: string[] = [];
+    const doc = document.documentElement;
+    if (doc.scrollWidth > window.innerWidth) {
+      // Name the outermost elements that stick out, so a failure says where to look.
+      const out = [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !(el.parentElement && el.parentElement.getBoundingClientRect().right > window.innerWidth + 0.5));
+      const names = out.slice(0, 3).map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''}`);
+      problems.push(`page is ${doc.scrollWidth} px wide in a ${window.innerWidth} px window (${names.join(', ')})`);
+    }
+    const h1 = document.querySelector('main h1');
+    if (!h1) problems.push('no heading');
+    else if (h1.getBoundingClientRect().top + window.scrollY > maxTop) problems.push(`heading starts at ${Math.round(h1.getBoundingClientRect().top + window.scrollY)} px`);
+    const shown = (el: Element) => getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().width > 0;
+    document.querySelectorAll('main table').forEach((table, t) => {
+      if (!shown(table)) return;
+      const heads = [...table.querySelectorAll('thead th')].filter(shown);
+      const row = table.querySelector('tbody tr');
+      if (!row) return;
+      const cells = [...row.children].filter(shown);
+      if (heads.length !== cells.length) problems.push(`table ${t}: ${heads.length} headers over ${cells.length} cells`);
+      heads.forEach((h, i) => {
+        const c = cells[i];
+        if (!c) return;
+        const a = h.getBoundingClientRect();
+        const b = c.getBoundingClientRect();
+        if (Math.abs(a.left - b.left) > 1 || Math.abs(a.right - b.right) > 1) problems.push(`table ${t}: header ${i} (${h.textContent}) is not over its column`);
+      });
+    });
+    return problems;
+  }, MAX_HEADING_TOP);
+}
+
+describe('console layout at 1280x800 and 390x844', () => {
+  for (const size of SIZES) {
+    it(`lays every page out right at ${size.width}x${size.height}`, async () => {
+      const ctx = await browser.newContext({ viewport: size });
+      try {
+        const page = await ctx.newPage();
+        await page.goto(`${s.baseUrl}/console`);
+        await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+        await page.keyboard.press('Enter');
+        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+        const appId = client.appId;
+        // Each page with its heading and something that shows it has loaded its data.
+        const pages: Array<{ name: string; path: string; heading: string | RegExp; loaded?: string }> = [
+          { name: 'overview', path: '/', heading: 'Overview', loaded: '.facts' },
+          { name: 'applications', path: '/apps', heading: 'Applications', loaded: 'table tbody tr' },
+          { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name' },
+          { name: 'videos', path: '/videos', heading: 'Videos', loaded: 'table.videos tbody tr' },
+          { name: 'video', path: `/videos/${videoId}`, heading: 'A walk along the harbour wall at dawn', loaded: 'video' },
+          { name: 'transfers', path: '/transfers', heading: 'Uploads and downloads' },
+          { name: 'transcode', path: '/transcode', heading: 'Transcode monitor', loaded: `tr[data-job]` },
+          { name: 'settings', path: '/settings', heading: 'Settings' },
+          { name: 'not-found', path: '/no/such/page', heading: 'Not found' },
+        ];
+        const problems: string[] = [];
+        for (const p of pages) {
+          await page.goto(`${s.baseUrl}/console${p.path}`);
+          await page.getByRole('heading', { level: 1, name: p.heading }).waitFor({ timeout: 15_000 });
+          if (p.loaded) await page.locator(p.loaded).first().waitFor({ timeout: 15_000 });
+          await page.waitForTimeout(300);
+          problems.push(...(await layoutProblems(page)).map((m) => `${p.name}: ${m}`));
+          await page.screenshot({ path: screenshotPath(`layout-${p.name}-${size.width}.png`), fullPage: true, animations: 'disabled' });
+        }
+        expect(problems).toEqual([]);
+      } finally {
+        await ctx.close();
+      }
+    }, 120_000);
+  }
+});
