@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { DEFAULT_CALLBACK_OPTIONS, resolveCallbackOptions, type CallbackOptions } from './callbacks/options.js';
+import { assertTrustedProxies } from './http/clientAddress.js';
 import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type IngestOptionsInput } from './ingest/ingestOptions.js';
 import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
@@ -46,6 +47,12 @@ export interface ServerOptions {
    * open 6 per server; a proxy in front counts as one address (raise this for it).
    */
   maxConnectionsPerAddress: number;
+  /**
+   * CIDRs of the reverse proxies in front of vop (`10.0.0.5/32`): from a peer in them, the client's
+   * address is the right-most `X-Forwarded-For` entry that is not itself one of them
+   * (http/clientAddress.ts); from any other peer the header is ignored. Empty: trust no one.
+   */
+  trustedProxies: string[];
   /** Spec section 5 checks and failed-authentication limits. */
   auth: AuthOptions;
   /** Paging of the list calls. */
@@ -73,6 +80,7 @@ const DEFAULTS = {
   maxBodyBytes: 64 * 1024,
   sendTimeoutMs: 60_000,
   maxConnectionsPerAddress: 256,
+  trustedProxies: [],
   auth: DEFAULT_AUTH_OPTIONS,
   videos: DEFAULT_VIDEO_OPTIONS,
   callbacks: DEFAULT_CALLBACK_OPTIONS,
@@ -118,6 +126,7 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');
+  assertTrustedProxies('trustedProxies', o.trustedProxies);
   if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
   const v = o.videos;
   if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {

@@ -16,8 +16,9 @@ export interface StartConfig {
 
 export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
+                    [--trusted-proxies <cidr,…>]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
-             VOP_PULL_ALLOW, VOP_DATABASE_URL.
+             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_TRUSTED_PROXIES.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
 
@@ -36,6 +37,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'time-zone': { type: 'string' },
       'pull-allow': { type: 'string' },
       'database-url': { type: 'string' },
+      'trusted-proxies': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -45,6 +47,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
   const pullAllow = values['pull-allow'] ?? (env.VOP_PULL_ALLOW || undefined);
+  const trustedProxies = values['trusted-proxies'] ?? (env.VOP_TRUSTED_PROXIES || undefined);
   return {
     port,
     portGiven,
@@ -57,6 +60,8 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       adminRemote: values['admin-remote'] ?? ['1', 'true', 'yes'].includes((env.VOP_ADMIN_REMOTE ?? '').toLowerCase()),
       timeZone: values['time-zone'] ?? (env.VOP_TIME_ZONE || undefined),
       databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
+      // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
+      trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),
       // Comma-separated CIDRs that pulls may reach although loopback or link-local (127.0.0.0/8).
       ingest: pullAllow === undefined ? undefined : { pull: { allow: pullAllow.split(',').map((c) => c.trim()).filter(Boolean) } },
     },

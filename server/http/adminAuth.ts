@@ -3,6 +3,7 @@ import { ApiError } from '../errors.js';
 import { CONSOLE_HEADER, type ConsoleSessions } from '../services/consoleSessions.js';
 import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
 import { safeEqual } from '../services/tokens.js';
+import { clientAddress } from './clientAddress.js';
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
 export function isLoopback(address: string | undefined): boolean {
@@ -22,7 +23,7 @@ export const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTION
  * loopback callers only, unless the admin started vop with --admin-remote.
  */
 export function assertAdminAddress(req: Request, allowRemote: boolean): void {
-  if (!allowRemote && !isLoopback(req.socket.remoteAddress)) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
+  if (!allowRemote && !isLoopback(clientAddress(req))) throw new ApiError('ADMIN_FORBIDDEN', 'start vop with --admin-remote to allow it');
 }
 
 /** Wrong admin tokens allowed per address and minute, by the console's login and bearer tokens together. */
@@ -73,7 +74,7 @@ export function requireAdmin(opts: { gate: AdminTokenGate; allowRemote: boolean;
       return next();
     }
     if (!m) throw new ApiError('ADMIN_UNAUTHORIZED');
-    opts.gate.verify(m[1]!.trim(), req.socket.remoteAddress ?? 'unknown');
+    opts.gate.verify(m[1]!.trim(), clientAddress(req));
     next();
   };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AuthService } from '../services/authService.js';
 import type { AppRecord } from '../storage/types.js';
+import { clientAddress } from './clientAddress.js';
 import { ParamBag } from './params.js';
 
 /** What the spec API's middleware hands on to its routes. */
@@ -37,7 +38,7 @@ export function authenticateApp(auth: AuthService): RequestHandler {
 export function authenticateParams(auth: AuthService, params: ParamBag, req: IncomingMessage): Promise<AppRecord> {
   return auth.authenticate(
     { appId: params.get('AppId')?.trim(), timestamp: params.get('Timestamp')?.trim(), token: params.get('Token')?.trim() },
-    req.socket.remoteAddress ?? 'unknown',
+    clientAddress(req),
   );
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { ApiError } from '../errors.js';
+import { clientAddress } from '../http/clientAddress.js';
 import { ParamBag } from '../http/params.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
@@ -126,7 +127,7 @@ async function storeFile(
     { appId: params.get('AppId'), timestamp: params.get('Timestamp'), token: params.get('Token') },
     params.get('VideoId'),
     { needHandleSepcial: params.get('NeedHandleSepcial') },
-    req.socket.remoteAddress ?? 'unknown',
+    clientAddress(req),
   );
   const declared = Number(req.headers['content-length'] ?? NaN);
   await ingest.ensureRoomFor(Number.isFinite(declared) ? declared : ingest.options.multipartMaxBytes);

@@ -9,6 +9,7 @@ import { ERRORS, EXPOSED_HEADERS, Server, type ServerOptions as TusServerOptions
 import type { RequestHandler } from 'express';
 import { sendNodeResponse } from 'srvx/node';
 import { ApiError } from '../errors.js';
+import { clientAddress } from '../http/clientAddress.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
@@ -223,7 +224,7 @@ export class TusUploads {
             { appId: meta.appId ?? undefined, timestamp: meta.timestamp ?? undefined, token: meta.token ?? undefined },
             meta.videoId ?? undefined,
             { uploadType: meta.uploadType ?? undefined, needHandleSepcial: meta.needHandleSepcial ?? undefined },
-            clientAddress(req),
+            addressOf(req),
           );
       const size = upload.size ?? 0;
       if (size > target.maxBytes) {
@@ -381,7 +382,8 @@ function patchRequest(req: IncomingMessage, res: ServerResponse): Request {
   return Object.assign(request, { runtime: { name: 'node', node: { req, res } } });
 }
 
-function clientAddress(req: TusRequest): string {
+/** The client's address of a tus request (the Node request rides along as srvx's `runtime.node`). */
+function addressOf(req: TusRequest): string {
   const node = (req as unknown as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
-  return node?.socket.remoteAddress ?? 'unknown';
+  return node ? clientAddress(node) : 'unknown';
 }

@@ -1,5 +1,6 @@
 import express, { type Request, type Router } from 'express';
 import { ApiError } from '../errors.js';
+import { clientAddress } from '../http/clientAddress.js';
 import { SAFE_METHODS, assertAdminAddress, type AdminTokenGate } from '../http/adminAuth.js';
 import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../services/consoleSessions.js';
 
@@ -35,7 +36,7 @@ export function adminSessionRouter(deps: AdminSessionDeps): Router {
   r.post('/', (req, res) => {
     const token = (req.body as Record<string, unknown> | undefined)?.token;
     if (typeof token !== 'string' || token.trim() === '') throw new ApiError('ADMIN_UNAUTHORIZED', 'enter the admin token');
-    deps.gate.verify(token.trim(), req.socket.remoteAddress ?? 'unknown', 'that is not the admin token');
+    deps.gate.verify(token.trim(), clientAddress(req), 'that is not the admin token');
     const { id, expiresAt } = sessions.create();
     res.set('Set-Cookie', sessionCookie(id, Math.floor(sessions.ttlMs / 1000), isSecure(req)));
     res.json({ loggedIn: true, expiresAt: new Date(expiresAt).toISOString() });

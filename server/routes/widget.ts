@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../errors.js';
+import { clientAddress } from '../http/clientAddress.js';
 import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
 import { ParamBag } from '../http/params.js';
 import type { IngestService } from '../ingest/ingestService.js';
@@ -104,7 +105,7 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
             { appId: q.get('appId'), timestamp: q.get('timestamp'), token: q.get('token') },
             q.get('videoId'),
             { uploadType: q.get('uploadType'), needHandleSepcial: q.get('needHandleSepcial') },
-            req.socket.remoteAddress ?? 'unknown',
+            clientAddress(req),
           );
       data = {
         videoId: session.videoId,
