@@ -79,8 +79,9 @@ describe('renditions', () => {
     const r = await get(`${playUrl}${videoUrl}`);
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toBe('video/mp4');
-    // Media URLs are public and immutable once written: cacheable for an hour, never sniffed.
-    expect(r.headers.get('cache-control')).toBe('public, max-age=3600');
+    // Media URLs are public, kept by caches but revalidated on every use (a deleted video's
+    // media stop at once; the ETag makes it a 304), never sniffed.
+    expect(r.headers.get('cache-control')).toBe('public, no-cache');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
     expect(r.headers.get('content-length')).toBe(String(bytes.length));
     expect(r.headers.get('accept-ranges')).toBe('bytes');
@@ -425,6 +426,8 @@ describe('what is never served', () => {
       const r = await get(u);
       expect(r.status, u).toBe(404);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      // Not kept by any cache: the refusal must not outlive a restore, nor a cache keep the video.
+      expect(r.headers.get('cache-control'), u).toBe('no-store');
     }
     expect(listFiles(t.vop.media.path('play')).some((f) => f.includes(id))).toBe(true);
     const after = (await client.get('/Api/Video/Get', { Id: id })).body;

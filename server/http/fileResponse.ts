@@ -20,7 +20,7 @@ import type { Request, Response } from 'express';
 export interface FileResponseOptions {
   /** Content-Type of a 200 or 206 answer. */
   contentType: string;
-  /** `Cache-Control: public, max-age=<n>`. */
+  /** `Cache-Control: public, max-age=<n>`; 0: `public, no-cache` (kept, but revalidated by its ETag on every use). */
   maxAgeSeconds: number;
   /** Headers of a successful answer only (200, 206): Content-Disposition, say. */
   headers?: Record<string, string>;
@@ -56,7 +56,7 @@ export async function sendFileResponse(req: Request, res: Response, file: string
     res.setHeader('Accept-Ranges', 'bytes');
     res.setHeader('ETag', etag);
     res.setHeader('Last-Modified', stat.mtime.toUTCString());
-    res.setHeader('Cache-Control', `public, max-age=${o.maxAgeSeconds}`);
+    res.setHeader('Cache-Control', o.maxAgeSeconds > 0 ? `public, max-age=${o.maxAgeSeconds}` : 'public, no-cache');
 
     const pre = preconditions(req, etag, stat.mtime);
     if (pre !== undefined) {

@@ -36,8 +36,12 @@ export interface MediaRouteDeps {
   sendTimeoutMs: number;
 }
 
-/** How long clients and caches may keep a media answer before revalidating (the ETag makes that cheap). */
-const MAX_AGE_SECONDS = 3600;
+/**
+ * How long clients and caches may use a media answer before asking again: not at all. A video
+ * that is deleted (or otherwise leaves status 1) must stop being served at once, also from the
+ * caches between (issue 12); each use revalidates by the ETag, which costs a 304 and no body.
+ */
+const MAX_AGE_SECONDS = 0;
 
 /** Bytes read from disk per chunk: one read and one socket write per MiB of a multi-GB file. */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -63,6 +67,12 @@ const CONTENT_TYPES: Record<string, string> = {
 export function mediaRouter(deps: MediaRouteDeps): Router {
   const { videos, media } = deps;
   const r = express.Router();
+  // Every refusal here (unknown, not playable, deleted) is kept by no cache: a successful
+  // answer sets its own Cache-Control.
+  r.use('/media', (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
 
   /** The video if it is playable; a 404 otherwise (unknown, or not in status 1: nothing of it is served). */
   const playable = async (videoId: string | undefined): Promise<VideoRecord> => {
