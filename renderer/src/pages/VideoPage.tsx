@@ -78,7 +78,7 @@ export function VideoPage({ id }: { id: string }) {
         <>
           {v.statusReason ? (
             <p className={failed ? 'error' : 'notice'} role={failed ? 'alert' : undefined}>
-              {statusName(v.status)}: {v.statusReason}
+              {reasonSentence(v.statusReason)}
             </p>
           ) : null}
           <div className="grid">
@@ -100,7 +100,7 @@ export function VideoPage({ id }: { id: string }) {
                 <dt>Uploader</dt>
                 <dd>{v.createUser || '—'}</dd>
                 <dt>Source</dt>
-                <dd className="break">{v.sourceType === 2 ? `pulled from ${v.sourceUrl}` : 'uploaded through the widget'}</dd>
+                <dd className="break">{sourceText(v)}</dd>
                 <dt>Length</dt>
                 <dd>{v.duration ? formatDuration(v.duration) : '—'}</dd>
                 <dt>Registered</dt>
@@ -217,4 +217,24 @@ export function VideoPage({ id }: { id: string }) {
       ) : null}
     </>
   );
+}
+
+/**
+ * A status reason as a sentence. The server's reasons already say what failed ("download
+ * failed: …", "transcoding failed: …", "not a video: …"), so the status name is not put before
+ * them again (the badge shows the status).
+ */
+function reasonSentence(reason: string): string {
+  return reason.charAt(0).toUpperCase() + reason.slice(1);
+}
+
+/**
+ * How the file came, as far as the server records it: SourceFileGetType 2 is a pull from an
+ * address; 1 is an upload, which the upload widget (tus) and a server-side
+ * `POST /Api/Video/Upload` both give, and the record does not say which.
+ */
+function sourceText(v: { sourceType: number; sourceUrl: string; status: number }): string {
+  if (v.sourceType === 2) return `pulled from ${v.sourceUrl}`;
+  if (v.status === 8) return 'to be uploaded (nothing received yet)';
+  return 'uploaded (through the upload widget or POST /Api/Video/Upload)';
 }
