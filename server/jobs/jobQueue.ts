@@ -181,6 +181,30 @@ export class JobQueue {
     return ok;
   }
 
+  /**
+   * Moves a queued job one place up (sooner) or down in its type's queue, which runs by priority
+   * (higher first) then seq: the job and its neighbour in that order swap their priority and seq,
+   * so exactly these two change places and every other job keeps its own. Resolves 'moved', 'edge'
+   * if there is no neighbour that way (already first or last), or 'not-queued'.
+   *
+   * Two writes, each fenced on the job still being queued: if the neighbour is claimed between
+   * them, the moved job has taken its place, which is where it was going anyway.
+   */
+  async move(id: string, direction: 'up' | 'down'): Promise<'moved' | 'edge' | 'not-queued'> {
+    const job = await this.store.get(id);
+    if (!job || job.state !== 'queued') return 'not-queued';
+    const queue = await this.store.list({ states: ['queued'], types: [job.type], limit: 1_000_000 });
+    const at = queue.findIndex((j) => j.id === id);
+    const other = queue[direction === 'up' ? at - 1 : at + 1];
+    if (at < 0) return 'not-queued';
+    if (!other) return 'edge';
+    const now = this.now();
+    if (!(await this.store.update(job.id, { priority: other.priority, seq: other.seq, updatedAt: now }, ['queued']))) return 'not-queued';
+    await this.store.update(other.id, { priority: job.priority, seq: job.seq, updatedAt: now }, ['queued']);
+    this.pump();
+    return 'moved';
+  }
+
   /** Changes how many jobs of `type` run at once; takes effect as slots free up. */
   setConcurrency(type: string, concurrency: number): void {
     const def = this.defs.get(type);

@@ -31,6 +31,7 @@ const MAX_CONCURRENCY = 64;
  *   POST  /jobs/:id/cancel     a queued or running job (a cancelled transcode leaves its video in 7)
  *   POST  /jobs/:id/retry      a failed or cancelled job (a transcode's video goes back from 7 to 5)
  *   PATCH /jobs/:id {priority} a queued job; higher runs first
+ *   POST  /jobs/:id/move {direction: 'up'|'down'}  a queued job changes places with its neighbour in the queue
  *   GET   /processing          settings, binaries, what runs
  *   PUT   /processing {concurrency}  transcodes at once, until the next start
  *   GET   /videos/:id          a video with its status history, renditions, jobs and failure reason
@@ -93,6 +94,16 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     const priority = (req.body as Record<string, unknown> | undefined)?.priority;
     if (!Number.isInteger(priority) || Math.abs(priority as number) > 1_000_000) throw new ApiError('INVALID_PARAMETER', 'priority must be a whole number from -1000000 to 1000000');
     if (!(await jobs.setPriority(job.id, priority as number))) throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can change priority');
+    res.json(view(await load(job.id)));
+  });
+
+  r.post('/jobs/:id/move', async (req, res) => {
+    const job = await load(req.params.id);
+    const direction = (req.body as Record<string, unknown> | undefined)?.direction;
+    if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up" or "down"');
+    const moved = await jobs.move(job.id, direction);
+    if (moved === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
+    if (moved === 'edge') throw new ApiError('JOB_STATE_CONFLICT', `the job is already ${direction === 'up' ? 'first' : 'last'} in the queue`);
     res.json(view(await load(job.id)));
   });
 

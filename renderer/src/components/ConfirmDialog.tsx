@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 
 /**
  * A modal question (the native <dialog>: focus stays inside, Escape cancels). Renders nothing
@@ -15,6 +15,8 @@ export function ConfirmDialog(props: {
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own id: a page with several of these (a Cancel per row) must not name every one after the first.
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -22,8 +24,8 @@ export function ConfirmDialog(props: {
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby="confirm-title" onCancel={(e) => (e.preventDefault(), props.onCancel())}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), props.onCancel())}>
+      <h2 id={titleId}>{props.title}</h2>
       <div>{props.children}</div>
       <div className="row end">
         <button type="button" onClick={props.onCancel} autoFocus>
@@ -44,6 +46,8 @@ export function ConfirmDialog(props: {
 export function ConfirmButton(props: {
   /** The button's text. */
   label: string;
+  /** The button's name for screen readers, when its text alone is ambiguous ("Cancel" in a list). */
+  ariaLabel?: string;
   className?: string;
   disabled?: boolean;
   /** The dialog's question, its confirming button and what it explains. */
@@ -56,7 +60,7 @@ export function ConfirmButton(props: {
   const [open, setOpen] = useState(false);
   return (
     <>
-      <button type="button" className={props.className} disabled={props.disabled} onClick={() => setOpen(true)}>
+      <button type="button" className={props.className} disabled={props.disabled} aria-label={props.ariaLabel} onClick={() => setOpen(true)}>
         {props.label}
       </button>
       <ConfirmDialog

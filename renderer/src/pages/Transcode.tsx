@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api.js';
+import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
 import { FinishedJobsTable, JobProgress, useJobProgress } from '../components/JobViews.js';
@@ -33,11 +34,14 @@ export function Transcode() {
   const running = jobs.filter((j) => j.state === 'running');
   const queued = jobs.filter((j) => j.state === 'queued');
   const titles = useVideoTitles([...jobs, ...(recent.data?.jobs ?? [])].map((j) => j.videoId));
-  const setPriority = (j: JobView, priority: number) =>
+  /** One place up or down: the server swaps the job with its neighbour in the queue. */
+  const move = (j: JobView, direction: 'up' | 'down') =>
     run(async () => {
-      await api('PATCH', `/jobs/${j.id}`, { priority });
-      return `Priority of “${titles[j.videoId] ?? shortId(j.videoId)}” set to ${priority}.`;
+      await api('POST', `/jobs/${j.id}/move`, { direction });
+      return `“${titles[j.videoId] || shortId(j.videoId)}” moved one place ${direction}.`;
     }, j.id);
+  const cancel = (j: JobView, name: string) =>
+    run(async () => (await api('POST', `/jobs/${j.id}/cancel`), `Transcode of “${name}” cancelled: the video is now 7 (transcoding failed) and can be retried.`), j.id);
 
   return (
     <>
@@ -68,9 +72,7 @@ export function Transcode() {
                 <StateBadge state={j.state} />
               </div>
               <JobProgress figures={figures(j)} label={`Transcode of ${titles[j.videoId] || j.videoId}`}>
-                <button type="button" className="small danger" disabled={busy === j.id} onClick={() => run(async () => (await api('POST', `/jobs/${j.id}/cancel`), 'Transcode cancelled: the video is now 7 (transcoding failed) and can be retried.'), j.id)}>
-                  Cancel
-                </button>
+                <CancelTranscode name={titles[j.videoId] || shortId(j.videoId)} disabled={busy === j.id} onConfirm={() => void cancel(j, titles[j.videoId] || shortId(j.videoId))} />
               </JobProgress>
               <p className="muted small-text">
                 attempt {j.attempts} of {j.maxAttempts} · started {formatTime(j.startedAt)}
@@ -99,15 +101,13 @@ export function Transcode() {
                   <td>{j.priority}</td>
                   <td>{formatTime(j.createdAt)}</td>
                   <td className="actions">
-                    <button type="button" className="small" disabled={!above || busy === j.id} onClick={() => above && setPriority(j, above.priority + 1)} aria-label={`Move ${name} up`}>
+                    <button type="button" className="small" disabled={!above || busy === j.id} onClick={() => void move(j, 'up')} aria-label={`Move ${name} up`}>
                       Up
                     </button>
-                    <button type="button" className="small" disabled={!below || busy === j.id} onClick={() => below && setPriority(j, below.priority - 1)} aria-label={`Move ${name} down`}>
+                    <button type="button" className="small" disabled={!below || busy === j.id} onClick={() => void move(j, 'down')} aria-label={`Move ${name} down`}>
                       Down
                     </button>
-                    <button type="button" className="small danger" disabled={busy === j.id} onClick={() => run(async () => (await api('POST', `/jobs/${j.id}/cancel`), `Transcode of “${name}” cancelled.`), j.id)} aria-label={`Cancel ${name}`}>
-                      Cancel
-                    </button>
+                    <CancelTranscode name={name} disabled={busy === j.id} onConfirm={() => void cancel(j, name)} />
                   </td>
                 </tr>
               );
@@ -134,6 +134,15 @@ export function Transcode() {
         ) : null}
       </section>
     </>
+  );
+}
+
+/** Cancel, after asking: a cancelled transcode leaves its video in 7 until it is retried. */
+function CancelTranscode({ name, disabled, onConfirm }: { name: string; disabled: boolean; onConfirm: () => void }) {
+  return (
+    <ConfirmButton label="Cancel" ariaLabel={`Cancel ${name}`} className="small danger" disabled={disabled} title={`Cancel the transcode of “${name}”?`} confirmLabel="Cancel the transcode" danger onConfirm={onConfirm}>
+      <p>The video goes to 7 (transcoding failed) and stays there until someone retries it.</p>
+    </ConfirmButton>
   );
 }
 

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { api } from '../api.js';
+import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { ErrorMessage, Notice, PageHeader, ProgressBar, StateBadge } from '../components/Feedback.js';
 import { FinishedJobsTable, JobProgress, useJobProgress } from '../components/JobViews.js';
 import { useServerEvent } from '../events.js';
@@ -77,9 +78,17 @@ export function Transfers() {
                   {j.error ? `: ${j.error}` : ''}
                 </p>
               )}
-              <button type="button" className="small danger" onClick={() => run(async () => (await api('POST', `/jobs/${j.id}/cancel`), 'Download cancelled.'))}>
-                Cancel
-              </button>
+              <ConfirmButton
+                label="Cancel"
+                ariaLabel={`Cancel the download of ${titles[j.videoId] || shortId(j.videoId)}`}
+                className="small danger"
+                title={`Cancel the download of “${titles[j.videoId] || shortId(j.videoId)}”?`}
+                confirmLabel="Cancel the download"
+                danger
+                onConfirm={() => void run(async () => (await api('POST', `/jobs/${j.id}/cancel`), 'Download cancelled.'))}
+              >
+                <p>The video goes to 4 (download failed) and stays there until someone retries it.</p>
+              </ConfirmButton>
             </li>
           ))}
         </ul>

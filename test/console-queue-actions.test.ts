@@ -1,0 +1,168 @@
+/**
+ * The transcode queue's Up/Down move a job exactly one place (over the admin API and in the
+ * console), cancelling a transcode or a download asks first, and a failed video's reason is said
+ * once (issue 13, items 1 and 5).
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './helpers/browser.js';
+import type { SpecClient } from './helpers/client.js';
+import { ensureConsoleBuilt } from './helpers/console.js';
+import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+
+let s: TestServer;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page;
+let client: SpecClient;
+
+/** Far enough ahead that no queued job of these tests starts. */
+const LATER = () => Date.now() + 3_600_000;
+
+/** Registers a video and queues a transcode of it that waits (runAfter in an hour). */
+async function queuedTranscode(title: string, priority = 0): Promise<string> {
+  const videoId = await client.register({ VideoTitle: title });
+  const job = await s.vop.jobs.enqueue('transcode', { videoId }, { videoId, priority, runAfter: LATER() });
+  return job.id;
+}
+
+/** The queued transcodes' ids in queue order, as the admin API lists them. */
+async function queueOrder(): Promise<string[]> {
+  const r = await s.admin.request('GET', '/jobs?type=transcode&state=queued&limit=1000');
+  expect(r.status).toBe(200);
+  return r.body.jobs.map((j: { id: string }) => j.id);
+}
+
+const move = (id: string, direction: unknown) => s.admin.request('POST', `/jobs/${id}/move`, { direction });
+
+beforeAll(async () => {
+  [s, browser] = await Promise.all([startServer({ processing: TINY_PROCESSING }), launchBrowser(), ensureConsoleBuilt()]);
+  client = await s.newApp('Queue site');
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+describe('moving a queued transcode one place', () => {
+  it('swaps the job with its neighbour in queue order, whatever the priorities, and leaves the others where they were', async () => {
+    // Queue order: high (priority 5), then a, b, c (priority 0, in the order queued).
+    const high = await queuedTranscode('high', 5);
+    const a = await queuedTranscode('a');
+    const b = await queuedTranscode('b');
+    const c = await queuedTranscode('c');
+    expect(await queueOrder()).toEqual([high, a, b, c]);
+
+    expect((await move(c, 'up')).status).toBe(200);
+    expect(await queueOrder()).toEqual([high, a, c, b]);
+    // One place past a job of higher priority: a priority nudge of one would not do it.
+    expect((await move(a, 'up')).status).toBe(200);
+    expect(await queueOrder()).toEqual([a, high, c, b]);
+    expect((await move(a, 'down')).status).toBe(200);
+    expect((await move(a, 'down')).status).toBe(200);
+    expect(await queueOrder()).toEqual([high, c, a, b]);
+
+    // The server takes them in that order too.
+    const claimed = await s.vop.stores.jobs.claimNext(['transcode'], Date.now() + 7_200_000);
+    expect(claimed?.id).toBe(high);
+    await s.vop.stores.jobs.update(high, { state: 'cancelled' });
+    expect(await queueOrder()).toEqual([c, a, b]);
+
+    // At the ends, a running or finished job, a wrong direction: refused, nothing changes.
+    const first = await move(c, 'up');
+    expect(first.status).toBe(409);
+    expect(first.body).toMatchObject({ error: { code: '306', message: 'Job State Conflict: the job is already first in the queue' } });
+    expect((await move(b, 'down')).status).toBe(409);
+    expect((await move(high, 'up')).status).toBe(409);
+    for (const bad of ['sideways', 1, undefined]) {
+      const r = await move(a, bad);
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ error: { code: '201' } });
+    }
+    expect((await s.admin.request('POST', '/jobs/no-such-job/move', { direction: 'up' })).status).toBe(404);
+    expect(await queueOrder()).toEqual([c, a, b]);
+    for (const id of [c, a, b]) await s.vop.jobs.cancel(id);
+  });
+});
+
+describe('the console', () => {
+  beforeAll(async () => {
+    ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    page = await ctx.newPage();
+    await page.goto(`${s.baseUrl}/console`);
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  }, 60_000);
+  afterAll(async () => {
+    await ctx?.close();
+  });
+
+  /** The queued table's video names, top to bottom. */
+  const rows = () => page.locator('tr[data-job] td:nth-child(2) a').allTextContents();
+
+  it('moves a job one place with Up and Down, and asks before cancelling it', async () => {
+    const ids: Record<string, string> = {};
+    for (const id of await queueOrder()) await s.vop.jobs.cancel(id);
+    for (const t of ['First', 'Second', 'Third']) ids[t] = await queuedTranscode(t);
+    await page.goto(`${s.baseUrl}/console/transcode`);
+    await expect.poll(rows).toEqual(['First', 'Second', 'Third']);
+
+    await page.getByRole('button', { name: 'Move Third up' }).click();
+    await expect.poll(rows).toEqual(['First', 'Third', 'Second']);
+    await page.getByRole('button', { name: 'Move First down' }).click();
+    await expect.poll(rows).toEqual(['Third', 'First', 'Second']);
+    expect(await queueOrder()).toEqual([ids.Third, ids.First, ids.Second]);
+
+    // Cancel asks; saying no leaves the job queued.
+    await page.getByRole('button', { name: 'Cancel First' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel the transcode of “First”?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await s.admin.request('GET', `/jobs/${ids.First}`)).body.state).toBe('queued');
+    await page.getByRole('button', { name: 'Cancel First' }).click();
+    await dialog.getByRole('button', { name: 'Cancel the transcode' }).click();
+    await expect.poll(rows).toEqual(['Third', 'Second']);
+    expect((await s.admin.request('GET', `/jobs/${ids.First}`)).body.state).toBe('cancelled');
+    for (const id of [ids.Third, ids.Second]) await s.vop.jobs.cancel(id!);
+  });
+
+  it('asks before cancelling a download', async () => {
+    const videoId = await client.register({ VideoTitle: 'Pulled later' });
+    const job = await s.vop.jobs.enqueue('download', { videoId }, { videoId, runAfter: LATER() });
+    await page.goto(`${s.baseUrl}/console/transfers`);
+    const button = page.getByRole('button', { name: 'Cancel the download of Pulled later' });
+    await button.click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel the download of “Pulled later”?' });
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await s.admin.request('GET', `/jobs/${job.id}`)).body.state).toBe('queued');
+    await button.click();
+    await dialog.getByRole('button', { name: 'Cancel the download' }).click();
+    await expect.poll(async () => (await s.admin.request('GET', `/jobs/${job.id}`)).body.state).toBe('cancelled');
+    await page.getByText('Download cancelled.').waitFor();
+  });
+
+  it('says a failed download once ("Download failed: download failed: …" before) and how an uploaded file came', async () => {
+    const pulled = await client.register({ VideoTitle: 'Missing keynote', SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/missing/keynote.mp4' });
+    await waitForStatus(s.vop, pulled, [4], 30_000);
+    const reason = (await s.admin.request('GET', `/videos/${pulled}`)).body.video.statusReason as string;
+    expect(reason).toMatch(/^download failed: /);
+    await page.goto(`${s.baseUrl}/console/videos/${pulled}`);
+    const alert = page.locator('main p.error[role=alert]');
+    await alert.waitFor();
+    const said = (await alert.textContent())!;
+    expect(said.toLowerCase().match(/download failed/g)?.length, said).toBe(1);
+    expect(said.toLowerCase()).toBe(reason.toLowerCase());
+    await page.getByText('pulled from http://127.0.0.1:9/missing/keynote.mp4').waitFor();
+
+    const uploaded = await client.register({ VideoTitle: 'Not sent yet' });
+    await page.goto(`${s.baseUrl}/console/videos/${uploaded}`);
+    await page.getByText('to be uploaded (nothing received yet)').waitFor();
+    // Never the widget alone: a file can as well come by POST /Api/Video/Upload.
+    expect(await page.getByText('uploaded through the widget').count()).toBe(0);
+  });
+});
