@@ -73,7 +73,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
   const events = new VopEventBus();
   const auth = new AuthService(stores.apps, options.auth);
-  const apps = new AppService(stores.apps);
+  const apps = new AppService(stores.apps, Date.now, auth);
   const videos = new VideoService(stores.videos, stores.apps, events, options.videos);
   const formatDate = makeLocalDateFormatter(options.timeZone);
   const media = new LocalMediaStore(options.dataDir);
@@ -117,7 +117,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.use(consoleRouter());
   // tus reads the request stream itself: mounted before any body parser.
   app.all('/upload/tus{/*rest}', ingest.tus.handler);
-  app.use(uploadApiRouter({ ingest: ingest.service, media, log }));
+  app.use(uploadApiRouter({ ingest: ingest.service, media, auth, log }));
   // Spec 4.5: the widget scripts and the upload page they open (checked by the ingest service).
   app.use(
     widgetRouter({

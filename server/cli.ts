@@ -9,10 +9,12 @@ import { parseArgs } from 'node:util';
 const USAGE = `Usage: npm run vop -- <command> [options]
 
 Commands:
-  apps create --name <name> [--callback-url <url>]
+  apps create --name <name> [--callback-url <url>] [--api-networks <cidr,cidr>]
   apps list
   apps get <appId>
   apps update <appId> [--name <name>] [--callback-url <url>] [--grants <appId,appId>]
+                      [--api-networks <cidr,cidr>]   (the only networks its API calls may
+                      come from, e.g. 203.0.113.10,10.0.0.0/8; "" for any address)
   apps disable <appId>
   apps enable <appId>
   apps rotate-secret <appId>
@@ -42,6 +44,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
         name: { type: 'string' },
         'callback-url': { type: 'string' },
         grants: { type: 'string' },
+        'api-networks': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -72,7 +75,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (group !== 'apps') throw new UsageError(`unknown command "${positionals.join(' ')}"`);
     switch (command) {
       case 'create':
-        request = { method: 'POST', path: '/admin/api/apps', body: { name: values.name, callbackUrl: values['callback-url'] } };
+        request = { method: 'POST', path: '/admin/api/apps', body: { name: values.name, callbackUrl: values['callback-url'], apiNetworks: cidrList(values['api-networks']) } };
         break;
       case 'list':
         request = { method: 'GET', path: '/admin/api/apps' };
@@ -85,6 +88,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
         if (values.name !== undefined) body.name = values.name;
         if (values['callback-url'] !== undefined) body.callbackUrl = values['callback-url'];
         if (values.grants !== undefined) body.grants = values.grants.split(',').map((s) => s.trim()).filter(Boolean);
+        if (values['api-networks'] !== undefined) body.apiNetworks = cidrList(values['api-networks']);
         request = { method: 'PATCH', path: `/admin/api/apps/${need(id, 'appId')}`, body };
         break;
       }
@@ -131,4 +135,9 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
     process.stderr.write(r.stderr);
     process.exitCode = r.code;
   });
+}
+
+/** `--api-networks a,b`: a list (commas or spaces between); "" for none. Checked by the server. */
+function cidrList(v: string | undefined): string[] | undefined {
+  return v === undefined ? undefined : v.split(/[\s,]+/).filter(Boolean);
 }

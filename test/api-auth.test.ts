@@ -158,7 +158,7 @@ describe('authentication (spec section 5)', () => {
 });
 
 describe('the 600-second window, to the second (AuthService with a fixed clock)', () => {
-  const app: AppRecord = { appId: 'a1', name: 'a', secret: 's3cret', callbackUrl: '', disabled: false, createdAt: 0, updatedAt: 0 };
+  const app: AppRecord = { appId: 'a1', name: 'a', secret: 's3cret', callbackUrl: '', disabled: false, apiNetworks: [], createdAt: 0, updatedAt: 0 };
   const store = { get: async (id: string) => (id === app.appId ? app : undefined) } as unknown as AppStore;
   const now = 1_700_000_000_500; // half a second into a second: the server's whole seconds are 1_700_000_000
   const auth = new AuthService(store, DEFAULT_AUTH_OPTIONS, () => now);

@@ -52,6 +52,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       secret: 's3cret',
       callbackUrl: '',
       disabled: false,
+      apiNetworks: [],
       createdAt: 1000,
       updatedAt: 1000,
       ...overrides,
@@ -99,6 +100,22 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         });
         expect(await s.apps.update('nobody', { name: 'x' }, 7000)).toBeUndefined();
         expect(await s.apps.get('nobody')).toBeUndefined();
+      });
+
+      it('keeps API networks in order, replaces them on update, and empties them (issue 12 item 1)', async () => {
+        const a = await newApp({ apiNetworks: ['203.0.113.0/24', '2001:db8::/32'] });
+        expect((await s.apps.get(a.appId))!.apiNetworks).toEqual(['203.0.113.0/24', '2001:db8::/32']);
+        expect((await s.apps.list()).find((x) => x.appId === a.appId)!.apiNetworks).toEqual(['203.0.113.0/24', '2001:db8::/32']);
+        const got = (await s.apps.get(a.appId))!;
+        got.apiNetworks.push('10.0.0.0/8');
+        expect((await s.apps.get(a.appId))!.apiNetworks).toHaveLength(2);
+        expect((await s.apps.update(a.appId, { apiNetworks: ['10.0.0.1/32'] }, 2000))!.apiNetworks).toEqual(['10.0.0.1/32']);
+        expect((await s.apps.update(a.appId, { name: 'other' }, 3000))!.apiNetworks).toEqual(['10.0.0.1/32']);
+        expect((await s.apps.update(a.appId, { apiNetworks: [] }, 4000))!.apiNetworks).toEqual([]);
+        expect((await newApp()).apiNetworks).toEqual([]);
+        await s.apps.update(a.appId, { apiNetworks: ['192.0.2.0/24', '::ffff:0:0/96'] }, 5000);
+        await s.close();
+        expect((await (await reopen()).apps.get(a.appId))!.apiNetworks).toEqual(['192.0.2.0/24', '::ffff:0:0/96']);
       });
 
       it('replaces grants as a set and reads them sorted', async () => {

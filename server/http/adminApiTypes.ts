@@ -29,6 +29,10 @@ export interface AppView {
   disabled: boolean;
   /** AppIds whose videos this application may list (spec 4.3 aId). */
   grants: string[];
+  /** Networks (CIDRs) its spec API calls must come from; empty for any (services/apiNetworks.ts). */
+  apiNetworks: string[];
+  /** The last addresses its API calls came from, newest first, as this server process saw them. */
+  recentCallers: { address: string; lastSeen: string; allowed: boolean }[];
   createdAt: string;
   updatedAt: string;
 }

@@ -34,11 +34,15 @@ export function authenticateApp(auth: AuthService): RequestHandler {
   };
 }
 
-/** Authenticates the caller from its parameters (spec section 5); also used by fastReadPath.ts. */
+/**
+ * Authenticates the caller from its parameters (spec section 5); also used by fastReadPath.ts.
+ * Every call through here is an API call: the application's API networks apply.
+ */
 export function authenticateParams(auth: AuthService, params: ParamBag, req: IncomingMessage): Promise<AppRecord> {
   return auth.authenticate(
     { appId: params.get('AppId')?.trim(), timestamp: params.get('Timestamp')?.trim(), token: params.get('Token')?.trim() },
     clientAddress(req),
+    { apiCall: true },
   );
 }
 

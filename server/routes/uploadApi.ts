@@ -3,11 +3,13 @@ import { ApiError } from '../errors.js';
 import { envelopeErrorHandler, sendEnvelope } from '../http/errorResponses.js';
 import { receiveMultipartUpload } from '../ingest/multipartUpload.js';
 import type { IngestService } from '../ingest/ingestService.js';
+import type { AuthService } from '../services/authService.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 
 export interface UploadApiDeps {
   ingest: IngestService;
   media: LocalMediaStore;
+  auth: AuthService;
   log: (line: string) => void;
 }
 

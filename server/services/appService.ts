@@ -1,6 +1,7 @@
 import { ApiError } from '../errors.js';
 import type { AppView } from '../http/adminApiTypes.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
+import { type ApiCaller, validApiNetworks } from './apiNetworks.js';
 import { generateAppId, generateSecret } from './tokens.js';
 
 export interface AppPatch {
@@ -8,6 +9,7 @@ export interface AppPatch {
   callbackUrl?: unknown;
   disabled?: unknown;
   grants?: unknown;
+  apiNetworks?: unknown;
 }
 
 const MAX_NAME = 100;
@@ -18,13 +20,16 @@ export class AppService {
   constructor(
     private readonly apps: AppStore,
     private readonly now: () => number = Date.now,
+    /** Where the addresses of recent API calls are kept (AuthService); none: the view shows none. */
+    private readonly callers?: { recentCallers(appId: string): ApiCaller[] },
   ) {}
 
-  async create(input: { name?: unknown; callbackUrl?: unknown }): Promise<AppView & { appSecret: string }> {
+  async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown }): Promise<AppView & { appSecret: string }> {
     const name = validName(input.name);
     const callbackUrl = input.callbackUrl === undefined || input.callbackUrl === null ? '' : validCallbackUrl(input.callbackUrl);
+    const apiNetworks = input.apiNetworks === undefined ? [] : validApiNetworks(input.apiNetworks);
     const now = this.now();
-    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, createdAt: now, updatedAt: now };
+    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, apiNetworks, createdAt: now, updatedAt: now };
     await this.apps.insert(app);
     return { ...(await this.view(app)), appSecret: app.secret };
   }
@@ -39,13 +44,14 @@ export class AppService {
 
   async update(appId: string, patch: AppPatch): Promise<AppView> {
     await this.require(appId);
-    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled'>> = {};
+    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled' | 'apiNetworks'>> = {};
     if (patch.name !== undefined) fields.name = validName(patch.name);
     if (patch.callbackUrl !== undefined) fields.callbackUrl = patch.callbackUrl === null ? '' : validCallbackUrl(patch.callbackUrl);
     if (patch.disabled !== undefined) {
       if (typeof patch.disabled !== 'boolean') throw new ApiError('INVALID_PARAMETER', 'disabled must be true or false');
       fields.disabled = patch.disabled;
     }
+    if (patch.apiNetworks !== undefined) fields.apiNetworks = validApiNetworks(patch.apiNetworks);
     let grants: string[] | undefined;
     if (patch.grants !== undefined) {
       if (!Array.isArray(patch.grants) || !patch.grants.every((g) => typeof g === 'string')) {
@@ -81,6 +87,8 @@ export class AppService {
       callbackUrl: app.callbackUrl,
       disabled: app.disabled,
       grants: await this.apps.grants(app.appId),
+      apiNetworks: app.apiNetworks,
+      recentCallers: (this.callers?.recentCallers(app.appId) ?? []).map((c) => ({ address: c.address, lastSeen: new Date(c.lastSeen).toISOString(), allowed: c.allowed })),
       createdAt: new Date(app.createdAt).toISOString(),
       updatedAt: new Date(app.updatedAt).toISOString(),
     };

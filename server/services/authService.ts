@@ -1,5 +1,6 @@
 import { ApiError, RESULT_CODES } from '../errors.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
+import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
 import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
 import { tokenMatches } from './tokens.js';
 
@@ -43,6 +44,7 @@ const UNKEYED_FAILURES: ReadonlySet<string> = new Set([RESULT_CODES.MISSING_PARA
 export class AuthService {
   private readonly byAddress: FailureLimiter;
   private readonly byApp: FailureLimiter;
+  private readonly callers = new RecentApiCallers();
 
   constructor(
     private readonly apps: AppStore,
@@ -59,12 +61,20 @@ export class AuthService {
    * An address past its limit is still let in with valid credentials (issue 12, item 4): behind
    * a proxy, or on a shared NAT, the real application server shares its address with whoever
    * fails, and must not be locked out by them. Everything else from that address gets 106.
+   *
+   * `apiCall`: the call is one the spec makes from the application's server (4.1 to 4.4, the
+   * multipart upload), so the application's API networks apply (services/apiNetworks.ts); the
+   * browser paths the page's values open (the upload page, tus) leave it out. The networks are
+   * checked only once the token is good, so that a refusal says nothing about a guessed token;
+   * that refusal counts towards no failure limit: it is not guessing, and counted per AppId it
+   * would let any visitor of the application's pages turn its server's failures into 106.
    */
-  async authenticate(creds: Credentials, clientAddress: string): Promise<AppRecord> {
+  async authenticate(creds: Credentials, clientAddress: string, opts: { apiCall?: boolean } = {}): Promise<AppRecord> {
     const now = this.now();
     const addressLimited = this.byAddress.isLimited(clientAddress, now);
+    let app: AppRecord;
     try {
-      return await this.check(creds, now);
+      app = await this.check(creds, now);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (addressLimited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
@@ -77,6 +87,19 @@ export class AuthService {
       }
       throw err;
     }
+    if (opts.apiCall) {
+      const allowed = inApiNetworks(clientAddress, app.apiNetworks);
+      this.callers.note(app.appId, clientAddress, allowed, now);
+      if (!allowed) {
+        throw new ApiError('ACCESS_DENIED', `this application's API calls are accepted only from its API networks (apiNetworks), and ${clientAddress} is not in them`);
+      }
+    }
+    return app;
+  }
+
+  /** The last few addresses an application's API calls came from, newest first (this process's). */
+  recentCallers(appId: string): ApiCaller[] {
+    return this.callers.of(appId);
   }
 
   /** Keys the failure limits hold now (addresses, AppIds): bounded whatever callers send. */

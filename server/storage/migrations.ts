@@ -143,5 +143,8 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // An existing database keeps the freed pages and reuses them as it grows (VACUUM would need a
   // second copy of it in memory, and seconds).
   [`DROP INDEX videos_by_app`, `CREATE INDEX videos_by_app ON videos (app_id, created_at, id)`],
+  // 5: an application's API caller networks (issue 12 item 1; services/apiNetworks.ts): CIDRs,
+  // comma-separated; '' (every existing application) for any address, as before.
+  [`ALTER TABLE apps ADD COLUMN api_networks TEXT NOT NULL DEFAULT ''`],
 ];
 

@@ -25,7 +25,12 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
   };
 }
 
-type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: number; created_at: number; updated_at: number };
+type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: number; api_networks: string; created_at: number; updated_at: number };
+
+/** API networks are stored as one comma-separated column (a CIDR has no comma); '' for none. */
+function networksFromColumn(v: string): string[] {
+  return v === '' ? [] : v.split(',');
+}
 
 function toApp(r: AppRow): AppRecord {
   return {
@@ -34,6 +39,7 @@ function toApp(r: AppRow): AppRecord {
     secret: r.secret,
     callbackUrl: r.callback_url,
     disabled: r.disabled === 1,
+    apiNetworks: networksFromColumn(r.api_networks),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -55,8 +61,8 @@ class SqlJsAppStore implements AppStore {
   async insert(app: AppRecord): Promise<void> {
     const done = this.db.write([
       [
-        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.createdAt, app.updatedAt],
+        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.createdAt, app.updatedAt],
       ],
     ]);
     this.cached.delete(app.appId);
@@ -71,7 +77,7 @@ class SqlJsAppStore implements AppStore {
       app = toApp(row);
       this.cached.set(appId, app);
     }
-    return { ...app };
+    return { ...app, apiNetworks: [...app.apiNetworks] };
   }
 
   async list(): Promise<AppRecord[]> {
@@ -80,7 +86,7 @@ class SqlJsAppStore implements AppStore {
 
   async update(
     appId: string,
-    patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled'>>,
+    patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>,
     now: number,
   ): Promise<AppRecord | undefined> {
     const sets: string[] = [];
@@ -89,6 +95,7 @@ class SqlJsAppStore implements AppStore {
     if (patch.secret !== undefined) (sets.push('secret = ?'), params.push(patch.secret));
     if (patch.callbackUrl !== undefined) (sets.push('callback_url = ?'), params.push(patch.callbackUrl));
     if (patch.disabled !== undefined) (sets.push('disabled = ?'), params.push(patch.disabled ? 1 : 0));
+    if (patch.apiNetworks !== undefined) (sets.push('api_networks = ?'), params.push(patch.apiNetworks.join(',')));
     sets.push('updated_at = ?');
     params.push(now, appId);
     const done = this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);

@@ -17,6 +17,11 @@ export interface AppRecord {
   /** Where status callbacks go (spec section 6); empty for none. */
   callbackUrl: string;
   disabled: boolean;
+  /**
+   * The networks (CIDRs, as services/apiNetworks.ts writes them) its spec API calls may come
+   * from; empty for any address.
+   */
+  apiNetworks: string[];
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
@@ -94,7 +99,7 @@ export interface AppStore {
   get(appId: string): Promise<AppRecord | undefined>;
   list(): Promise<AppRecord[]>;
   /** Applies the given fields; resolves with the updated record, or undefined if none. */
-  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled'>>, now: number): Promise<AppRecord | undefined>;
+  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>, now: number): Promise<AppRecord | undefined>;
   /** Replaces the set of applications whose lists `appId` may read. */
   setGrants(appId: string, targetAppIds: string[]): Promise<void>;
   grants(appId: string): Promise<string[]>;

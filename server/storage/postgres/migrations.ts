@@ -126,4 +126,6 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (delivery_id, series, attempt)
      )`,
   ],
+  // 2: an application's API caller networks (issue 12 item 1), as the sql.js schema's version 5
+  [`ALTER TABLE apps ADD COLUMN api_networks TEXT NOT NULL DEFAULT ''`],
 ];

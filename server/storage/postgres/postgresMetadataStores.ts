@@ -7,18 +7,23 @@ import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
  * wrote (the house rule: no per-process truth in cluster mode). A read is one query.
  */
 
-type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: boolean; created_at: number; updated_at: number };
+type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: boolean; api_networks: string; created_at: number; updated_at: number };
 
 function toApp(r: AppRow): AppRecord {
-  return { appId: r.app_id, name: r.name, secret: r.secret, callbackUrl: r.callback_url, disabled: r.disabled, createdAt: r.created_at, updatedAt: r.updated_at };
+  return {
+    appId: r.app_id, name: r.name, secret: r.secret, callbackUrl: r.callback_url, disabled: r.disabled,
+    // One comma-separated column, as in the sql.js store (a CIDR has no comma); '' for none.
+    apiNetworks: r.api_networks === '' ? [] : r.api_networks.split(','),
+    createdAt: r.created_at, updatedAt: r.updated_at,
+  };
 }
 
 export class PostgresAppStore implements AppStore {
   constructor(private readonly db: PostgresDatabase) {}
 
   async insert(app: AppRecord): Promise<void> {
-    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.createdAt, app.updatedAt,
+    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
+      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.createdAt, app.updatedAt,
     ]);
   }
 
@@ -31,7 +36,7 @@ export class PostgresAppStore implements AppStore {
     return (await this.db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id')).rows.map(toApp);
   }
 
-  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled'>>, now: number): Promise<AppRecord | undefined> {
+  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>, now: number): Promise<AppRecord | undefined> {
     const sets: string[] = [];
     const params: PgParam[] = [];
     const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
@@ -39,6 +44,7 @@ export class PostgresAppStore implements AppStore {
     if (patch.secret !== undefined) set('secret', patch.secret);
     if (patch.callbackUrl !== undefined) set('callback_url', patch.callbackUrl);
     if (patch.disabled !== undefined) set('disabled', patch.disabled);
+    if (patch.apiNetworks !== undefined) set('api_networks', patch.apiNetworks.join(','));
     set('updated_at', now);
     params.push(appId);
     const { rows } = await this.db.query<AppRow>(`UPDATE apps SET ${sets.join(', ')} WHERE app_id = $${params.length} RETURNING *`, params);
