@@ -104,6 +104,19 @@ export function AppPage({ appId }: { appId: string }) {
               })
             }
           />
+          <ApiNetworksForm
+            app={a}
+            busy={busy}
+            onSave={(networks) =>
+              act(async () => {
+                const saved = await api<AppView>('PATCH', `/apps/${appId}`, { apiNetworks: networks });
+                await app.reload();
+                return saved.apiNetworks.length
+                  ? `API calls are now accepted only from ${saved.apiNetworks.join(', ')}.`
+                  : 'API calls are accepted from any address again.';
+              })
+            }
+          />
         </div>
       ) : null}
       <DeliveryLog deliveries={log.data?.deliveries} error={log.error} onReload={() => void log.reload()} />
@@ -132,6 +145,80 @@ function CallbackForm({ app, busy, onSave, onTest }: { app: AppView; busy: boole
           Send a test callback
         </button>
       </div>
+    </form>
+  );
+}
+
+/** Networks as the admin types them: one per line, or separated by commas or spaces. */
+function networkList(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
+}
+
+/** A caller's address as one network entry: the address alone (/32, or /128 for IPv6). */
+function hostNetwork(address: string): string {
+  return `${address}/${address.includes(':') ? 128 : 32}`;
+}
+
+/**
+ * The networks the application's API calls may come from (issue 12 item 1), and the suggestion:
+ * the addresses its calls came from lately, with one click to allow them.
+ */
+function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; onSave: (networks: string[]) => void }) {
+  const [text, setText] = useState(app.apiNetworks.join('\n'));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    onSave(networkList(text));
+  };
+  const outside = app.recentCallers.filter((c) => !c.allowed);
+  const suggested = [...new Set([...app.apiNetworks, ...app.recentCallers.map((c) => hostNetwork(c.address))])];
+  return (
+    <form className="card form" onSubmit={submit} aria-labelledby="networks-title" data-testid="api-networks">
+      <h2 id="networks-title">API callers</h2>
+      <p className="muted small-text">
+        The widget's page is given this application's AppId, Timestamp and Token: for ten minutes they work as its API credential, from anyone's browser — enough to list
+        every video of the application. API calls should come only from your application's server: list its addresses or networks here, and calls from anywhere else
+        are refused (302). The upload page and its uploads keep working from any address. Empty: any address.
+      </p>
+      {app.apiNetworks.length === 0 ? (
+        <p className="error" role="status" data-testid="networks-open">
+          Any address may call this application's API.
+        </p>
+      ) : null}
+      <label htmlFor="api-networks">Allowed networks (one per line, e.g. 203.0.113.10 or 10.0.0.0/8)</label>
+      <textarea id="api-networks" rows={3} value={text} spellCheck={false} onChange={(e) => setText(e.target.value)} />
+      <div className="row">
+        <button type="submit" className="primary" disabled={busy}>
+          Save networks
+        </button>
+      </div>
+      <h3>Recent API callers</h3>
+      {app.recentCallers.length === 0 ? (
+        <p className="muted small-text">No API call since the server started.</p>
+      ) : (
+        <>
+          <ul className="plain" data-testid="recent-callers">
+            {app.recentCallers.map((c) => (
+              <li key={c.address}>
+                <code>{c.address}</code> <span className="muted small-text">{formatTime(c.lastSeen)}</span>
+                {c.allowed ? null : <span className="muted small-text"> · refused</span>}
+              </li>
+            ))}
+          </ul>
+          <p className="muted small-text">Check that these are your application's servers (a visitor using a page's values would show here too) before allowing them.</p>
+          {outside.length > 0 || app.apiNetworks.length === 0 ? (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => {
+                setText(suggested.join('\n'));
+                onSave(suggested);
+              }}
+            >
+              {app.apiNetworks.length === 0 ? 'Allow only these addresses' : 'Allow these addresses too'}
+            </button>
+          ) : null}
+        </>
+      )}
     </form>
   );
 }

@@ -29,7 +29,7 @@ export function Applications() {
         <h2 id="apps-list-title">All applications</h2>
         {data && data.apps.length === 0 ? <p className="muted">No application yet: create one above.</p> : null}
         {data && data.apps.length > 0 ? (
-          <DataTable columns={['Name', 'AppId', 'State', 'Callback address', 'Created']}>
+          <DataTable columns={['Name', 'AppId', 'State', 'Callback address', 'API callers', 'Created']}>
             {data.apps.map((a) => (
               <tr key={a.appId}>
                 <td>
@@ -42,6 +42,9 @@ export function Applications() {
                   <AppStateBadge disabled={a.disabled} />
                 </td>
                 <td className="break">{a.callbackUrl || <span className="muted">none</span>}</td>
+                <td className="break">
+                  {a.apiNetworks.length ? a.apiNetworks.join(', ') : <Link to={`/apps/${a.appId}`} title="Restrict the API to your application's server">any address</Link>}
+                </td>
                 <td>{formatTime(a.createdAt)}</td>
               </tr>
             ))}
@@ -97,6 +100,7 @@ export function SecretOnce({ title, appId, secret, onDone }: { title: string; ap
       <p>
         <strong>Copy the secret now: it is shown only once.</strong> Put it in the application's server configuration; never in a web page.
       </p>
+      <p className="muted small-text">Once the application's server has made a call, restrict its API to that server on the application's page (API callers).</p>
       <dl className="facts">
         <dt>AppId</dt>
         <dd>
