@@ -40,7 +40,10 @@ export const RESULT_CODES = {
   // 3xx: resources
   /** No video with this Id belongs to the calling application. */
   VIDEO_NOT_FOUND: { code: '301', message: 'Video Not Found', httpStatus: 404, transport: false },
-  /** The caller may not read what it asked for (another application's list without a grant). */
+  /**
+   * The caller may not read what it asked for (another application's list without a grant), or
+   * its API call came from outside the application's API networks (services/apiNetworks.ts).
+   */
   ACCESS_DENIED: { code: '302', message: 'Access Denied', httpStatus: 403, transport: false },
   /** The video is not in a state that allows this (for example, a file was already uploaded). */
   VIDEO_STATE_CONFLICT: { code: '303', message: 'Video State Conflict', httpStatus: 409, transport: false },
