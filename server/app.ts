@@ -7,7 +7,7 @@ import express, { type Express } from 'express';
 import { resolveOptions, type ServerOptions, type ServerOptionsInput } from './config.js';
 import { ApiError } from './errors.js';
 import { VopEventBus } from './events.js';
-import { requireAdmin } from './http/adminAuth.js';
+import { assertAdminAddress, requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
 import { noteClientAddress, TrustedProxies } from './http/clientAddress.js';
 import { fastReadPath } from './http/fastReadPath.js';
@@ -16,7 +16,7 @@ import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
 import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
-import { hostCheck } from './http/hostCheck.js';
+import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
 import { createConsoleApi } from './routes/consoleApi.js';
 import { healthRouter } from './routes/health.js';
 import { mediaRouter } from './routes/media.js';
@@ -109,7 +109,21 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.set('etag', false); // API answers change with every write; media sets its own validators
   app.set('query parser', 'simple');
 
-  app.use(healthRouter({ stores, startedAt: Date.now(), adminToken, extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
+  // /healthz's details go to the admin only, by the admin API's own checks (consoleApi is made
+  // below; this runs per request, long after).
+  const isOwnHost = ownHostPredicate({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
+  const isAdmin = (req: express.Request): boolean => {
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
+    if (bearer === undefined || !isOwnHost(req.headers.host)) return false;
+    try {
+      assertAdminAddress(req, options.adminRemote);
+      consoleApi.gate.verify(bearer, req.socket.remoteAddress ?? 'unknown');
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  app.use(healthRouter({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
   // The console and the admin API answer only to this server's own names (DNS rebinding).
   const ownNames = hostCheck({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });

@@ -11,20 +11,36 @@ import { ApiError } from '../errors.js';
  * own origin), `localhost` and names under it, this machine's host name (also with `.local`,
  * `.lan` and `.home.arpa`), and the hosts of the public URL and of the script address.
  */
-export function hostCheck(opts: { publicUrl?: string; scriptBaseUrl?: string; hostname?: string }): RequestHandler {
+export function hostCheck(opts: OwnNamesOptions): RequestHandler {
+  const isOwn = ownHostPredicate(opts);
+  return (req, _res, next) => {
+    if (isOwn(req.headers.host)) return next();
+    const host = hostNameOf(req.headers.host);
+    throw new ApiError(
+      'ADMIN_FORBIDDEN',
+      `this server does not answer the admin API or the console to the name "${host ?? ''}": use its address, localhost, or the name given as --public-url`,
+    );
+  };
+}
+
+export interface OwnNamesOptions {
+  publicUrl?: string;
+  scriptBaseUrl?: string;
+  /** This machine's name; default os.hostname(). */
+  hostname?: string;
+}
+
+/** Whether a Host header names this server (the rule of {@link hostCheck}). */
+export function ownHostPredicate(opts: OwnNamesOptions): (hostHeader: string | undefined) => boolean {
   const names = new Set<string>();
   const machine = (opts.hostname ?? os.hostname()).toLowerCase();
   for (const suffix of ['', '.local', '.lan', '.home.arpa']) names.add(`${machine}${suffix}`);
   for (const url of [opts.publicUrl, opts.scriptBaseUrl]) {
     if (url) names.add(new URL(url).hostname.toLowerCase());
   }
-  return (req, _res, next) => {
-    const host = hostNameOf(req.headers.host);
-    if (host !== undefined && (net.isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost') || names.has(host))) return next();
-    throw new ApiError(
-      'ADMIN_FORBIDDEN',
-      `this server does not answer the admin API or the console to the name "${host ?? ''}": use its address, localhost, or the name given as --public-url`,
-    );
+  return (header) => {
+    const host = hostNameOf(header);
+    return host !== undefined && (net.isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost') || names.has(host));
   };
 }
 
