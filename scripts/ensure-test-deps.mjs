@@ -14,22 +14,26 @@ import fs from 'node:fs';
 const hasPostgres = () =>
   Boolean(process.env.VOP_TEST_PG_BIN) ||
   (fs.existsSync('/usr/lib/postgresql') && fs.readdirSync('/usr/lib/postgresql').some((d) => fs.existsSync(`/usr/lib/postgresql/${d}/bin/pg_ctl`)));
+// Ceph too: the media store contract suite starts a throwaway one-node Ceph with radosgw, a real
+// S3 server (test/helpers/ceph.ts), from Debian's ceph-mon, ceph-osd and radosgw packages.
+const cephBinaries = ['ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'monmaptool', 'ceph-authtool', 'ceph'];
+const hasCeph = () => cephBinaries.every((b) => fs.existsSync(`/usr/bin/${b}`));
 const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter(Boolean);
 const found = candidates.find((p) => fs.existsSync(p));
 const hasFfmpeg = fs.existsSync('/usr/bin/ffmpeg') && fs.existsSync('/usr/bin/ffprobe');
-if (found && hasFfmpeg && hasPostgres()) {
+if (found && hasFfmpeg && hasPostgres() && hasCeph()) {
   process.exit(0);
 }
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const isDebian = fs.existsSync('/etc/debian_version');
-const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg']), ...(hasPostgres() ? [] : ['postgresql'])];
+const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg']), ...(hasPostgres() ? [] : ['postgresql']), ...(hasCeph() ? [] : ['ceph-mon', 'ceph-osd', 'radosgw'])];
 if (isRoot && isDebian) {
   console.log(`Installing Debian's ${wanted.join(' and ')} package for the tests…`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
   const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', ...wanted], { stdio: 'inherit', env }) : update;
-  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe') && hasPostgres()) {
+  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe') && hasPostgres() && hasCeph()) {
     if (!found) console.log(execFileSync('/usr/bin/chromium', ['--version'], { encoding: 'utf8' }).trim());
     process.exit(0);
   }
@@ -37,6 +41,11 @@ if (isRoot && isDebian) {
   process.exit(1);
 }
 
+if (!hasCeph()) {
+  console.error(`The tests need Ceph's ${cephBinaries.join(', ')} in /usr/bin; they start a throwaway one-node Ceph with radosgw (a real S3 server) of their own.
+  Debian/Ubuntu:  sudo apt-get install -y ceph-mon ceph-osd radosgw`);
+  if (found && hasFfmpeg && hasPostgres()) process.exit(1);
+}
 if (!hasPostgres()) {
   console.error(`The tests need PostgreSQL's server binaries (initdb, pg_ctl) in /usr/lib/postgresql/<major>/bin; they start a throwaway server of their own.
   Debian/Ubuntu:  sudo apt-get install -y postgresql

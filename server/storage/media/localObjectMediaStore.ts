@@ -1,0 +1,162 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { atomicOutput } from '../../media/atomicFile.js';
+import type { LocalMediaStore } from '../mediaStore.js';
+import {
+  assertRange,
+  MediaObjectNotFoundError,
+  splitMediaKey,
+  type ByteRange,
+  type MediaObjectInfo,
+  type MediaSource,
+  type MediaStore,
+  UnsafeMediaKeyError,
+} from './mediaStore.js';
+
+/**
+ * {@link MediaStore} on local disk, over the media root of a {@link LocalMediaStore}: a key
+ * `<area>/<a>/<b>` is the file `<dataDir>/media/<area>/<a>/<b>`, built by LocalMediaStore.path and
+ * its containment check. A put writes a hidden temporary file beside the target, fsyncs it and
+ * renames it into place (server/media/atomicFile.ts), so readers see the old object or the whole
+ * new one; hidden names are not keys, so list never shows a put in progress.
+ */
+export class LocalObjectMediaStore implements MediaStore {
+  readonly kind = 'local' as const;
+
+  constructor(readonly local: LocalMediaStore) {}
+
+  /** The file of an object key (at least one segment below the area). */
+  private file(key: string): string {
+    const { area, segments } = splitMediaKey(key);
+    if (segments.length === 0) throw new UnsafeMediaKeyError(key);
+    return this.local.path(area, ...segments);
+  }
+
+  /** The folder of a prefix (an area alone is allowed). */
+  private folder(prefix: string): string {
+    const { area, segments } = splitMediaKey(prefix);
+    return this.local.path(area, ...segments);
+  }
+
+  async put(key: string, source: MediaSource): Promise<MediaObjectInfo> {
+    const out = atomicOutput(this.file(key));
+    try {
+      const from = 'file' in source ? fs.createReadStream(source.file) : source.stream;
+      await pipeline(from, fs.createWriteStream(out.tmpPath, { flags: 'wx' }));
+      await out.commit();
+    } catch (err) {
+      await out.abort();
+      throw err;
+    }
+    return (await this.stat(key))!;
+  }
+
+  async stat(key: string): Promise<MediaObjectInfo | undefined> {
+    const st = await fs.promises.stat(this.file(key)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+      throw err;
+    });
+    return st?.isFile() ? info(key, st) : undefined;
+  }
+
+  async openRange(key: string, range?: ByteRange): Promise<Readable> {
+    const file = this.file(key);
+    // Open first, then stat the handle: the stream reads the very file that was checked, even if
+    // a put renames a new one into place meanwhile.
+    const fh = await fs.promises.open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'EISDIR') throw new MediaObjectNotFoundError(key);
+      throw err;
+    });
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new MediaObjectNotFoundError(key);
+      if (range) assertRange(key, range, st.size);
+      return fh.createReadStream(range ? { start: range.start, end: range.end } : {});
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.promises.rm(this.file(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    const objects = await this.list(prefix);
+    const { segments } = splitMediaKey(prefix);
+    if (segments.length === 0) {
+      // An area itself stays (LocalMediaStore made it); its contents go.
+      for (const name of await fs.promises.readdir(this.folder(prefix))) {
+        await fs.promises.rm(path.join(this.folder(prefix), name), { recursive: true, force: true });
+      }
+    } else {
+      await fs.promises.rm(this.folder(prefix), { recursive: true, force: true });
+    }
+    return objects.length;
+  }
+
+  async list(prefix: string): Promise<MediaObjectInfo[]> {
+    const found: MediaObjectInfo[] = [];
+    const walk = async (dir: string, keyPrefix: string) => {
+      const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
+        throw err;
+      });
+      for (const e of entries) {
+        const key = `${keyPrefix}/${e.name}`;
+        // Hidden names (puts in progress, partial outputs) and anything else that is not a key.
+        if (!isKey(key)) continue;
+        if (e.isDirectory()) await walk(path.join(dir, e.name), key);
+        else if (e.isFile()) {
+          const st = await fs.promises.stat(path.join(dir, e.name)).catch(() => undefined);
+          if (st?.isFile()) found.push(info(key, st));
+        }
+      }
+    };
+    await walk(this.folder(prefix), prefix);
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
+    const file = this.file(key);
+    if (!(await this.stat(key))) throw new MediaObjectNotFoundError(key);
+    return fn(file);
+  }
+
+  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
+    const files: string[] = [];
+    for (const key of keys) {
+      if (!(await this.stat(key))) throw new MediaObjectNotFoundError(key);
+      files.push(this.file(key));
+    }
+    return fn(files);
+  }
+
+  async presignedUrl(key: string): Promise<undefined> {
+    this.file(key);
+    return undefined;
+  }
+
+  async freeBytes(): Promise<number> {
+    return this.local.freeBytes();
+  }
+}
+
+function isKey(key: string): boolean {
+  try {
+    splitMediaKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function info(key: string, st: fs.Stats): MediaObjectInfo {
+  // Weak validator material like express.static's: size and mtime, hashed so it says nothing else.
+  const etag = crypto.createHash('sha1').update(`${st.size}:${st.mtimeMs}:${st.ino}`).digest('hex').slice(0, 27);
+  return { key, size: st.size, modifiedAt: Math.floor(st.mtimeMs), etag };
+}

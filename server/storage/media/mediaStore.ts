@@ -1,0 +1,148 @@
+import type { Readable } from 'node:stream';
+import type { MediaArea } from '../mediaStore.js';
+
+/**
+ * Where media live, as every part of vop sees them (issue 11, item 2): intake, transcode, covers,
+ * HLS, delivery, deletion and sweeps ask this interface, never `fs`, so the same code runs on
+ * local disk ({@link LocalObjectMediaStore}) and on S3-compatible object storage
+ * ({@link S3MediaStore}). Only the local implementation knows paths.
+ *
+ * Objects are named by keys `<area>/<segment>/…/<segment>` (see {@link mediaKey}): every segment is
+ * made from ids and labels, never from raw request text, and one check refuses the rest.
+ * test/media-store-contract.test.ts is the contract: one suite run against every implementation.
+ */
+export interface MediaStore {
+  /** Which implementation this is, for logs and /healthz. */
+  readonly kind: 'local' | 's3';
+
+  /**
+   * Stores an object, replacing any object under `key`. Atomic: until the promise resolves no
+   * reader sees the new object, and a put that fails leaves no object (and no partial one) under
+   * `key` — an earlier object under the same key is kept. A file source is read, never moved.
+   */
+  put(key: string, source: MediaSource, options?: PutOptions): Promise<MediaObjectInfo>;
+
+  /** Size and version of an object, or undefined if there is none under `key`. */
+  stat(key: string): Promise<MediaObjectInfo | undefined>;
+
+  /**
+   * The bytes of an object, whole or from `range.start` to `range.end` inclusive (HTTP Range's
+   * form; delivery checks the range against {@link stat} first). Rejects with
+   * {@link MediaObjectNotFoundError} if there is no object.
+   */
+  openRange(key: string, range?: ByteRange): Promise<Readable>;
+
+  /** Removes one object; nothing happens if there is none. */
+  delete(key: string): Promise<void>;
+
+  /**
+   * Removes every object under `prefix` taken as whole segments (`hls/<videoId>` removes
+   * `hls/<videoId>/…`, never `hls/<videoId>x/…`), and resolves with how many were removed.
+   */
+  deletePrefix(prefix: string): Promise<number>;
+
+  /** Every object under `prefix` (whole segments, at any depth), sorted by key. For sweeps. */
+  list(prefix: string): Promise<MediaObjectInfo[]>;
+
+  /**
+   * Runs `fn` with a local file holding the object (PeerTube's `makeAvailableVideoFiles`): ffmpeg
+   * needs a path. On local disk that is the file itself; elsewhere a scratch copy, removed when
+   * `fn` settles. The file is for reading: what `fn` writes to it is never stored.
+   */
+  withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T>;
+
+  /** {@link withLocalCopy} for several objects at once: `fn` gets their files in `keys`' order. */
+  makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T>;
+
+  /**
+   * A short-lived URL that answers `method` for the object directly (Range and HEAD included),
+   * or undefined when this store has none (local disk: delivery streams the bytes itself).
+   */
+  presignedUrl(key: string, options: PresignOptions): Promise<string | undefined>;
+
+  /** Free bytes where objects are written, or undefined when the store has no such bound (S3). */
+  freeBytes(): Promise<number | undefined>;
+}
+
+/** What {@link MediaStore.put} stores: a local file (read in place) or a stream (read to its end). */
+export type MediaSource = { file: string } | { stream: Readable };
+
+export interface PutOptions {
+  /** The Content-Type object storage answers with (presigned GETs); default application/octet-stream. */
+  contentType?: string;
+}
+
+export interface PresignOptions {
+  /** Seconds the URL stays valid: 1 to 604800 (S3's limit of seven days). */
+  ttlSeconds: number;
+  /** The method the URL is signed for: a GET URL does not answer HEAD on S3. Default GET. */
+  method?: 'GET' | 'HEAD';
+}
+
+/** Bytes `start` to `end`, both inclusive, as in `Range: bytes=start-end`. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface MediaObjectInfo {
+  key: string;
+  /** Bytes. */
+  size: number;
+  /** Last modification, ms since the epoch. */
+  modifiedAt: number;
+  /** Changes whenever the object's bytes may have (an ETag for HTTP validators). */
+  etag: string;
+}
+
+/** No object under a key. */
+export class MediaObjectNotFoundError extends Error {
+  readonly code = 'ENOENT';
+  constructor(readonly key: string) {
+    super(`No media object ${JSON.stringify(key)}`);
+  }
+}
+
+/** One key segment, made from ids and labels: no separators, no dot-only or hidden names. */
+const SAFE_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
+const AREAS: ReadonlySet<string> = new Set<MediaArea>(['incoming', 'sources', 'play', 'hls', 'covers']);
+
+/** The key of `segments` inside `area` (`hls/<videoId>/master.m3u8`); throws if a segment is unsafe. */
+export function mediaKey(area: MediaArea, ...segments: string[]): string {
+  // Each segment on its own: joined, `a/b` would pass as two.
+  for (const s of segments) if (typeof s !== 'string' || !SAFE_SEGMENT.test(s)) throw new UnsafeMediaKeyError([area, ...segments].join('/'));
+  return checkMediaKey([area, ...segments].join('/'));
+}
+
+/**
+ * `key` itself if it is `<area>[/<segment>…]` with a known area and safe segments (no `..`, no
+ * `/` inside a segment, no empty segment, no leading or trailing slash); throws otherwise. Every
+ * method of every store calls this first.
+ */
+export function checkMediaKey(key: string): string {
+  if (typeof key !== 'string') throw new UnsafeMediaKeyError(String(key));
+  const [area, ...segments] = key.split('/');
+  if (!AREAS.has(area!) || segments.some((s) => !SAFE_SEGMENT.test(s))) throw new UnsafeMediaKeyError(key);
+  return key;
+}
+
+/** A key that is not made of a known area and safe segments. */
+export class UnsafeMediaKeyError extends Error {
+  constructor(readonly key: string) {
+    super(`Unsafe media key: ${JSON.stringify(key)}`);
+  }
+}
+
+/** The area and the segments of a checked key. */
+export function splitMediaKey(key: string): { area: MediaArea; segments: string[] } {
+  const [area, ...segments] = checkMediaKey(key).split('/');
+  return { area: area as MediaArea, segments };
+}
+
+/** Checks a range against an object's size: whole numbers, start ≤ end < size. */
+export function assertRange(key: string, range: ByteRange, size: number): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
+    throw new RangeError(`Range ${start}-${end} is outside ${JSON.stringify(key)} (${size} bytes)`);
+  }
+}

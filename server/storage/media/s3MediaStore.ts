@@ -1,0 +1,284 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import {
+  MediaObjectNotFoundError,
+  splitMediaKey,
+  type ByteRange,
+  type MediaObjectInfo,
+  type MediaSource,
+  type MediaStore,
+  type PresignOptions,
+  type PutOptions,
+  UnsafeMediaKeyError,
+} from './mediaStore.js';
+import { validateS3Options, type S3MediaStoreOptions } from './s3Options.js';
+
+/** S3's longest presigned URL life: seven days. */
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * {@link MediaStore} on S3-compatible object storage (AWS S3, Ceph RGW, SeaweedFS, Garage), with
+ * the reference SDK. Keys are the object names inside one bucket. S3 makes a PUT and a completed
+ * multipart upload visible at once and whole, and lib-storage aborts a multipart upload that
+ * fails, so a put is atomic as the interface asks. Open with {@link openS3MediaStore}.
+ */
+export class S3MediaStore implements MediaStore {
+  readonly kind = 's3' as const;
+  readonly options: S3MediaStoreOptions;
+  readonly client: S3Client;
+
+  constructor(input: Partial<S3MediaStoreOptions>) {
+    this.options = validateS3Options(input);
+    const o = this.options;
+    this.client = new S3Client({
+      endpoint: o.endpoint,
+      region: o.region,
+      forcePathStyle: o.forcePathStyle,
+      credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
+      // Checksums only where S3 requires them: the SDK's newer default (aws-chunked bodies with
+      // trailing CRC32) is refused by servers that predate it, Ceph RGW 16 among them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 3,
+      requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
+    });
+  }
+
+  /** The object name of a key with at least one segment below its area. */
+  private objectKey(key: string): string {
+    const { segments } = splitMediaKey(key);
+    if (segments.length === 0) throw new UnsafeMediaKeyError(key);
+    return key;
+  }
+
+  /**
+   * Waits (bounded by `waitForEndpointMs`, one clear log line per try) until the endpoint
+   * answers, then creates the bucket if it is missing and `createBucketIfMissing` is on.
+   */
+  async ensureBucket(): Promise<void> {
+    const o = this.options;
+    const deadline = Date.now() + o.waitForEndpointMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(new HeadBucketCommand({ Bucket: o.bucket }));
+        return;
+      } catch (err) {
+        const status = httpStatus(err);
+        if (status === 404) {
+          if (!o.createBucketIfMissing) throw new Error(`Object storage bucket ${o.bucket} does not exist at ${o.endpoint} (and creating it is off).`);
+          try {
+            await this.client.send(new CreateBucketCommand({ Bucket: o.bucket }));
+          } catch (createErr) {
+            if (!['BucketAlreadyOwnedByYou', 'BucketAlreadyExists'].includes((createErr as Error).name)) throw createErr;
+          }
+          o.log(`Object storage: created bucket ${o.bucket} at ${o.endpoint}.`);
+          return;
+        }
+        if (status === 403 || status === 400) {
+          throw new Error(`Object storage at ${o.endpoint} refused bucket ${o.bucket} (HTTP ${status}, ${(err as Error).name}): check VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY and VOP_S3_BUCKET.`);
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new Error(`Object storage at ${o.endpoint} did not answer within ${Math.round(o.waitForEndpointMs / 1000)} s: ${(err as Error).message}`);
+        }
+        o.log(`Waiting for object storage at ${o.endpoint} (bucket ${o.bucket}), try ${attempt}: ${(err as Error).message || (err as Error).name}`);
+        await sleep(Math.min(o.waitIntervalMs, left));
+      }
+    }
+  }
+
+  async put(key: string, source: MediaSource, options: PutOptions = {}): Promise<MediaObjectInfo> {
+    const Key = this.objectKey(key);
+    const Body = 'file' in source ? fs.createReadStream(source.file) : source.stream;
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.options.bucket, Key, Body, ContentType: options.contentType ?? 'application/octet-stream' },
+      partSize: this.options.partSizeBytes,
+      queueSize: this.options.queueSize,
+      // A failed multipart upload is aborted: its parts are never an object.
+      leavePartsOnError: false,
+    });
+    try {
+      await upload.done();
+    } finally {
+      if (!Body.destroyed) Body.destroy();
+    }
+    const info = await this.stat(key);
+    if (!info) throw new Error(`Object storage lost ${JSON.stringify(key)} right after storing it.`);
+    return info;
+  }
+
+  async stat(key: string): Promise<MediaObjectInfo | undefined> {
+    const Key = this.objectKey(key);
+    try {
+      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key }));
+      return { key, size: r.ContentLength ?? 0, modifiedAt: r.LastModified?.getTime() ?? 0, etag: unquote(r.ETag) };
+    } catch (err) {
+      if (httpStatus(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async openRange(key: string, range?: ByteRange): Promise<Readable> {
+    const Key = this.objectKey(key);
+    if (range && (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start)) {
+      throw new RangeError(`Range ${range.start}-${range.end} is not a byte range`);
+    }
+    let r;
+    try {
+      r = await this.client.send(
+        new GetObjectCommand({ Bucket: this.options.bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+    } catch (err) {
+      const status = httpStatus(err);
+      if (status === 404) throw new MediaObjectNotFoundError(key);
+      if (status === 416) throw new RangeError(`Range ${range?.start}-${range?.end} is outside ${JSON.stringify(key)}`);
+      throw err;
+    }
+    const body = r.Body as Readable;
+    // S3 shortens a range that runs past the end; the interface refuses it, as local disk does.
+    const total = /\/(\d+)$/.exec(r.ContentRange ?? '')?.[1];
+    if (range && total !== undefined && range.end >= Number(total)) {
+      body.destroy();
+      throw new RangeError(`Range ${range.start}-${range.end} is outside ${JSON.stringify(key)} (${total} bytes)`);
+    }
+    return body;
+  }
+
+  async delete(key: string): Promise<void> {
+    const Key = this.objectKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key }));
+  }
+
+  async deletePrefix(prefix: string): Promise<number> {
+    let removed = 0;
+    // A page at a time (at most 1000 keys, DeleteObjects' own limit): memory stays bounded
+    // however many segments a video has.
+    for await (const page of this.pages(prefix)) {
+      if (page.length === 0) continue;
+      const r = await this.client.send(
+        new DeleteObjectsCommand({ Bucket: this.options.bucket, Delete: { Objects: page.map((o) => ({ Key: o.key })), Quiet: true } }),
+      );
+      if (r.Errors?.length) {
+        const e = r.Errors[0]!;
+        throw new Error(`Object storage kept ${r.Errors.length} object(s) under ${JSON.stringify(prefix)}: ${e.Key}: ${e.Code} ${e.Message ?? ''}`);
+      }
+      removed += page.length;
+    }
+    return removed;
+  }
+
+  async list(prefix: string): Promise<MediaObjectInfo[]> {
+    const found: MediaObjectInfo[] = [];
+    for await (const page of this.pages(prefix)) found.push(...page);
+    return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /** The objects under `prefix` (whole segments), one list request's page at a time. */
+  private async *pages(prefix: string): AsyncGenerator<MediaObjectInfo[]> {
+    splitMediaKey(prefix);
+    let ContinuationToken: string | undefined;
+    do {
+      const r = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: `${prefix}/`, ContinuationToken, MaxKeys: this.options.listPageSize }),
+      );
+      const page: MediaObjectInfo[] = [];
+      for (const o of r.Contents ?? []) {
+        // Objects someone else put in the bucket under names that are not keys stay unseen.
+        if (!o.Key || !isKey(o.Key)) continue;
+        page.push({ key: o.Key, size: o.Size ?? 0, modifiedAt: o.LastModified?.getTime() ?? 0, etag: unquote(o.ETag) });
+      }
+      yield page;
+      ContinuationToken = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+  }
+
+  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
+    return this.makeAvailable([key], (files) => fn(files[0]!));
+  }
+
+  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
+    for (const key of keys) this.objectKey(key);
+    const dir = await fs.promises.mkdtemp(path.join(this.options.scratchDir ?? os.tmpdir(), 'vop-s3-copy-'));
+    try {
+      const files: string[] = [];
+      for (const [i, key] of keys.entries()) {
+        // One folder per key keeps the object's own name (ffmpeg reads the extension).
+        const sub = path.join(dir, String(i));
+        await fs.promises.mkdir(sub);
+        const file = path.join(sub, key.slice(key.lastIndexOf('/') + 1));
+        await pipeline(await this.openRange(key), fs.createWriteStream(file, { flags: 'wx' }));
+        files.push(file);
+      }
+      return await fn(files);
+    } finally {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async presignedUrl(key: string, options: PresignOptions): Promise<string> {
+    const Key = this.objectKey(key);
+    const { ttlSeconds, method = 'GET' } = options;
+    if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > MAX_PRESIGN_SECONDS) {
+      throw new RangeError(`A presigned URL lives 1 to ${MAX_PRESIGN_SECONDS} s, not ${ttlSeconds}`);
+    }
+    const input = { Bucket: this.options.bucket, Key };
+    const command = method === 'HEAD' ? new HeadObjectCommand(input) : new GetObjectCommand(input);
+    return getSignedUrl(this.client, command, { expiresIn: ttlSeconds });
+  }
+
+  async freeBytes(): Promise<undefined> {
+    return undefined;
+  }
+
+  /** Closes the client's connections. */
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+/** Makes the store and waits for its bucket (see {@link S3MediaStore.ensureBucket}). */
+export async function openS3MediaStore(options: Partial<S3MediaStoreOptions>): Promise<S3MediaStore> {
+  const store = new S3MediaStore(options);
+  try {
+    await store.ensureBucket();
+  } catch (err) {
+    store.close();
+    throw err;
+  }
+  return store;
+}
+
+function httpStatus(err: unknown): number | undefined {
+  return (err as S3ServiceException)?.$metadata?.httpStatusCode;
+}
+
+function unquote(etag: string | undefined): string {
+  return (etag ?? '').replace(/^"|"$/g, '');
+}
+
+function isKey(key: string): boolean {
+  try {
+    splitMediaKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
