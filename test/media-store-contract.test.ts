@@ -7,6 +7,7 @@ import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { MediaObjectNotFoundError, mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
+import { openMediaStore } from '../server/storage/media/openMediaStore.js';
 import { openS3MediaStore, S3MediaStore } from '../server/storage/media/s3MediaStore.js';
 import { s3OptionsFromEnv, validateS3Options } from '../server/storage/media/s3Options.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
@@ -373,6 +374,34 @@ describe('Ceph RGW', () => {
       expect(logs).toEqual([]);
       expect((await again.stat('covers/v1/cover.jpg'))?.size).toBe(3);
       again.close();
+    });
+
+    it('openMediaStore picks object storage when VOP_S3_ENDPOINT is set, local disk otherwise', async () => {
+      const local = new LocalMediaStore(tempDataDir('vop-media-contract-'));
+      const onDisk = await openMediaStore(local, {});
+      expect(onDisk.store.kind).toBe('local');
+      onDisk.close();
+      const bucket = `vop-env-${crypto.randomBytes(4).toString('hex')}`;
+      const env = {
+        VOP_S3_ENDPOINT: ceph!.endpoint,
+        VOP_S3_BUCKET: bucket,
+        VOP_S3_ACCESS_KEY_ID: ceph!.accessKeyId,
+        VOP_S3_SECRET_ACCESS_KEY: ceph!.secretAccessKey,
+        VOP_S3_FORCE_PATH_STYLE: '1',
+      };
+      const inS3 = await openMediaStore(local, env, { log: () => undefined });
+      try {
+        expect(inS3.store.kind).toBe('s3');
+        await inS3.store.put('covers/v1/cover.jpg', { stream: streamOf(bytes(4)) });
+        // The object is in the bucket the environment named, and not on the local disk.
+        const direct = await openBucket(bucket);
+        expect((await direct.stat('covers/v1/cover.jpg'))?.size).toBe(4);
+        direct.close();
+        expect(fs.existsSync(local.path('covers', 'v1', 'cover.jpg'))).toBe(false);
+      } finally {
+        inS3.close();
+      }
+      await expect(openMediaStore(local, { ...env, VOP_S3_BUCKET: 'Bad_Bucket' })).rejects.toThrow(/VOP_S3_BUCKET/);
     });
 
     it('refuses a wrong secret with an error that names the variables to check', async () => {

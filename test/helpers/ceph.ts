@@ -23,7 +23,7 @@ export interface TestCeph {
   startMs: number;
   /** The cluster's folder (logs under `log/`). */
   dir: string;
-  /** Stops the daemons (TERM, then KILL after a bounded wait) and removes the folder. */
+  /** Kills the daemons, waits (bounded) until they are gone and removes the folder. */
   stop(): Promise<void>;
 }
 
@@ -71,11 +71,12 @@ export async function startCeph(): Promise<TestCeph> {
 
   const stop = async () => {
     process.off('exit', killNow);
+    // KILL at once: the cluster is thrown away (memstore keeps nothing), and an OSD asked to stop
+    // politely takes seconds.
     const pids = DAEMONS.map((d) => readPid(dir, d)).filter((p): p is number => p !== undefined);
-    for (const pid of pids) signal(pid, 'SIGTERM');
+    for (const pid of pids) signal(pid, 'SIGKILL');
     const deadline = Date.now() + STOP_WAIT_MS;
-    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    for (const pid of pids.filter(alive)) signal(pid, 'SIGKILL');
+    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     fs.rmSync(dir, { recursive: true, force: true });
   };
   // A test process that ends without afterAll (a crash, a timeout) takes its daemons with it.
