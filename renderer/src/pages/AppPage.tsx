@@ -180,7 +180,7 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
         are refused (302). The upload page and its uploads keep working from any address. Empty: any address.
       </p>
       {app.apiNetworks.length === 0 ? (
-        <p className="error" role="status" data-testid="networks-open">
+        <p className="error" data-testid="networks-open">
           Any address may call this application's API.
         </p>
       ) : null}
