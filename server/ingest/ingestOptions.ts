@@ -52,6 +52,12 @@ export interface IngestOptions {
   expirySweepMs: number;
   /** Free disk bytes that must remain once an upload or download of the announced size is stored. */
   freeSpaceMarginBytes: number;
+  /**
+   * While an upload is received (a tus PATCH, a multipart body), the free space is checked again
+   * after every this many bytes: below the margin, the upload stops with 507 (tus keeps what it
+   * received and resumes later; multipart drops its partial file).
+   */
+  spaceCheckIntervalBytes: number;
   /** Time ffprobe may take on a complete file; past it, the file counts as unreadable. */
   probeTimeoutMs: number;
   /** Pull from a URL. */
@@ -71,6 +77,7 @@ export const DEFAULT_INGEST_OPTIONS: IngestOptions = {
   uploadExpiryMs: 24 * 3600_000,
   expirySweepMs: 15 * 60_000,
   freeSpaceMarginBytes: 512 * 1024 ** 2,
+  spaceCheckIntervalBytes: 64 * 1024 ** 2,
   probeTimeoutMs: 60_000,
   pull: {
     maxBytes: 6 * GB,
@@ -106,6 +113,7 @@ export function resolveIngestOptions(input: IngestOptionsInput = {}): IngestOpti
   positive('uploadExpiryMs', o.uploadExpiryMs);
   positive('expirySweepMs', o.expirySweepMs);
   positive('probeTimeoutMs', o.probeTimeoutMs);
+  positive('spaceCheckIntervalBytes', o.spaceCheckIntervalBytes);
   if (!Number.isSafeInteger(o.freeSpaceMarginBytes) || o.freeSpaceMarginBytes < 0) throw new Error('Option ingest.freeSpaceMarginBytes must be a whole number from 0.');
   const p = o.pull;
   positive('pull.maxBytes', p.maxBytes);

@@ -7,6 +7,7 @@ import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from './formatBytes.js';
 import { SourceIntake, awaitsUpload } from './sourceIntake.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
+import { UploadLedger, type LiveUpload } from './uploadLedger.js';
 
 /** An upload page's session: what the page needs to send the file of one video by tus. */
 export interface UploadSession {
@@ -51,6 +52,8 @@ export interface IngestServiceDeps {
   credentials: UploadCredentials;
   options: IngestOptions;
   now?: () => number;
+  /** The uploads under way and their reserved bytes; absent: a new, empty ledger. */
+  uploads?: UploadLedger;
 }
 
 
@@ -60,11 +63,14 @@ export interface IngestServiceDeps {
  */
 export class IngestService {
   readonly intake: SourceIntake;
+  /** The uploads under way (tus and multipart) and the disk space promised to them. */
+  readonly uploads: UploadLedger;
   private readonly now: () => number;
 
   constructor(private readonly deps: IngestServiceDeps) {
     this.intake = deps.intake;
     this.now = deps.now ?? Date.now;
+    this.uploads = deps.uploads ?? new UploadLedger(this.now);
   }
 
   get options(): IngestOptions {
@@ -175,11 +181,52 @@ export class IngestService {
     return this.uploadableVideo(appId, videoId);
   }
 
-  /** Throws INSUFFICIENT_STORAGE unless `bytes` more still leave the configured margin free. */
+  /**
+   * Throws INSUFFICIENT_STORAGE unless `bytes` more still leave the configured margin free, once
+   * the bytes promised to the uploads under way ({@link uploads}) are counted as used.
+   */
   async ensureRoomFor(bytes: number): Promise<void> {
     const free = await this.deps.media.freeBytes();
-    if (free < bytes + this.deps.options.freeSpaceMarginBytes) {
-      throw new ApiError('INSUFFICIENT_STORAGE', `${formatBytes(bytes)} does not fit: ${formatBytes(free)} free, ${formatBytes(this.deps.options.freeSpaceMarginBytes)} kept free`);
+    this.assertRoom(free, bytes);
+  }
+
+  /**
+   * An upload of `upload.size` bytes for `upload.videoId` starts (issue 12, item 7): refused with
+   * 303 if the video already has an upload under way (one per video), or with 507 unless the
+   * free space, less the margin and less the bytes promised to the other uploads, covers it;
+   * otherwise its bytes are reserved under `key` until {@link UploadLedger.release}. The checks and
+   * the entry are made together, after the one await: concurrent starts cannot both pass.
+   */
+  async reserveRoom(key: string, upload: Omit<LiveUpload, 'receiving' | 'since' | 'written'>): Promise<void> {
+    const free = await this.deps.media.freeBytes();
+    const live = this.uploads.liveFor(upload.videoId);
+    if (live) {
+      const [, other] = live;
+      const until = other.expiresAt === undefined ? ' until it is stored' : ` until it expires at ${new Date(other.expiresAt).toISOString()}`;
+      throw new ApiError('VIDEO_STATE_CONFLICT', `another upload of this video is under way (${formatBytes(other.written)} of ${formatBytes(other.size)} received): resume it, end it (tus DELETE), or wait${until}`);
+    }
+    this.assertRoom(free, upload.size);
+    this.uploads.add(key, upload);
+  }
+
+  /**
+   * Between chunks of an upload being received: throws INSUFFICIENT_STORAGE once the free space
+   * no longer covers the margin (the disk filled up with something else meanwhile).
+   */
+  async checkRoomWhileReceiving(): Promise<void> {
+    const free = await this.deps.media.freeBytes();
+    const margin = this.deps.options.freeSpaceMarginBytes;
+    if (free < margin) {
+      throw new ApiError('INSUFFICIENT_STORAGE', `the disk is nearly full (${formatBytes(free)} free, ${formatBytes(margin)} kept free): the upload stopped`);
+    }
+  }
+
+  private assertRoom(free: number, bytes: number): void {
+    const margin = this.deps.options.freeSpaceMarginBytes;
+    const reserved = this.uploads.reservedBytes();
+    if (free - margin - reserved < bytes) {
+      const promised = reserved > 0 ? `, ${formatBytes(reserved)} promised to uploads under way` : '';
+      throw new ApiError('INSUFFICIENT_STORAGE', `${formatBytes(bytes)} does not fit: ${formatBytes(free)} free, ${formatBytes(margin)} kept free${promised}`);
     }
   }
 }

@@ -8,9 +8,11 @@ import { ApiError } from '../errors.js';
 import { clientAddress } from '../http/clientAddress.js';
 import { ParamBag } from '../http/params.js';
 import { VideoStatus } from '../services/videoStatus.js';
+import type { AuthService } from '../services/authService.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService } from './ingestService.js';
+import { receiveMeter } from './receiveMeter.js';
 import { notAVideoError } from './sourceIntake.js';
 
 /** Room for the form fields and part headers around the file, in the early Content-Length check. */
@@ -31,6 +33,8 @@ const REQUIRED_FIELDS = ['AppId', 'Timestamp', 'Token', 'VideoId'] as const;
 
 export interface MultipartUploadDeps {
   ingest: IngestService;
+  /** Checks the spec values as an API call, with the application's API networks. */
+  auth: Pick<AuthService, 'authenticate'>;
   media: LocalMediaStore;
 }
 
@@ -118,37 +122,45 @@ async function storeFile(
   stream: NodeJS.ReadableStream & { truncated?: boolean },
   fields: Record<string, string>,
   req: IncomingMessage,
-  { ingest, media }: MultipartUploadDeps,
+  { ingest, media, auth }: MultipartUploadDeps,
 ): Promise<{ videoId: string; file: string; keepSource: boolean }> {
   const params = new ParamBag(fields);
   const absent = REQUIRED_FIELDS.find((f) => !params.has(f));
   if (absent) throw new ApiError('MISSING_PARAMETER', `${absent} (form fields must come before the file part)`);
-  const target = await ingest.targetFromToken(
-    { appId: params.get('AppId'), timestamp: params.get('Timestamp'), token: params.get('Token') },
-    params.get('VideoId'),
-    { needHandleSepcial: params.get('NeedHandleSepcial') },
-    clientAddress(req),
-  );
+  const creds = { appId: params.get('AppId'), timestamp: params.get('Timestamp'), token: params.get('Token') };
+  // An API call, from the application's server: its API networks apply (issue 12 item 1), which
+  // targetFromToken, shared with the browser's paths, leaves out. A bad token fails here, once.
+  await auth.authenticate({ appId: creds.appId?.trim(), timestamp: creds.timestamp?.trim(), token: creds.token?.trim() }, clientAddress(req), { apiCall: true });
+  const target = await ingest.targetFromToken(creds, params.get('VideoId'), { needHandleSepcial: params.get('NeedHandleSepcial') }, clientAddress(req));
   const declared = Number(req.headers['content-length'] ?? NaN);
-  await ingest.ensureRoomFor(Number.isFinite(declared) ? declared : ingest.options.multipartMaxBytes);
-
   const videoId = target.video.id;
-  const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const maxBytes = ingest.options.multipartMaxBytes;
-  let over = false;
-  const out = fs.createWriteStream(file, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK });
-  // busboy truncates silently at fileSize: its 'limit' stops the write as soon as the limit is passed.
-  stream.on('limit', () => {
-    over = true;
-    out.destroy(new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`));
-  });
+  // Reserved while the body arrives (issue 12, item 7): the body's size, or the largest file when
+  // it is sent chunked; refused with 303 while the video has another upload under way.
+  const key = `multipart:${crypto.randomBytes(8).toString('hex')}`;
+  await ingest.reserveRoom(key, { videoId, size: Number.isFinite(declared) ? declared : maxBytes });
   try {
-    await pipeline(stream, out);
-    if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
-  } catch (err) {
-    await fs.promises.rm(file, { force: true });
-    throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
+    const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    let over = false;
+    const out = fs.createWriteStream(file, { flags: 'wx', mode: 0o600, highWaterMark: STREAM_HIGH_WATER_MARK });
+    // busboy truncates silently at fileSize: its 'limit' stops the write as soon as the limit is passed.
+    stream.on('limit', () => {
+      over = true;
+      out.destroy(new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`));
+    });
+    // A disk that fills up meanwhile stops the body with 507; the partial file is removed below.
+    const meter = receiveMeter({ onBytes: (n) => ingest.uploads.progress(key, n), check: () => ingest.checkRoomWhileReceiving(), everyBytes: ingest.options.spaceCheckIntervalBytes });
+    try {
+      await pipeline(stream, meter, out);
+      if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
+    } catch (err) {
+      await fs.promises.rm(file, { force: true });
+      throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
+    }
+    return { videoId, file, keepSource: target.keepSource };
+  } finally {
+    // The file is on disk (or gone): nothing more is promised to it.
+    ingest.uploads.release(key);
   }
-  return { videoId, file, keepSource: target.keepSource };
 }

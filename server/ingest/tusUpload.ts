@@ -1,11 +1,12 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReadableStream } from 'node:stream/web';
 import { FileStore } from '@tus/file-store';
-import { ERRORS, EXPOSED_HEADERS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
+import { ERRORS, EVENTS, EXPOSED_HEADERS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
 import type { RequestHandler } from 'express';
 import { sendNodeResponse } from 'srvx/node';
 import { ApiError } from '../errors.js';
@@ -15,6 +16,7 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
+import { receiveMeter } from './receiveMeter.js';
 import { notAVideoError, type IntakeResult } from './sourceIntake.js';
 
 /** Where the tus endpoint answers (spec 4.5 leaves the receiving address open). */
@@ -42,6 +44,13 @@ const TUS_CORS_HEADERS = {
 /** tus upload ids as @tus/server names them (16 random bytes, hex). */
 const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
 
+/**
+ * How old a ledger entry of a tus upload must be before a sweep that finds no upload of that id
+ * in the store drops it: between onUploadCreate (the reservation) and the store's create (the
+ * file), the upload is in the ledger and not yet on disk.
+ */
+const LEDGER_GRACE_MS = 60_000;
+
 type TusRequest = Parameters<NonNullable<TusServerOptions['onUploadCreate']>>[0];
 
 /**
@@ -52,25 +61,43 @@ type TusRequest = Parameters<NonNullable<TusServerOptions['onUploadCreate']>>[0]
  */
 const WRITE_HIGH_WATER_MARK = 1024 * 1024;
 
+/** What BufferedFileStore asks of TusUploads. */
+interface StoreHooks {
+  /** The upload's data file, through the media store's containment check. */
+  fileOf(id: string): string;
+  /** The meter the bytes of a write pass through (reservation, free-space checks). */
+  meter(id: string, offset: number): Transform;
+  /** A write starts (+1) or ends (-1). */
+  receiving(id: string, delta: 1 | -1): void;
+}
+
 /**
  * @tus/file-store's FileStore with a write stream that buffers {@link WRITE_HIGH_WATER_MARK}
- * bytes, and whose path goes through the media store's containment check. Otherwise as
- * FileStore.write: the stream's bytes at `offset`, resolving with the new offset.
+ * bytes, whose path goes through the media store's containment check, and whose bytes pass
+ * through the upload's meter (a disk that fills up meanwhile stops the write with 507, the bytes
+ * before it kept). Otherwise as FileStore.write: the stream's bytes at `offset`, resolving with
+ * the new offset.
  */
 class BufferedFileStore extends FileStore {
   constructor(
     options: ConstructorParameters<typeof FileStore>[0],
-    private readonly fileOf: (id: string) => string,
+    private readonly hooks: StoreHooks,
   ) {
     super(options);
   }
 
   override async write(readable: Readable, id: string, offset: number): Promise<number> {
-    const out = fs.createWriteStream(this.fileOf(id), { flags: 'r+', start: offset, highWaterMark: WRITE_HIGH_WATER_MARK });
+    const out = fs.createWriteStream(this.hooks.fileOf(id), { flags: 'r+', start: offset, highWaterMark: WRITE_HIGH_WATER_MARK });
+    this.hooks.receiving(id, 1);
     try {
-      await pipeline(readable, out);
-    } catch {
+      await pipeline(readable, this.hooks.meter(id, offset), out);
+    } catch (err) {
+      // A refusal from the meter (the disk filled up): the bytes before it are on disk, and the
+      // upload's offset (its file's size) keeps them.
+      if (typeof (err as { status_code?: unknown }).status_code === 'number') throw err;
       throw ERRORS.FILE_WRITE_ERROR;
+    } finally {
+      this.hooks.receiving(id, -1);
     }
     return offset + out.bytesWritten;
   }
@@ -106,8 +133,24 @@ export class TusUploads {
     const opts = deps.ingest.options;
     this.directory = deps.media.path('incoming', 'tus');
     fs.mkdirSync(this.directory, { recursive: true });
-    this.store = new BufferedFileStore({ directory: this.directory, expirationPeriodInMilliseconds: opts.uploadExpiryMs }, (id) =>
-      deps.media.path('incoming', 'tus', id),
+    const ledger = deps.ingest.uploads;
+    this.store = new BufferedFileStore(
+      { directory: this.directory, expirationPeriodInMilliseconds: opts.uploadExpiryMs },
+      {
+        fileOf: (id) => deps.media.path('incoming', 'tus', id),
+        meter: (id, offset) =>
+          receiveMeter({
+            onBytes: (n) => ledger.progress(id, offset + n),
+            // The meter's error also reaches @tus/server through its own pipeline, which answers
+            // with the status_code and body of what it caught: the refusal is an Error that has them.
+            check: () =>
+              deps.ingest.checkRoomWhileReceiving().catch((err: unknown) => {
+                throw Object.assign(new Error((err as Error).message), tusRefusal(err));
+              }),
+            everyBytes: opts.spaceCheckIntervalBytes,
+          }),
+        receiving: (id, delta) => ledger.receiving(id, delta),
+      },
     );
     // Deferred length would let an upload start before its size is checked against its
     // uploadType and the free space: without the extension, such a POST gets 501.
@@ -126,6 +169,8 @@ export class TusUploads {
       onUploadCreate: (req, upload) => this.authorizeCreation(req, upload),
       onUploadFinish: (_req, upload) => this.finish(upload),
     });
+    // Termination (DELETE): the upload's reservation goes with it.
+    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => ledger.release(id));
   }
 
   /**
@@ -174,6 +219,7 @@ export class TusUploads {
       await this.finishComplete(await this.listUploadIds(), settleMs);
       removed += await this.removeOrphans();
       removed += await this.store.deleteExpired();
+      await this.reconcileLedger();
     } catch (err) {
       this.deps.log(`tus: removing expired uploads failed: ${String((err as { body?: string }).body ?? err)}`);
     }
@@ -188,6 +234,44 @@ export class TusUploads {
   async listUploadIds(): Promise<string[]> {
     const names = await fs.promises.readdir(this.directory);
     return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+  }
+
+  /**
+   * Brings the ledger of uploads under way (IngestService.uploads) in line with the store's
+   * folder: at start (the uploads a restart found), and after each sweep (expired and removed
+   * uploads go; offsets are read again from the files). Entries being written are left alone.
+   */
+  async reconcileLedger(): Promise<void> {
+    const ledger = this.deps.ingest.uploads;
+    const ids = new Set(await this.listUploadIds());
+    const now = Date.now();
+    for (const key of ledger.keys()) {
+      const entry = ledger.get(key);
+      if (!UPLOAD_ID_RE.test(key) || !entry) continue; // not a tus upload (multipart)
+      if (!ids.has(key) && entry.receiving === 0 && now - entry.since > LEDGER_GRACE_MS) ledger.release(key);
+    }
+    for (const id of ids) {
+      const entry = ledger.get(id);
+      if (entry?.receiving) continue;
+      let upload: Upload;
+      try {
+        upload = await this.store.getUpload(id);
+      } catch {
+        continue; // no data file: removeOrphans deals with it
+      }
+      if (entry) {
+        ledger.progress(id, upload.offset);
+        continue;
+      }
+      const created = Date.parse(upload.creation_date ?? '');
+      ledger.add(id, {
+        videoId: upload.metadata?.videoId ?? '',
+        size: upload.size ?? 0,
+        written: upload.offset,
+        expiresAt: Number.isFinite(created) ? created + this.deps.ingest.options.uploadExpiryMs : undefined,
+        owner: upload.metadata?.owner || undefined,
+      });
+    }
   }
 
   private async removeOrphans(): Promise<number> {
@@ -230,7 +314,15 @@ export class TusUploads {
       if (size > target.maxBytes) {
         throw new ApiError('PAYLOAD_TOO_LARGE', `the file is ${formatBytes(size)}; ${target.uploadType} uploads take at most ${formatBytes(target.maxBytes)}`);
       }
-      await this.deps.ingest.ensureRoomFor(size);
+      const owner = credential ? ownerOf(credential) : undefined;
+      await this.replaceOwnUpload(target.video.id, owner, upload.id);
+      // One upload under way per video, its declared bytes reserved (issue 12, item 7).
+      await this.deps.ingest.reserveRoom(upload.id, {
+        videoId: target.video.id,
+        size,
+        owner,
+        expiresAt: Date.now() + this.deps.ingest.options.uploadExpiryMs,
+      });
     } catch (err) {
       throw tusRefusal(err);
     }
@@ -243,8 +335,27 @@ export class TusUploads {
         uploadType: target.uploadType,
         needHandleSepcial: String(target.keepSource),
         auth: target.auth,
+        // So that after a restart the same page may still replace it (replaceOwnUpload).
+        ...(credential ? { owner: ownerOf(credential) } : {}),
       },
     };
+  }
+
+  /**
+   * A page that starts another upload of its video, with the credential it created the first
+   * with (the user picked another file, or reloaded the page and did), replaces the first: it is
+   * terminated, as the page's own Cancel would, unless bytes are arriving on it right now. Any
+   * other second creation for the video is refused by reserveRoom (303) until the first ends,
+   * finishes or expires; a client holding its URL can end it with DELETE (tus termination).
+   */
+  private async replaceOwnUpload(videoId: string, owner: string | undefined, newId: string): Promise<void> {
+    const live = this.deps.ingest.uploads.liveFor(videoId);
+    if (!live || owner === undefined) return;
+    const [id, entry] = live;
+    if (id === newId || entry.owner !== owner || entry.receiving > 0 || entry.written >= entry.size || !UPLOAD_ID_RE.test(id)) return;
+    await this.store.remove(id).catch(() => undefined); // already gone: nothing to replace
+    this.deps.ingest.uploads.release(id);
+    this.deps.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
   }
 
   /** onIncomingRequest: HEAD, PATCH and DELETE must be authorised for the upload's own video. */
@@ -309,6 +420,7 @@ export class TusUploads {
   private async forget(id: string, file: string): Promise<void> {
     await fs.promises.rm(file, { force: true });
     await this.store.configstore.delete(id).catch(() => undefined);
+    this.deps.ingest.uploads.release(id);
   }
 
   /**
@@ -346,6 +458,11 @@ function tusRefusal(err: unknown): { status_code: number; body: string } {
   if (!(err instanceof ApiError)) throw err;
   const status = err.def.httpStatus === 409 ? 403 : err.def.httpStatus;
   return { status_code: status, body: `${widgetErrorText(err)}\n` };
+}
+
+/** Who created an upload with a page's credential: a digest of it (the upload's metadata is echoed by HEAD). */
+function ownerOf(credential: string): string {
+  return crypto.createHash('sha256').update(credential.trim()).digest('base64url').slice(0, 22);
 }
 
 /**
