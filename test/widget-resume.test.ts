@@ -137,6 +137,28 @@ describe('resumable upload from the page', () => {
     await assertStored(videoId);
   });
 
+  it('another file picked after a reload mid-way replaces the first upload (one per video, issue 12 item 7): the new file is stored', async () => {
+    const other = await makeClip({ seconds: 3, width: 320, height: 180 });
+    const videoId = await app.register();
+    const page = await context.newPage();
+    await page.goto(pageUrl(videoId));
+    await page.setInputFiles('#file', clip);
+    await expect.poll(acked, { timeout: 20_000 }).toBeGreaterThan(size * 0.2);
+    await page.reload();
+    // The old page's last PATCH must have ended: an upload receiving bytes is not replaced.
+    const ledger = vop.vop.services.ingest.uploads;
+    await expect.poll(() => ledger.liveFor(videoId)?.[1].receiving, { timeout: 10_000 }).toBe(0);
+    phase = 'other file';
+    await page.setInputFiles('#file', other);
+    await done(page);
+    const after = exchanges.filter((x) => x.phase === 'other file');
+    expect(after.filter((x) => x.method === 'POST').map((x) => x.status)).toEqual([201]);
+    expect(sha256File(path.join(vop.dataDir, 'media/sources', videoId, 'source'))).toBe(sha256File(other));
+    expect(ledger.liveFor(videoId)).toBeUndefined();
+    // The first upload's bytes are gone with it.
+    expect(fs.readdirSync(path.join(vop.dataDir, 'media/incoming/tus'))).toEqual([]);
+  });
+
   it('pauses and resumes', async () => {
     const videoId = await app.register();
     const page = await context.newPage();
