@@ -9,7 +9,7 @@ import { ApiError } from './errors.js';
 import { VopEventBus } from './events.js';
 import { assertAdminAddress, requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
-import { noteClientAddress, TrustedProxies } from './http/clientAddress.js';
+import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientAddress.js';
 import { fastReadPath } from './http/fastReadPath.js';
 import { CallbackService } from './callbacks/callbackService.js';
 import { adminAppsRouter } from './routes/adminApps.js';
@@ -117,7 +117,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     if (bearer === undefined || !isOwnHost(req.headers.host)) return false;
     try {
       assertAdminAddress(req, options.adminRemote);
-      consoleApi.gate.verify(bearer, req.socket.remoteAddress ?? 'unknown');
+      consoleApi.gate.verify(bearer, clientAddress(req));
       return true;
     } catch {
       return false;

@@ -142,6 +142,14 @@ describe('limits keyed on the client address behind a proxy (issue 12, item 4)',
     expect((await login('203.0.113.1', 'wrong-token-wrong-token')).status).toBe(429);
     expect((await login('203.0.113.2', 'wrong-token-wrong-token')).status).toBe(401);
     expect((await login('203.0.113.1', ADMIN_TOKEN)).status).toBe(200);
+    // /healthz's admin details share the gate, and its key: ten wrong tokens there from a third
+    // client lock that client's login, and only that client's.
+    for (let i = 0; i < 10; i++) {
+      const probe = await requestFrom('127.0.0.1', `${t.baseUrl}/healthz`, { headers: { authorization: 'Bearer wrong-token-wrong-token', 'X-Forwarded-For': '203.0.113.3' } });
+      expect(probe.body).toEqual({ status: 'ok' });
+    }
+    expect((await login('203.0.113.3', 'wrong-token-wrong-token')).status).toBe(429);
+    expect((await login('203.0.113.4', 'wrong-token-wrong-token')).status).toBe(401);
     await t.close();
 
     // Without --admin-remote, a remote client forwarded by a local proxy is not a local caller.
