@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../server/cli.js';
-import { validApiNetworks } from '../server/services/apiNetworks.js';
+import { RecentApiCallers, validApiNetworks } from '../server/services/apiNetworks.js';
 import { type SpecClient, specToken, nowSeconds } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { waitForIngest } from './helpers/ingest.js';
@@ -95,6 +95,23 @@ describe('apiNetworks: validation (services/apiNetworks.ts)', () => {
       expect(() => validApiNetworks(bad), JSON.stringify(bad)).toThrow(/apiNetworks/);
     }
     expect(() => validApiNetworks(Array.from({ length: 33 }, (_, i) => `10.0.${i}.0/24`))).toThrow(/at most 32/);
+  });
+});
+
+describe('recent API callers (the console\'s suggestion)', () => {
+  it('keeps the last 8 distinct addresses per application, newest first, IPv4-mapped written as IPv4', () => {
+    const callers = new RecentApiCallers();
+    callers.note('a', '::ffff:10.0.0.1', true, 1);
+    callers.note('a', '::ffff:10.0.0.1', false, 2);
+    expect(callers.of('a')).toEqual([{ address: '10.0.0.1', lastSeen: 2, allowed: false }]);
+    for (let i = 2; i <= 12; i++) callers.note('a', `10.0.0.${i}`, true, 10 + i);
+    callers.note('a', '10.0.0.9', true, 100);
+    const seen = callers.of('a');
+    expect(seen.map((c) => c.address)).toEqual(['10.0.0.9', '10.0.0.12', '10.0.0.11', '10.0.0.10', '10.0.0.8', '10.0.0.7', '10.0.0.6', '10.0.0.5']);
+    expect(seen[0]!.lastSeen).toBe(100);
+    expect(callers.of('b')).toEqual([]);
+    seen[0]!.address = 'changed';
+    expect(callers.of('a')[0]!.address).toBe('10.0.0.9');
   });
 });
 

@@ -102,12 +102,22 @@ export interface ApiCaller {
  */
 export class RecentApiCallers {
   private readonly byApp = new Map<string, ApiCaller[]>();
+  /** The latest caller's address as given, by AppId. */
+  private readonly lastRaw = new Map<string, string>();
 
   constructor(private readonly perApp = 8) {}
 
+  /** Called on every API call: the usual case, the same caller again, costs no address parsing. */
   note(appId: string, address: string, allowed: boolean, now: number): void {
-    const shown = clientIp(address)?.toString() ?? address.slice(0, 64);
+    const latest = this.lastRaw.get(appId);
     const list = this.byApp.get(appId) ?? [];
+    if (latest === address && list[0]) {
+      list[0].lastSeen = now;
+      list[0].allowed = allowed;
+      return;
+    }
+    this.lastRaw.set(appId, address);
+    const shown = clientIp(address)?.toString() ?? address.slice(0, 64);
     const i = list.findIndex((c) => c.address === shown);
     if (i === 0) {
       list[0] = { address: shown, lastSeen: now, allowed };

@@ -170,7 +170,8 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
     onSave(networkList(text));
   };
   const outside = app.recentCallers.filter((c) => !c.allowed);
-  const suggested = [...new Set([...app.apiNetworks, ...app.recentCallers.map((c) => hostNetwork(c.address))])];
+  const addresses = app.recentCallers.map((c) => c.address).filter((a) => /^[0-9a-f.:]+$/i.test(a));
+  const suggested = [...new Set([...app.apiNetworks, ...addresses.map(hostNetwork)])];
   return (
     <form className="card form" onSubmit={submit} aria-labelledby="networks-title" data-testid="api-networks">
       <h2 id="networks-title">API callers</h2>
