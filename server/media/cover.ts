@@ -12,7 +12,7 @@
  * Writing to a temporary name and renaming is the caller's job (atomicFile.ts): pass a tmpPath.
  */
 import { run, type RunOptions } from './ffmpegRunner.js';
-import { absolute, DEINTERLACE_FILTER } from './transcodeArgs.js';
+import { absolute, DEINTERLACE_FILTER, inputFormatArgs } from './transcodeArgs.js';
 
 /** Spec section 2.3: `?t=<n>` selects these sizes (width x height), cropped to fill. */
 export const COVER_SIZES = {
@@ -35,6 +35,10 @@ export interface CoverOptions {
   signal?: AbortSignal;
   /** Records the ffmpeg runs for killOrphans (see ffmpegRunner.ts `pidFile`). */
   pidFile?: string;
+  /** Cap on each run's address space in bytes (ffmpegRunner.ts); 0: none. */
+  memoryLimitBytes?: number;
+  /** The demuxer the source was judged as (sourcePolicy.ts `demuxerOf`), passed as `-f`; null: let ffmpeg guess. */
+  inputFormat?: string | null;
   /** Moments to sample, as fractions of the duration. */
   sampleFractions: number[];
   /** Mean luma (0-255, full range: the gray samples map video black to about 0) below which a frame is black. */
@@ -77,9 +81,9 @@ function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
 export const SAMPLE_SIDE = 32;
 
 /** Arguments that write one SAMPLE_SIDE² grayscale frame at `atSeconds` to stdout. */
-export function buildFrameSampleArgs(input: string, atSeconds: number): string[] {
+export function buildFrameSampleArgs(input: string, atSeconds: number, inputFormat: string | null = null): string[] {
   return [
-    ...seekTo(atSeconds), '-protocol_whitelist', 'file', '-i', absolute(input),
+    ...seekTo(atSeconds), ...inputFormatArgs(inputFormat), '-protocol_whitelist', 'file', '-i', absolute(input),
     '-map', '0:v:0', '-frames:v', '1',
     '-vf', `scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area,format=gray`,
     '-f', 'rawvideo', 'pipe:1',
@@ -87,9 +91,9 @@ export function buildFrameSampleArgs(input: string, atSeconds: number): string[]
 }
 
 /** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels), deinterlaced if asked. */
-export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality, deinterlace = false): string[] {
+export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality, deinterlace = false, inputFormat: string | null = null): string[] {
   return [
-    ...seekTo(atSeconds), '-protocol_whitelist', 'file', '-i', absolute(input),
+    ...seekTo(atSeconds), ...inputFormatArgs(inputFormat), '-protocol_whitelist', 'file', '-i', absolute(input),
     '-map', '0:v:0', '-frames:v', '1',
     '-vf', `${deinterlace ? `${DEINTERLACE_FILTER},` : ''}scale=iw*sar:ih,setsar=1`,
     ...jpegOutput(output, jpegQuality),
@@ -155,11 +159,11 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
   const o = resolveCoverOptions(options);
   const last = Math.max(0, durationSeconds - 0.1); // a seek to the very end finds no frame
   const times = [...new Set(o.sampleFractions.map((f) => Math.min(last, Math.max(0, f * durationSeconds))))];
-  const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE };
+  const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE };
   const samples = (
     await Promise.all(
       times.map(async (t) => {
-        const { stdout } = await run(buildFrameSampleArgs(input, t), runOpts);
+        const { stdout } = await run(buildFrameSampleArgs(input, t, o.inputFormat ?? null), runOpts);
         if (stdout.length < SAMPLE_SIDE * SAMPLE_SIDE) return null; // no frame there (past the last one)
         const stats = lumaStats(stdout);
         return { atSeconds: t, ...stats, blank: isBlankFrame(stats, o) };
@@ -176,12 +180,12 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
 export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample> {
   const o = resolveCoverOptions(options);
   const { chosen } = await pickCoverTime(input, durationSeconds, o);
-  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
   return chosen;
 }
 
 /** Saves `input` (the full-size cover) cropped to fill exactly width x height, as JPEG at `output`. */
 export async function resizeCover(input: string, output: string, width: number, height: number, options: Partial<CoverOptions> = {}): Promise<void> {
   const o = resolveCoverOptions(options);
-  await run(buildResizeCoverArgs(input, output, width, height, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile });
+  await run(buildResizeCoverArgs(input, output, width, height, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
 }

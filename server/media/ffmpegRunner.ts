@@ -9,7 +9,8 @@
  *  - its progress comes from scraping the stderr status line; `-progress pipe:3` gives us
  *    machine-readable blocks on a descriptor of their own, leaving stdout free for data (raw frames).
  * A fluent-ffmpeg command is still accepted, for callers that prefer building one: it gets the
- * same progress, cancellation, tracking and PID file, all but the parent-death signal.
+ * same progress, cancellation, tracking and PID file, all but the parent-death signal and the
+ * confinement (below): vop's own runs all pass argument lists.
  *
  * No orphan after `kill -9` of the server: on Linux, when util-linux's `setpriv` is available,
  * ffmpeg is started as `setpriv --pdeathsig KILL -- ffmpeg …`; setpriv sets PR_SET_PDEATHSIG and
@@ -19,10 +20,15 @@
  * exits: run ffmpeg from the main thread, not from a worker that may end first. Elsewhere, and as
  * a second line everywhere, `pidFile` records live children so `killOrphans(pidFile)` at the
  * next start ends what a crash left running.
+ *
+ * The same wrapper confines ffmpeg (confinement.ts): no new privileges, no capabilities, and
+ * with `memoryLimitBytes` an address-space cap (`prlimit --as`), whose refusals end the run with
+ * a {@link FfmpegMemoryError} that says so.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type Ffmpeg from 'fluent-ffmpeg';
 import { forgetChild, recordChild } from './childPidFile.js';
+import { confine, confinementSupport, formatCap, looksLikeMemoryCap } from './confinement.js';
 import { defaultFfmpegBinaries } from './ffmpegBinaries.js';
 import { parseTimemark, ProgressParser, type FfmpegProgress } from './ffmpegProgress.js';
 
@@ -51,6 +57,8 @@ export interface RunOptions {
   maxStdoutBytes: number;
   /** Have the kernel kill ffmpeg if this process dies (Linux with setpriv; see the file comment). */
   dieWithParent: boolean;
+  /** Cap on ffmpeg's address space in bytes (Linux with prlimit); 0: none. */
+  memoryLimitBytes: number;
 }
 
 const DEFAULT_RUN_OPTIONS = {
@@ -58,6 +66,7 @@ const DEFAULT_RUN_OPTIONS = {
   stderrTailBytes: 16 * 1024,
   maxStdoutBytes: 0,
   dieWithParent: true,
+  memoryLimitBytes: 0,
 } satisfies Partial<RunOptions>;
 
 /** What a successful run leaves. */
@@ -84,6 +93,21 @@ export class FfmpegExitError extends Error {
   }
 }
 
+/** ffmpeg failed under its memory cap, by the look of it because the cap refused an allocation. */
+export class FfmpegMemoryError extends FfmpegExitError {
+  override name = 'FfmpegMemoryError';
+  constructor(
+    message: string,
+    exitCode: number | null,
+    signal: NodeJS.Signals | null,
+    stderrTail: string,
+    /** The cap it ran under, in bytes. */
+    readonly memoryCapBytes: number,
+  ) {
+    super(message, exitCode, signal, stderrTail);
+  }
+}
+
 /** The run was cancelled through its AbortSignal; the process has exited by the time this is thrown. */
 export class FfmpegAbortError extends Error {
   override name = 'AbortError';
@@ -107,6 +131,7 @@ function resolveRunOptions(input: Partial<RunOptions> = {}): RunOptions {
   if (!(Number.isInteger(o.stderrTailBytes) && o.stderrTailBytes >= 0)) throw new Error('Option stderrTailBytes must be a whole number, 0 or more.');
   if (!(Number.isInteger(o.maxStdoutBytes) && o.maxStdoutBytes >= 0)) throw new Error('Option maxStdoutBytes must be a whole number, 0 or more.');
   if (o.durationSeconds !== undefined && !(o.durationSeconds >= 0)) throw new Error('Option durationSeconds must be 0 or more.');
+  if (!(Number.isFinite(o.memoryLimitBytes) && o.memoryLimitBytes >= 0)) throw new Error('Option memoryLimitBytes must be 0 (none) or more.');
   return o;
 }
 
@@ -135,28 +160,17 @@ export function liveProcessCount(): number {
   return liveChildren.size;
 }
 
-let deathSignalWrapper: string | null | undefined;
-
 /** Whether ffmpeg children die with this process (setpriv --pdeathsig works here); checked once. */
 export function parentDeathSignalSupported(): boolean {
-  if (deathSignalWrapper === undefined) {
-    deathSignalWrapper = null;
-    if (process.platform === 'linux') {
-      const probe = spawnSync('setpriv', ['--pdeathsig', 'KILL', '--', 'true'], { stdio: 'ignore', timeout: 5000 });
-      if (probe.status === 0) deathSignalWrapper = 'setpriv';
-    }
-  }
-  return deathSignalWrapper !== null;
+  return confinementSupport().parentDeathSignal;
 }
 
 function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Promise<RunResult> {
   const ffArgs = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:3', ...args];
   // fd 3 carries -progress, so stdout stays free for data (raw frames) when a caller wants it.
   const spawnOptions = { stdio: ['ignore', o.maxStdoutBytes > 0 ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], windowsHide: true };
-  const child =
-    o.dieWithParent && parentDeathSignalSupported()
-      ? spawn('setpriv', ['--pdeathsig', 'KILL', '--', ffmpegPath, ...ffArgs], spawnOptions)
-      : spawn(ffmpegPath, ffArgs, spawnOptions);
+  const command = confine(ffmpegPath, ffArgs, { dieWithParent: o.dieWithParent, memoryLimitBytes: o.memoryLimitBytes });
+  const child = spawn(command.file, command.args, spawnOptions);
 
   return new Promise<RunResult>((resolve, reject) => {
     const stderr = new TailBuffer(o.stderrTailBytes);
@@ -204,7 +218,7 @@ function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Pr
     child.on('close', (code, signal) => {
       if (cancel.aborted) return finish(new FfmpegAbortError('ffmpeg run cancelled.'));
       if (code === 0) return finish(null);
-      finish(exitError(code, signal, stderr.text()));
+      finish(exitError(code, signal, stderr.text(), command.memoryCapBytes));
     });
   });
 }
@@ -283,9 +297,13 @@ function killFluent(command: FluentCommand, signal: NodeJS.Signals): void {
   }
 }
 
-function exitError(code: number | null, signal: NodeJS.Signals | null, tail: string): FfmpegExitError {
+function exitError(code: number | null, signal: NodeJS.Signals | null, tail: string, memoryCapBytes: number): FfmpegExitError {
   const lastLine = tail.trim().split('\n').pop() ?? '';
   const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+  if (looksLikeMemoryCap(memoryCapBytes, signal, tail)) {
+    const message = `ffmpeg needed more memory than its cap of ${formatCap(memoryCapBytes)} (processing.memoryLimitBytes) and ${how}${lastLine ? `: ${lastLine}` : ''}`;
+    return new FfmpegMemoryError(message, code, signal, tail, memoryCapBytes);
+  }
   return new FfmpegExitError(`ffmpeg ${how}${lastLine ? `: ${lastLine}` : ''}`, code, signal, tail);
 }
 

@@ -9,6 +9,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { confine } from './confinement.js';
 import { defaultFfmpegBinaries } from './ffmpegBinaries.js';
 
 /** A file we can transcode. Sizes are as displayed: after rotation and the pixel aspect ratio. */
@@ -33,6 +34,12 @@ export interface VideoInfo {
   videoLevel: number | null;
   /** Average frames per second; null when not reported. */
   frameRate: number | null;
+  /**
+   * ffprobe's average rate alone (avg_frame_rate), without {@link frameRate}'s fall-back on the
+   * nominal rate: null (or absent) when not reported, as for a WebM with millisecond timestamps
+   * whose nominal rate is 1000.
+   */
+  averageFrameRate?: number | null;
   /**
    * The rate every frame time fits (ffprobe's r_frame_rate), which ffmpeg fills a constant-rate
    * output to: 1000 for a WebM or MKV with millisecond timestamps whatever its real rate.
@@ -69,9 +76,14 @@ export interface ProbeOptions {
   ffprobePath?: string;
   /** How long ffprobe may take, in ms; a file that takes longer is reported as an error, not as a verdict. */
   timeoutMs: number;
+  /**
+   * Cap on ffprobe's address space in bytes (Linux with prlimit; 0: none). ffprobe decodes a
+   * frame or two of some formats, and runs confined like ffmpeg (media/confinement.ts).
+   */
+  memoryLimitBytes: number;
 }
 
-export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000 } satisfies Partial<ProbeOptions>;
+export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000, memoryLimitBytes: 0 } satisfies Partial<ProbeOptions>;
 
 /**
  * ffprobe gave no verdict on the content. `tool`: the binary failed (could not start, crashed,
@@ -97,7 +109,7 @@ const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sd
 
 /** Probes `file`; resolves with a verdict, rejects with {@link ProbeError} when ffprobe cannot give one. */
 export async function probe(file: string, input: Partial<ProbeOptions> = {}): Promise<ProbeResult> {
-  const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...input };
+  const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
   if (!(o.timeoutMs > 0)) throw new Error('Option timeoutMs must be greater than 0.');
   const abs = path.resolve(file);
   const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
@@ -110,11 +122,14 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   const url = `file:${abs}`;
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];
   const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
-    execFile(ffprobePath, args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
+    const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
+    execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
       if (err) {
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string; signal?: NodeJS.Signals | null };
         if (e.killed) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms on "${abs}".`));
         if (typeof e.code === 'string') return reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${e.message}`));
+        // The confining wrappers (setpriv, prlimit) exec ffprobe in place; when that exec fails they say so and exit 126 or 127.
+        if (cmd.file !== ffprobePath && (e.code === 126 || e.code === 127) && /failed to execute/.test(stderr)) return reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${lastLine(stderr)}`));
         // Killed by a signal (SIGSEGV, SIGABRT, the OOM killer's SIGKILL), or a shell wrapper's
         // 128+N for one: the tool broke, which says nothing about the file (issue 10, item 1).
         const signal = e.signal ?? (typeof e.code === 'number' && e.code > 128 && e.code < 160 ? `signal ${e.code - 128}` : null);
@@ -133,7 +148,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   // A recording written as it was made (a browser's MediaRecorder, a live stream saved to disk)
   // has no duration in its header: the end of its last video packet is its playing time.
   if (json.format && positive(json.format.duration) === null && !(json.streams ?? []).some((st) => positive(st.duration) !== null)) {
-    const end = await lastPacketEnd(ffprobePath, url, o.timeoutMs);
+    const end = await lastPacketEnd(ffprobePath, url, o);
     if (end !== null) json.format.duration = String(end);
   }
   return interpretProbe(json);
@@ -143,10 +158,11 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
  * The end time of the last packet of the first video stream, from a pass over the packets (no
  * decoding: a few hundred milliseconds for an hour); null when there is none to read.
  */
-function lastPacketEnd(ffprobePath: string, url: string, timeoutMs: number): Promise<number | null> {
+function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promise<number | null> {
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
+  const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
-    execFile(ffprobePath, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
+    execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
       if (err) {
         const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
         if (e.killed || e.signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" failed reading the packets of "${url}" (${e.signal ?? 'timeout'}).`));
@@ -229,6 +245,7 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     videoProfile: video.profile ?? null,
     videoLevel: typeof video.level === 'number' && video.level > 0 ? video.level : null,
     frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
+    averageFrameRate: rate(video.avg_frame_rate),
     nominalFrameRate: rate(video.r_frame_rate),
     interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,

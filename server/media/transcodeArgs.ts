@@ -14,6 +14,7 @@
 import path from 'node:path';
 import type { Rendition } from './ladder.js';
 import type { VideoInfo } from './probe.js';
+import { demuxerOf } from './sourcePolicy.js';
 
 /** Options of {@link buildTranscodeArgs}. */
 export interface TranscodeOptions {
@@ -72,8 +73,11 @@ export interface TranscodeOutput {
   path: string;
 }
 
-/** What {@link buildTranscodeArgs} needs to know of the source. */
-export type TranscodeSource = Pick<VideoInfo, 'audioCodec' | 'frameRate' | 'nominalFrameRate' | 'interlaced' | 'storedWidth' | 'storedHeight'>;
+/**
+ * What {@link buildTranscodeArgs} needs to know of the source; with `formatName`, the file is
+ * read with that demuxer (`-f`), as what ffprobe judged it, never as what ffmpeg guesses anew.
+ */
+export type TranscodeSource = Pick<VideoInfo, 'audioCodec' | 'frameRate' | 'nominalFrameRate' | 'interlaced' | 'storedWidth' | 'storedHeight'> & Partial<Pick<VideoInfo, 'formatName'>>;
 
 /**
  * Arguments for one ffmpeg run producing every output: H.264 (libx264, yuv420p) + AAC in MP4,
@@ -93,7 +97,7 @@ export function buildTranscodeArgs(
   const chains = outputs.map((out, i) => `[s${i}]scale=${out.rendition.width}:${out.rendition.height}:flags=bicubic,setsar=1,format=yuv420p[v${i}]`);
   const shared = sourceFilters(source, o).map((f) => `${f},`).join('');
   const graph = `[0:v:0]${shared}split=${outputs.length}${outputs.map((_, i) => `[s${i}]`).join('')};${chains.join(';')}`;
-  const args = ['-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph];
+  const args = [...inputFormatArgs(demuxerOf(source.formatName)), '-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph];
   outputs.forEach((out, i) => {
     const r = out.rendition;
     args.push('-map', `[v${i}]`);
@@ -170,6 +174,14 @@ export function sourceRendition(source: Pick<VideoInfo, 'width' | 'height' | 'bi
 /** Whether a kept source can be repackaged as HLS without re-encoding (the codecs HLS players take). */
 export function canRepackageAsHls(source: Pick<VideoInfo, 'videoCodec' | 'audioCodec'>): boolean {
   return source.videoCodec === 'h264' && (source.audioCodec === null || source.audioCodec === 'aac' || source.audioCodec === 'mp3');
+}
+
+/**
+ * `-f <demuxer>` before an input: ffmpeg then reads the file with the demuxer ffprobe judged it
+ * by (and allowed: sourcePolicy.ts), and fails rather than probe it as something else.
+ */
+export function inputFormatArgs(demuxer: string | null | undefined): string[] {
+  return demuxer ? ['-f', demuxer] : [];
 }
 
 /** Returns `p` if absolute; throws otherwise (see the file comment for why ffmpeg paths must be). */

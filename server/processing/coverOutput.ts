@@ -9,6 +9,7 @@ import path from 'node:path';
 import { atomicOutput } from '../media/atomicFile.js';
 import { extractCover } from '../media/cover.js';
 import type { VideoInfo } from '../media/probe.js';
+import { demuxerOf } from '../media/sourcePolicy.js';
 import { mayBeInterlaced } from '../media/transcodeArgs.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { COVER_FILE } from './mediaNames.js';
@@ -18,7 +19,7 @@ import type { FfmpegRunContext } from './renditionOutputs.js';
 export async function writeCover(
   videoId: string,
   source: string,
-  info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight'>,
+  info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight' | 'formatName'>,
   media: LocalMediaStore,
   ffmpeg: FfmpegRunContext,
 ): Promise<string> {
@@ -28,6 +29,9 @@ export async function writeCover(
       ffmpegPath: ffmpeg.ffmpegPath,
       signal: ffmpeg.signal,
       pidFile: ffmpeg.pidFile,
+      memoryLimitBytes: ffmpeg.memoryLimitBytes,
+      // Read as what it was judged, as the renditions' run reads it.
+      inputFormat: demuxerOf(info.formatName),
       // As the renditions are: a DVD's cover is one picture, not two fields' moments combed.
       deinterlace: mayBeInterlaced(info),
     });

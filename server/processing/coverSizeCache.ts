@@ -22,6 +22,8 @@ export interface CoverSizeCacheDeps {
   media: LocalMediaStore;
   ffmpegPath: () => Promise<string>;
   pidFile: string;
+  /** Cap on each run's address space in bytes; 0: none. */
+  memoryLimitBytes: number;
   /** Resize runs at once. */
   concurrency: number;
   /** Aborted when the server closes. */
@@ -71,6 +73,7 @@ export class CoverSizeCache {
           ffmpegPath: await this.deps.ffmpegPath(),
           signal: this.deps.signal,
           pidFile: this.deps.pidFile,
+          memoryLimitBytes: this.deps.memoryLimitBytes,
         });
         await out.commit();
       } catch (err) {

@@ -14,7 +14,7 @@ import { CoverSizeCache } from './coverSizeCache.js';
 import type { FfmpegTools } from './ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
-import type { ProcessingOptions } from './processingOptions.js';
+import { sourcePolicyOf, type ProcessingOptions } from './processingOptions.js';
 import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
 
@@ -72,11 +72,17 @@ export function createProcessing(deps: ProcessingDeps): Processing {
 
   openInstances++;
   const { tools } = deps;
+  // Ingest probes with these tools too: the allow-list, the limits and the memory cap apply from
+  // the first upload (this runs as the server is created, before it listens).
+  tools.configure({ policy: sourcePolicyOf(options), memoryLimitBytes: options.memoryLimitBytes });
+  const confinement = tools.confinement();
+  if (confinement.warning) log(`Processing: ${confinement.warning}`);
   const closing = new AbortController();
   const covers = new CoverSizeCache({
     media,
     ffmpegPath: async () => (await tools.binaries()).ffmpeg.path,
     pidFile,
+    memoryLimitBytes: options.memoryLimitBytes,
     concurrency: options.coverConcurrency,
     signal: closing.signal,
   });

@@ -1,11 +1,33 @@
+import { confinementSupport, type ConfinementSupport } from '../media/confinement.js';
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from '../media/ffmpegBinaries.js';
 import type { ProofReport } from '../media/ffmpegProof.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
+import { judgeSource, type SourcePolicy } from '../media/sourcePolicy.js';
 
-/** What /healthz shows of the binaries: the pair in use and its proof, or why there is none. */
-export type FfmpegStatus =
+/**
+ * How ffmpeg and ffprobe run here (media/confinement.ts): what the machine offers, the memory
+ * cap asked for, and a warning for the admin when a confinement asked for is not applied.
+ */
+export interface ConfinementStatus extends ConfinementSupport {
+  /** processing.memoryLimitBytes: 0 for none. */
+  memoryLimitBytes: number;
+  /** What is missing, for people; empty when nothing is. */
+  warning: string;
+}
+
+/** What /healthz shows of the binaries: the pair in use and its proof, or why there is none; and how they run. */
+export type FfmpegStatus = (
   | { ok: true; ffmpeg: FfmpegBinaries['ffmpeg']; ffprobe: FfmpegBinaries['ffprobe']; skipped: string[]; proof: ProofReport }
-  | { ok: false; error: string };
+  | { ok: false; error: string }
+) & { confinement: ConfinementStatus };
+
+/** What processing decides about the runs and the sources (see {@link FfmpegTools.configure}). */
+export interface MediaToolSettings {
+  /** The sources taken on: allow-list and limits. */
+  policy: SourcePolicy;
+  /** Address-space cap of every ffmpeg and ffprobe run, in bytes; 0: none. */
+  memoryLimitBytes: number;
+}
 
 /**
  * The ffmpeg and ffprobe this server runs: the configured overrides, else the order of
@@ -16,12 +38,27 @@ export type FfmpegStatus =
  */
 export class FfmpegTools {
   private resolved: Promise<FfmpegBinaries> | undefined;
+  private settings: MediaToolSettings | undefined;
 
   /**
    * `ffmpegPath`/`ffprobePath`: the processing options that override the order of preference;
    * `env`: where VOP_FFMPEG_PATH, VOP_FFPROBE_PATH and PATH are read (default: the process's).
    */
   constructor(private readonly overrides: { ffmpegPath?: string; ffprobePath?: string; env?: NodeJS.ProcessEnv }) {}
+
+  /**
+   * Sets the source policy and the memory cap. The tools are shared by ingest and processing
+   * (one choice of binaries); processing owns these settings and sets them as it is created,
+   * before the server listens. Until then no source is judged against a policy.
+   */
+  configure(settings: MediaToolSettings): void {
+    this.settings = settings;
+  }
+
+  /** The memory cap runs get (0: none). */
+  get memoryLimitBytes(): number {
+    return this.settings?.memoryLimitBytes ?? 0;
+  }
 
   binaries(): Promise<FfmpegBinaries> {
     if (!this.resolved) {
@@ -41,15 +78,27 @@ export class FfmpegTools {
    * times out), from each other ffprobe that runs, in order. A broken tool is never a verdict on
    * the file: when every ffprobe breaks, this throws a {@link ProbeError} that says so, which the
    * callers treat as a failure to retry, not as "not a video".
+   *
+   * A video is then judged as a source (media/sourcePolicy.ts): a container or codec off the
+   * allow-list, or a picture, rate or length over the limits, is "not a video" with that reason.
+   * `source: false` skips that, for files vop wrote itself (the renditions).
    */
-  async probe(file: string, options: { timeoutMs: number }): Promise<ProbeResult> {
+  async probe(file: string, options: { timeoutMs: number; source?: boolean }): Promise<ProbeResult> {
+    const verdict = await this.probeOnly(file, options.timeoutMs);
+    const policy = this.settings?.policy;
+    if (!verdict.isVideo || options.source === false || !policy) return verdict;
+    const refused = judgeSource(verdict, policy);
+    return refused === null ? verdict : { isVideo: false, reason: refused, formatName: verdict.formatName };
+  }
+
+  private async probeOnly(file: string, timeoutMs: number): Promise<ProbeResult> {
     const b = await this.binaries().catch((err: Error) => {
       throw new ProbeError(`no usable ffprobe: ${err.message}`);
     });
     const failures: string[] = [];
     for (const ffprobe of [b.ffprobe, ...b.alternates.ffprobe]) {
       try {
-        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs: options.timeoutMs });
+        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs, memoryLimitBytes: this.memoryLimitBytes });
       } catch (err) {
         if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
         failures.push(err.message);
@@ -60,11 +109,22 @@ export class FfmpegTools {
 
   /** For /healthz: never throws. */
   async status(): Promise<FfmpegStatus> {
+    const confinement = this.confinement();
     try {
       const b = await this.binaries();
-      return { ok: true, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, skipped: b.skipped, proof: b.proof };
+      return { ok: true, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, skipped: b.skipped, proof: b.proof, confinement };
     } catch (err) {
-      return { ok: false, error: (err as Error).message };
+      return { ok: false, error: (err as Error).message, confinement };
     }
+  }
+
+  /** How runs are confined here, with a warning for what was asked and is not available. */
+  confinement(): ConfinementStatus {
+    const support = confinementSupport();
+    const memoryLimitBytes = this.memoryLimitBytes;
+    const missing: string[] = [];
+    if (memoryLimitBytes > 0 && !support.memoryCap) missing.push('no memory cap: prlimit (util-linux) is not available, so processing.memoryLimitBytes is not applied');
+    if (!support.noNewPrivileges) missing.push('ffmpeg runs with the server\'s privileges: setpriv (util-linux) is not available');
+    return { ...support, memoryLimitBytes, warning: missing.length > 0 ? `${missing.join('; ')}.` : '' };
   }
 }

@@ -26,7 +26,7 @@ export async function packageHls(
   try {
     const variants = renditions.map((r) => ({ input: r.path, dir: path.join(out.tmpPath, r.label) }));
     for (const v of variants) await fsp.mkdir(v.dir);
-    await run(buildHlsArgs(variants, hls), { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile });
+    await run(buildHlsArgs(variants, hls), { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes });
     const master = buildMasterPlaylist(
       renditions.map((r) => ({
         uri: `${r.label}/${hls.playlistName}`,

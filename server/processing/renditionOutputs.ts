@@ -24,6 +24,8 @@ export interface FfmpegRunContext {
   /** The server's record of live ffmpeg processes (killOrphans at the next start). */
   pidFile: string;
   probeTimeoutMs: number;
+  /** Cap on each ffmpeg run's address space in bytes (processing.memoryLimitBytes); 0: none. */
+  memoryLimitBytes: number;
 }
 
 /** One rendition once written. */
@@ -77,7 +79,7 @@ export async function transcodeRenditions(
   try {
     await run(
       buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: o.out.tmpPath })), transcode),
-      { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, durationSeconds: info.durationSeconds, onProgress },
+      { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, durationSeconds: info.durationSeconds, onProgress },
     );
     // Each commit fsyncs its file: in parallel, the disk takes them as one batch.
     await Promise.all(outs.map((o) => o.out.commit()));

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord } from '../jobs/types.js';
-import type { FfmpegProgress } from '../media/ffmpegRunner.js';
+import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
@@ -21,7 +21,7 @@ import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs
 import { writeCover } from './coverOutput.js';
 import type { FfmpegTools } from './ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
-import { transcodeOptionsOf, type ProcessingOptions } from './processingOptions.js';
+import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
 import { keepSourceRendition, transcodeRenditions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
 
 /** The job type. */
@@ -75,20 +75,28 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
       const previous = (await videos.renditions(videoId)).map((r) => r.file);
       // The rendition files the database lists, which clean-up after a failure must leave alone.
       const listed = new Set(previous);
+      // Armed once the source's length is known: see processing.jobTimeout.
+      const deadline = new AbortController();
+      let deadlineTimer: NodeJS.Timeout | undefined;
       try {
         const source = media.resolveRelative('sources', video.sourceFile);
         if (!source || !fs.existsSync(source)) throw new PermanentJobError('the stored source file is missing');
         const bins = await deps.tools.binaries();
         const ffmpeg: FfmpegRunContext = {
           ffmpegPath: bins.ffmpeg.path,
-          probe: (file, o) => deps.tools.probe(file, o),
-          signal: ctx.signal,
+          // The renditions are vop's own files: judged as files, not against the source policy.
+          probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
+          signal: AbortSignal.any([ctx.signal, deadline.signal]),
           pidFile: deps.pidFile,
           probeTimeoutMs: options.probeTimeoutMs,
+          memoryLimitBytes: options.memoryLimitBytes,
         };
-        // A probe that breaks is a failure to retry (a plain Error), never "not a video".
+        // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
+        // source is judged again (allow-list, limits): the settings may have changed since it came.
         const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
         if (!info.isVideo) throw new PermanentJobError(`not a video: ${info.reason}`);
+        const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
+        deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
 
         // The cover is taken from the source while the renditions encode: its runs are short and
         // spend most of their time starting and seeking, which the long encode hides.
@@ -115,7 +123,9 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
       } catch (err) {
         await removeAttemptOutputs(media, videoId, dateFolder, listed).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
-        throw forPeople(err, media.root);
+        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), media.root);
+      } finally {
+        clearTimeout(deadlineTimer);
       }
     },
 
@@ -132,6 +142,30 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
       });
     },
   };
+}
+
+/** The attempt's deadline passed (processing.jobTimeout). */
+class TranscodeTimeout extends Error {
+  override name = 'TranscodeTimeout';
+  constructor(timeoutMs: number, durationSeconds: number) {
+    super(`took longer than ${minutes(timeoutMs)}, the limit for a source of ${Math.round(durationSeconds * 10) / 10} s (processing.jobTimeout); ffmpeg was stopped`);
+  }
+}
+
+/**
+ * A failure that a limit caused, as a permanent one with the limit as its reason: another
+ * attempt would take as long, or need as much memory, again. A cancel or a shutdown stays what
+ * it is (the job's own signal).
+ */
+function limitFailure(err: unknown, deadline: AbortSignal, own: AbortSignal): unknown {
+  if (own.aborted) return err;
+  if (deadline.aborted) return new PermanentJobError((deadline.reason as Error).message);
+  if (err instanceof FfmpegMemoryError) return new PermanentJobError(err.message);
+  return err;
+}
+
+function minutes(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 6_000) / 10} min` : `${Math.round(ms / 100) / 10} s`;
 }
 
 /**
