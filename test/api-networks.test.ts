@@ -261,3 +261,24 @@ describe('apiNetworks over HTTP', () => {
     expect((await runCli(['--help'], {})).stdout).toContain('--api-networks');
   });
 });
+
+describe('apiNetworks behind a trusted proxy', () => {
+  it('match the client the proxy names (X-Forwarded-For), not the proxy', async () => {
+    const s = await startServer({ trustedProxies: ['127.0.0.1/32'] });
+    try {
+      const c = await s.newApp('proxied');
+      expect((await s.admin.request('PATCH', `/apps/${c.appId}`, { apiNetworks: ['203.0.113.0/24'] })).status).toBe(200);
+      const list = (forwardedFor?: string) =>
+        from('127.0.0.1', `${s.baseUrl}/Api/Video/GetList?${c.query()}`, { headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} });
+      expect(code(await list('203.0.113.9'))).toBe('1');
+      expect(code(await list('198.51.100.7'))).toBe('302');
+      // A client cannot name itself into the networks: only the right-most untrusted hop counts.
+      expect(code(await list('203.0.113.9, 198.51.100.7'))).toBe('302');
+      expect(code(await list())).toBe('302');
+      const view = (await s.admin.request('GET', `/apps/${c.appId}`)).body;
+      expect(view.recentCallers.map((r: any) => r.address)).toEqual(['127.0.0.1', '198.51.100.7', '203.0.113.9']);
+    } finally {
+      await s.close();
+    }
+  });
+});
