@@ -227,6 +227,12 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     expect(hits.get('/clip.mp4') ?? 0).toBe(before);
   });
 
+  it('warns at start about a saved allow entry that narrows nothing any more', async () => {
+    const s = await boot({ ingest: { pull: { allow: [...LOOPBACK, '10.0.0.0/8'] } } });
+    expect(s.logs.join('\n')).toMatch(/WARNING: pull\.allow 10\.0\.0\.0\/8 holds no loopback or link-local address/);
+    expect(s.logs.join('\n')).not.toMatch(/pull\.allow 127\.0\.0\.0\/8/);
+  });
+
   it('the admin can narrow the policy: a deny list refuses loopback', async () => {
     const s = await boot({ ingest: { pull: { allow: LOOPBACK, deny: ['127.0.0.0/8'] } } });
     const { status, video } = await pull(s, '/clip.mp4');

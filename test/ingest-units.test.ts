@@ -8,7 +8,7 @@ import { DownloadError, downloadToFile } from '../server/ingest/httpDownload.js'
 import { JobQueue, PermanentJobError } from '../server/jobs/jobQueue.js';
 import { openSqlJsStores } from '../server/storage/sqljsStore.js';
 import { resolveIngestOptions } from '../server/ingest/ingestOptions.js';
-import { PullPolicy } from '../server/ingest/pullPolicy.js';
+import { PullPolicy, allowEntriesThatNarrowNothing } from '../server/ingest/pullPolicy.js';
 import { UploadCredentials } from '../server/ingest/uploadCredential.js';
 import { tempDataDir } from './helpers/server.js';
 
@@ -51,6 +51,11 @@ describe('pull address policy', () => {
       '::ffff:169.254.169.254',
       '::ffff:0.0.0.0',
       '64:ff9b::a9fe:a9fe',
+      // IPv6 transition forms that reach IPv4 (here loopback) where a translator runs.
+      '::ffff:0:127.0.0.1',
+      '64:ff9b:1::7f00:1',
+      '2002:7f00:1::1',
+      '2001:0:1::1',
     ]) {
       expect(policy.refusal(a), a).toMatch(/^refused address /);
     }
@@ -75,6 +80,12 @@ describe('pull address policy', () => {
     expect(p.refusal('169.254.170.2')).toMatch(/cloud metadata service/);
     expect(p.refusal('224.0.0.1')).toMatch(/multicast/);
     expect(p.refusal('0.0.0.0')).toMatch(/unspecified/);
+  });
+});
+
+describe('allow entries saved when allow narrowed the policy', () => {
+  it('are named when they hold no loopback or link-local address, so that start-up can warn', () => {
+    expect(allowEntriesThatNarrowNothing(['10.0.0.0/8', '127.0.0.0/8', '::1/128', '192.168.0.0/16', '169.254.0.0/16', '0.0.0.0/0'])).toEqual(['10.0.0.0/8', '192.168.0.0/16']);
   });
 });
 

@@ -8,6 +8,7 @@ import type { Stores } from '../storage/types.js';
 import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { IngestService } from './ingestService.js';
+import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
 import { SourceIntake } from './sourceIntake.js';
 import type { FfmpegTools } from '../processing/ffmpegTools.js';
 import { TusUploads } from './tusUpload.js';
@@ -56,6 +57,9 @@ export function createIngest(deps: IngestDeps): Ingest {
   const tus = new TusUploads({ ingest: service, media, publicUrl: deps.publicUrl, log });
 
   deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle }));
+  for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
+    log(`WARNING: pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use pull.deny to keep pulls off other networks.`);
+  }
   deps.events.on('video.registered', ({ videoId, sourceType }) => {
     if (sourceType !== SourceFileGetType.Download) return;
     deps.jobs.enqueue(DOWNLOAD_JOB, { videoId }, { videoId }).catch((err) => log(`Ingest: queueing the download of ${videoId} failed: ${String(err)}`));

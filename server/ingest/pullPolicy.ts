@@ -3,8 +3,13 @@ import ipaddr from 'ipaddr.js';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
-/** Address classes a pull never connects to, whatever the allow list says. */
-const REFUSED_RANGES = new Set(['unspecified', 'broadcast', 'multicast']);
+/**
+ * Address classes a pull never connects to, whatever the allow list says. The IPv6 transition
+ * forms (SIIT `::ffff:0:a.b.c.d`, NAT64 prefixes other than the well-known /96, which
+ * embeddedIPv4 decodes and judges as IPv4, 6to4, Teredo) reach an IPv4 address wherever a translator runs,
+ * and no file server is published that way: refused rather than decoded.
+ */
+const REFUSED_RANGES = new Set(['unspecified', 'broadcast', 'multicast', 'rfc6145', 'rfc6052', '6to4', 'teredo']);
 
 /**
  * Address classes a pull connects to only when an `allow` CIDR names the address (issue 12,
@@ -110,4 +115,19 @@ function embeddedIPv4(ip: Address): ipaddr.IPv4 | undefined {
   const nat64 = p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0;
   if (nat64) return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
   return undefined;
+}
+
+/** Addresses of each opt-in class: an allow entry that holds none of them opts nothing in. */
+const OPT_IN_PROBES = ['127.0.0.1', '::1', '169.254.1.1', 'fe80::1'].map((a) => ipaddr.parse(a));
+
+/**
+ * The `allow` entries that hold no loopback or link-local address. Before issue 12 `allow`
+ * narrowed the policy (an address had to be in it); now it only opts those classes in, so such an
+ * entry, saved to keep pulls on the LAN, narrows nothing any more: the caller warns about it.
+ */
+export function allowEntriesThatNarrowNothing(allow: string[]): string[] {
+  return allow.filter((cidr) => {
+    const [net, bits] = ipaddr.parseCIDR(cidr);
+    return !OPT_IN_PROBES.some((p) => p.kind() === net.kind() && p.match(net, bits));
+  });
 }
