@@ -54,6 +54,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The terminal it ran in went away: stop cleanly too, rather than die mid-write (Node's default).
+  process.on('SIGHUP', () => stop('SIGHUP'));
 
   // Settings saved from the console's Settings page apply under the flags given here.
   ({ vop, config } = await bootstrapServer(config));

@@ -120,6 +120,15 @@ describe('npm start (server/main.ts as a child process)', () => {
     expect(fs.existsSync(path.join(dir, 'vop.lock'))).toBe(false);
   }, 120_000); // two server starts: room for a loaded CI machine
 
+  it('stops cleanly on SIGHUP too (its terminal went away)', async () => {
+    const dir = tempDataDir('vop-hup-');
+    const p = await startServerProcess(['--port', '0', '--host', '127.0.0.1', '--data-dir', dir], { VOP_ADMIN_TOKEN: TOKEN });
+    expect(await p.stop('SIGHUP')).toBe(0);
+    expect(p.output()).toContain('SIGHUP: shutting down');
+    expect(p.output()).toContain('vop stopped cleanly.');
+    expect(fs.existsSync(path.join(dir, 'vop.lock'))).toBe(false);
+  });
+
   it('takes its settings from VOP_* environment variables, and flags win over them', async () => {
     const dir = tempDataDir('vop-env-');
     const p = await startServerProcess(['--admin-token', TOKEN], {
