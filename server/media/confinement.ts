@@ -19,6 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 
 /** What this machine offers, checked once. */
 export interface ConfinementSupport {
@@ -33,19 +34,38 @@ export interface ConfinementSupport {
 }
 
 let support: ConfinementSupport | undefined;
+/** The wrappers' absolute paths, found once: a later change of PATH must not break every run. */
+let setprivPath = 'setpriv';
+let prlimitPath = 'prlimit';
 
 /** Checks (once) which confinements this machine offers; see the file comment. */
 export function confinementSupport(): ConfinementSupport {
   if (support) return support;
-  const works = (cmd: string, args: string[]) => spawnSync(cmd, [...args, '--', 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
   const linux = process.platform === 'linux';
-  const parentDeathSignal = linux && works('setpriv', ['--pdeathsig', 'KILL']);
-  const noNewPrivileges = parentDeathSignal && works('setpriv', ['--no-new-privs']);
+  setprivPath = (linux && onPath('setpriv')) || 'setpriv';
+  prlimitPath = (linux && onPath('prlimit')) || 'prlimit';
+  const works = (cmd: string, args: string[]) => spawnSync(cmd, [...args, '--', 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  const parentDeathSignal = linux && works(setprivPath, ['--pdeathsig', 'KILL']);
+  const noNewPrivileges = parentDeathSignal && works(setprivPath, ['--no-new-privs']);
   // Dropping the bounding set needs CAP_SETPCAP: it works as root, fails (and is moot) otherwise.
-  const dropCapabilities = parentDeathSignal && holdsCapabilities() && works('setpriv', DROP_CAPABILITIES);
-  const memoryCap = linux && works('prlimit', ['--as=1073741824', '--core=0']);
+  const dropCapabilities = parentDeathSignal && holdsCapabilities() && works(setprivPath, DROP_CAPABILITIES);
+  const memoryCap = linux && works(prlimitPath, ['--as=1073741824', '--core=0']);
   support = { parentDeathSignal, noNewPrivileges, dropCapabilities, memoryCap };
   return support;
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 const DROP_CAPABILITIES = ['--inh-caps', '-all', '--bounding-set', '-all'];
@@ -73,7 +93,7 @@ export function confine(program: string, args: readonly string[], o: ConfineOpti
   let memoryCapBytes = 0;
   if (o.memoryLimitBytes > 0 && s.memoryCap) {
     memoryCapBytes = Math.floor(o.memoryLimitBytes);
-    command = ['prlimit', `--as=${memoryCapBytes}`, '--core=0', '--', ...command];
+    command = [prlimitPath, `--as=${memoryCapBytes}`, '--core=0', '--', ...command];
   }
   const setpriv: string[] = [];
   if (o.dieWithParent && s.parentDeathSignal) setpriv.push('--pdeathsig', 'KILL');
@@ -81,7 +101,7 @@ export function confine(program: string, args: readonly string[], o: ConfineOpti
   if (s.dropCapabilities) setpriv.push(...DROP_CAPABILITIES);
   // setpriv outermost: the parent-death signal must be set on the process node spawned; it
   // survives the execs of prlimit and ffmpeg (none is set-uid).
-  if (setpriv.length > 0) command = ['setpriv', ...setpriv, '--', ...command];
+  if (setpriv.length > 0) command = [setprivPath, ...setpriv, '--', ...command];
   return { file: command[0]!, args: command.slice(1), memoryCapBytes };
 }
 
