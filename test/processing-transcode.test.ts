@@ -133,8 +133,12 @@ describe('a stored source becomes a playable video', () => {
     await placeSource(t.vop, id, junk);
     expect(await waitForStatus(t.vop, id, [1, 7])).toBe(7);
     const video = await t.vop.stores.videos.get(id);
-    expect(video!.statusReason).toMatch(/^transcoding failed: not a video/);
+    // Refused as intake refuses (issue 10): the reason says not a video, the file is gone, and
+    // the video, an upload, takes another file.
+    expect(video!.statusReason).toMatch(/^not a video: /);
     expect(video!.statusReason).not.toContain(t.vop.media.root);
+    expect(video!.sourceFile).toBe('');
+    expect(fs.existsSync(t.vop.media.path('sources', id, 'source'))).toBe(false);
     expect((await t.vop.stores.videos.statusHistory(id)).map((c) => c.to)).toEqual([8, 5, 6, 7]);
     expect(listFiles(t.vop.media.path('play')).filter((f) => f.includes(id))).toEqual([]);
     expect((await detail(id)).VideoPlayFile).toEqual([]);

@@ -144,7 +144,8 @@ export class SourceIntake {
     try {
       verdict = await this.probeFile(this.sourcePath(videoId), { timeoutMs: this.deps.probeTimeoutMs });
     } catch (err) {
-      if (!(err instanceof ProbeError)) throw err;
+      // The stored file is not there to read: nothing to pass on.
+      if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
       // No verdict: every ffprobe broke on the file (or none runs). That is the tool's failure,
       // never the file's (issue 10, item 1): the video goes on to the transcode, whose probe
       // fails as a job that is retried, and ends in 7 with the tool's failure as its reason,

@@ -6,7 +6,7 @@
  * into the stream and leaves negative numbers as strings, and its `setFfprobePath()` is
  * module-wide (see ffmpegRunner.ts).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { confine } from './confinement.js';
@@ -156,25 +156,43 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
 
 /**
  * The end time of the last packet of the first video stream, from a pass over the packets (no
- * decoding: a few hundred milliseconds for an hour); null when there is none to read.
+ * decoding), read line by line so that a long file costs no memory; null when there is none to
+ * read. A pass that runs out of time or breaks is the tool's failure, as in {@link probe}.
  */
 function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promise<number | null> {
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
   const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
-    execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (err, stdout) => {
-      if (err) {
-        const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
-        if (e.killed || e.signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" failed reading the packets of "${url}" (${e.signal ?? 'timeout'}).`));
-        return resolve(null);
-      }
-      let end: number | null = null;
-      for (const line of stdout.split('\n')) {
-        const [pts, duration] = line.split(',').map(Number);
-        if (pts === undefined || !Number.isFinite(pts)) continue;
-        const packetEnd = pts + (duration !== undefined && Number.isFinite(duration) ? duration : 0);
-        if (end === null || packetEnd > end) end = packetEnd;
-      }
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
+    let end: number | null = null;
+    let rest = '';
+    let timedOut = false;
+    const take = (line: string) => {
+      const [pts, duration] = line.split(',').map(Number);
+      if (pts === undefined || !Number.isFinite(pts)) return;
+      const packetEnd = pts + (duration !== undefined && Number.isFinite(duration) ? duration : 0);
+      if (end === null || packetEnd > end) end = packetEnd;
+    };
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) take(line);
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, o.timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms reading the packets of "${url}".`));
+      if (signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" crashed (${signal}) reading the packets of "${url}".`));
+      if (code !== 0) return resolve(null);
+      take(rest);
       resolve(end !== null && end > 0 ? end : null);
     });
   });

@@ -15,6 +15,7 @@ import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
+import { NOT_A_VIDEO_REASON } from '../ingest/sourceIntake.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { RenditionRecord, VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs.js';
@@ -94,7 +95,16 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
         // source is judged again (allow-list, limits): the settings may have changed since it came.
         const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
-        if (!info.isVideo) throw new PermanentJobError(`not a video: ${info.reason}`);
+        if (!info.isVideo) {
+          // Judged here, not at intake (its probe broke then and passed the file on, or the
+          // settings changed): refused as intake refuses (ingest/sourceIntake.ts), the record
+          // first, then the file, so that an uploaded video takes another file.
+          await videos.updateMedia(videoId, { sourceFile: '' });
+          await fsp.rm(source, { force: true });
+          await lifecycle.move(videoId, VideoStatus.TranscodingFailed, { from: [VideoStatus.Transcoding], reason: `${NOT_A_VIDEO_REASON}${info.reason}` });
+          // The job fails too, for the queue's record; its give-up finds the video moved already.
+          throw new PermanentJobError(`not a video: ${info.reason}`);
+        }
         const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
         deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
 
