@@ -18,7 +18,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer } from '../server/app.js';
 import { makeDateFolder, playFileName } from '../server/processing/mediaNames.js';
+import { findExecutable } from '../server/media/findExecutable.js';
 import { VOP_SERVER, cpuTimeMs, loadAverage, progress, spawnServer, verdict, type BenchSection, type ChildServer, type Target } from './lib.js';
+
+/** nginx lives in sbin, which a user's PATH may leave out. */
+const SBIN = ['/usr/sbin', '/sbin'];
 
 /** Settings of the delivery benchmark; the environment may change them. */
 export interface DeliveryBenchSettings {
@@ -53,7 +57,7 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
   let vop: ChildServer | undefined;
   let nginx: ChildProcess | undefined;
   try {
-    const curl = findExecutable('curl');
+    const curl = findExecutable('curl', undefined, SBIN);
     if (!curl) throw new Error('the delivery bench downloads with curl: install it (apt-get install -y curl) and run again');
     console.log(
       `delivery: a ${s.fileMb} MiB file, ${s.clients} clients × ${s.rounds} full downloads per server; ` +
@@ -174,7 +178,7 @@ function download(curl: string, url: string, bytes: number): Promise<void> {
 
 /** nginx on PATH (or /usr/sbin); else installed when root on Debian; else undefined after saying what to run. */
 function findOrInstallNginx(): string | undefined {
-  const found = findExecutable('nginx');
+  const found = findExecutable('nginx', undefined, SBIN);
   if (found) return found;
   const isRoot = process.getuid?.() === 0;
   if (!isRoot || !fs.existsSync('/etc/debian_version')) {
@@ -189,7 +193,7 @@ function findOrInstallNginx(): string | undefined {
     spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
     r = spawnSync('apt-get', ['install', '-y', 'nginx'], { stdio: 'inherit', env });
   }
-  const installed = findExecutable('nginx');
+  const installed = findExecutable('nginx', undefined, SBIN);
   if (!installed) console.log('  Installing nginx failed. Run:  apt-get install -y nginx   then run the bench again.');
   return installed;
 }
@@ -242,19 +246,6 @@ http {
   return { child, baseUrl: `http://127.0.0.1:${port}` };
 }
 
-function findExecutable(name: string): string | undefined {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/sbin']) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -19,7 +19,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
+import { findExecutable } from './findExecutable.js';
 
 /** What this machine offers, checked once. */
 export interface ConfinementSupport {
@@ -42,8 +42,8 @@ let prlimitPath = 'prlimit';
 export function confinementSupport(): ConfinementSupport {
   if (support) return support;
   const linux = process.platform === 'linux';
-  setprivPath = (linux && onPath('setpriv')) || 'setpriv';
-  prlimitPath = (linux && onPath('prlimit')) || 'prlimit';
+  setprivPath = (linux && findExecutable('setpriv')) || 'setpriv';
+  prlimitPath = (linux && findExecutable('prlimit')) || 'prlimit';
   const works = (cmd: string, args: string[]) => spawnSync(cmd, [...args, '--', 'true'], { stdio: 'ignore', timeout: 5000 }).status === 0;
   const parentDeathSignal = linux && works(setprivPath, ['--pdeathsig', 'KILL']);
   const noNewPrivileges = parentDeathSignal && works(setprivPath, ['--no-new-privs']);
@@ -54,19 +54,6 @@ export function confinementSupport(): ConfinementSupport {
   return support;
 }
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 const DROP_CAPABILITIES = ['--inh-caps', '-all', '--bounding-set', '-all'];
 

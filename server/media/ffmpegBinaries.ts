@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { proveBinaries, type ProofReport } from './ffmpegProof.js';
+import { findExecutable } from './findExecutable.js';
 
 const require = createRequire(import.meta.url);
 
@@ -200,7 +201,7 @@ function* candidates(tool: Tool, env: NodeJS.ProcessEnv): Generator<Candidate> {
   const installed = (fromInstaller.value as { path?: unknown } | undefined)?.path;
   if (typeof installed === 'string') yield { source: installer, path: unpackedFromAsar(installed) };
   else yield { source: installer, why: fromInstaller.error ?? 'package exports no binary path' };
-  const onPath = findOnPath(tool, env);
+  const onPath = findExecutable(tool, env.PATH ?? '');
   yield onPath ? { source: 'PATH', path: onPath } : { source: 'PATH', why: 'not found on PATH' };
 }
 /**
@@ -220,22 +221,6 @@ function packageExport(name: string): { value?: unknown; error?: string } {
   }
 }
 
-function findOnPath(tool: Tool, env: NodeJS.ProcessEnv): string | undefined {
-  const names = process.platform === 'win32' ? [`${tool}.exe`] : [tool];
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    for (const name of names) {
-      const file = path.join(dir, name);
-      try {
-        fs.accessSync(file, fs.constants.X_OK);
-        if (fs.statSync(file).isFile()) return file;
-      } catch {
-        // not here; keep looking
-      }
-    }
-  }
-  return undefined;
-}
 
 /**
  * The installer packages set the execute bit in a postinstall script (`chmod u+x`); installs
