@@ -146,6 +146,21 @@ describe('the console', () => {
     await page.getByText('Download cancelled.').waitFor();
   });
 
+  it('asks before disabling an application, and enables it again at once', async () => {
+    const app = await s.admin.createApp('Careful site');
+    await page.goto(`${s.baseUrl}/console/apps/${app.appId}`);
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Disable “Careful site”?' });
+    await dialog.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await s.admin.request('GET', `/apps/${app.appId}`)).body.disabled).toBe(false);
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Disable', exact: true }).click();
+    await expect.poll(async () => (await s.admin.request('GET', `/apps/${app.appId}`)).body.disabled).toBe(true);
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await expect.poll(async () => (await s.admin.request('GET', `/apps/${app.appId}`)).body.disabled).toBe(false);
+  });
+
   it('says a failed download once ("Download failed: download failed: …" before) and how an uploaded file came', async () => {
     const pulled = await client.register({ VideoTitle: 'Missing keynote', SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/missing/keynote.mp4' });
     await waitForStatus(s.vop, pulled, [4], 30_000);

@@ -19,6 +19,12 @@ export function AppPage({ appId }: { appId: string }) {
   const { run: act, busy, error, notice } = useAction();
 
   const a = app.data;
+  const setDisabled = (disabled: boolean) =>
+    void act(async () => {
+      await api('PATCH', `/apps/${appId}`, { disabled });
+      await app.reload();
+      return disabled ? 'The application is disabled: its calls are refused and it gets no callbacks.' : 'The application is enabled.';
+    });
   return (
     <>
       <p className="crumbs">
@@ -43,19 +49,16 @@ export function AppPage({ appId }: { appId: string }) {
             >
               <p>The current secret stops working at once: the application's calls fail until it has the new one.</p>
             </ConfirmButton>
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                act(async () => {
-                  await api('PATCH', `/apps/${appId}`, { disabled: !a.disabled });
-                  await app.reload();
-                  return a.disabled ? 'The application is enabled.' : 'The application is disabled: its calls are refused and it gets no callbacks.';
-                })
-              }
-            >
-              {a.disabled ? 'Enable' : 'Disable'}
-            </button>
+            {a.disabled ? (
+              <button type="button" disabled={busy} onClick={() => setDisabled(false)}>
+                Enable
+              </button>
+            ) : (
+              // Disabling stops a running application's calls and callbacks: it asks first.
+              <ConfirmButton label="Disable" disabled={busy} title={`Disable “${a.name}”?`} confirmLabel="Disable" danger onConfirm={() => setDisabled(true)}>
+                <p>Its calls are refused and it gets no callbacks until it is enabled again. Its videos stay.</p>
+              </ConfirmButton>
+            )}
           </>
         ) : null}
       </PageHeader>
