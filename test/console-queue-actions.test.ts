@@ -166,6 +166,8 @@ describe('the console', () => {
     await waitForStatus(s.vop, pulled, [4], 30_000);
     const reason = (await s.admin.request('GET', `/videos/${pulled}`)).body.video.statusReason as string;
     expect(reason).toMatch(/^download failed: /);
+    // Stored once on the server too (the connection error's message had its own prefix).
+    expect(reason.match(/download failed/g)).toHaveLength(1);
     await page.goto(`${s.baseUrl}/console/videos/${pulled}`);
     const alert = page.locator('main p.error[role=alert]');
     await alert.waitFor();

@@ -196,8 +196,8 @@ function classify(err: unknown, signal: AbortSignal | undefined): Error {
   if (err instanceof DownloadError) return err;
   const code = (err as NodeJS.ErrnoException).code ?? '';
   const message = (err as Error).message ?? String(err);
-  if (TRANSIENT_CODES.has(code)) return new DownloadError(`download failed: ${message}`, false);
+  if (TRANSIENT_CODES.has(code)) return new DownloadError(message, false);
   // TLS failures (bad certificate, wrong host name) do not fix themselves.
   if (/CERT|SSL|TLS|ERR_TLS/.test(code)) return new DownloadError(`TLS failed: ${message}`, true);
-  return new DownloadError(`download failed: ${message}`, false);
+  return new DownloadError(message, false);
 }
