@@ -15,7 +15,7 @@ import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { CookieClient, ensureConsoleBuilt } from './helpers/console.js';
 import { tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
-import { TINY_PROCESSING, placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING, placeSource, storeSource, waitForStatus, waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -209,7 +209,8 @@ describe('videos', () => {
     fs.writeFileSync(junk, 'junk'.repeat(100));
     await placeSource(s.vop, videoId, junk);
     await waitForStatus(s.vop, videoId, [7]);
-    fs.copyFileSync(clip, s.vop.media.path('sources', videoId, 'source'));
+    // The transcode refused it as not a video and dropped it: a good file is stored again.
+    await storeSource(s.vop, videoId, clip);
 
     const retried = await s.admin.request('POST', `/videos/${videoId}/retry`);
     expect(retried.status).toBe(200);
