@@ -95,16 +95,9 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
         // source is judged again (allow-list, limits): the settings may have changed since it came.
         const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
-        if (!info.isVideo) {
-          // Judged here, not at intake (its probe broke then and passed the file on, or the
-          // settings changed): refused as intake refuses (ingest/sourceIntake.ts), the record
-          // first, then the file, so that an uploaded video takes another file.
-          await videos.updateMedia(videoId, { sourceFile: '' });
-          await fsp.rm(source, { force: true });
-          await lifecycle.move(videoId, VideoStatus.TranscodingFailed, { from: [VideoStatus.Transcoding], reason: `${NOT_A_VIDEO_REASON}${info.reason}` });
-          // The job fails too, for the queue's record; its give-up finds the video moved already.
-          throw new PermanentJobError(`not a video: ${info.reason}`);
-        }
+        // Judged here, not at intake (its probe broke then and passed the file on, or the
+        // settings changed): refused as intake refuses, by onGiveUp below.
+        if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
         const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
         deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
 
@@ -146,6 +139,17 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
     },
 
     async onGiveUp(job, reason) {
+      if (reason.startsWith(NOT_A_VIDEO_REASON)) {
+        // As intake refuses a file (ingest/sourceIntake.ts): the record first, then the file, and
+        // the reason as intake gives it, so that an uploaded video takes another file. The job
+        // is already recorded as failed: whoever sees the 7 sees a finished job.
+        const video = await videos.get(job.videoId);
+        const source = video?.sourceFile ? media.resolveRelative('sources', video.sourceFile) : undefined;
+        await videos.updateMedia(job.videoId, { sourceFile: '' });
+        if (source) await fsp.rm(source, { force: true });
+        await lifecycle.move(job.videoId, VideoStatus.TranscodingFailed, { from: [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding], reason });
+        return;
+      }
       await lifecycle.move(job.videoId, VideoStatus.TranscodingFailed, {
         from: [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding],
         reason: reason === 'cancelled' ? 'transcoding cancelled' : `transcoding failed: ${reason}`,
