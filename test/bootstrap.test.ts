@@ -4,7 +4,6 @@
  * real against a stand-in for Electron, whose binary cannot be had on these machines.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bootstrapServer } from '../server/bootstrap.js';
@@ -13,6 +12,7 @@ import { parseStartArgs } from '../server/startArgs.js';
 import { IPC } from '../main/preloadApi.js';
 import { DEFAULT_SHELL_SETTINGS, consoleUrl, type ShellSettings } from '../main/shellSettings.js';
 import { tempDataDir } from './helpers/server.js';
+import { freePort } from './helpers/ports.js';
 
 const TOKEN = 'bootstrap-admin-token-0123456789';
 
@@ -34,13 +34,6 @@ function dataDirWithSavedSettings(): string {
   return dir;
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 describe('bootstrapServer (npm start)', () => {
   it('builds a server with the saved settings under the flags given', async () => {

@@ -8,8 +8,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
-import { ensureConsoleBuilt } from './helpers/console.js';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
+import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let browser: Browser;
@@ -47,10 +47,7 @@ describe('console: API callers of an application', () => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
       const page = await ctx.newPage();
-      await page.goto(`${s.baseUrl}/console`);
-      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-      await page.keyboard.press('Enter');
-      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await logIntoConsole(page, s.baseUrl);
 
       await page.goto(`${s.baseUrl}/console/apps`);
       await page.getByRole('link', { name: 'any address' }).first().waitFor({ timeout: 15_000 });

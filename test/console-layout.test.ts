@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { ensureConsoleBuilt } from './helpers/console.js';
+import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let browser: Browser;
@@ -91,10 +91,7 @@ describe('console layout at 1280x800 and 390x844', () => {
       const ctx = await browser.newContext({ viewport: size });
       try {
         const page = await ctx.newPage();
-        await page.goto(`${s.baseUrl}/console`);
-        await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-        await page.keyboard.press('Enter');
-        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+        await logIntoConsole(page, s.baseUrl);
         const appId = client.appId;
         // Each page with its heading and something that shows it has loaded its data.
         const pages: Array<{ name: string; path: string; heading: string | RegExp; loaded?: string }> = [

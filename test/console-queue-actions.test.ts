@@ -7,9 +7,9 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
-import { ensureConsoleBuilt } from './helpers/console.js';
+import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
 let browser: Browser;
@@ -91,10 +91,7 @@ describe('the console', () => {
   beforeAll(async () => {
     ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await ctx.newPage();
-    await page.goto(`${s.baseUrl}/console`);
-    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-    await page.keyboard.press('Enter');
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await logIntoConsole(page, s.baseUrl);
   }, 60_000);
   afterAll(async () => {
     await ctx?.close();

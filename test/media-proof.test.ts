@@ -15,7 +15,7 @@ import { ProbeError } from '../server/media/probe.js';
 import { FfmpegTools } from '../server/processing/ffmpegTools.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeTempDir, testBinaries } from './helpers/clips.js';
-import { ensureConsoleBuilt } from './helpers/console.js';
+import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
@@ -128,9 +128,7 @@ describe('through the server', () => {
     const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
-      await page.goto(`${t.baseUrl}/console`);
-      await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-      await page.getByLabel('Admin token').press('Enter');
+      await logIntoConsole(page, t.baseUrl);
       await page.getByRole('heading', { name: 'ffmpeg in use' }).waitFor();
       const section = page.locator('section', { has: page.getByRole('heading', { name: 'ffmpeg in use' }) });
       await expect.poll(() => section.textContent()).toContain('MPEG-TS ✗');

@@ -13,6 +13,7 @@ import { readProcStat } from '../server/procStat.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
 import { ADMIN_TOKEN, ROOT, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
+import { freePort } from './helpers/ports.js';
 
 const groups = new Set<number>();
 afterAll(() => {
@@ -113,13 +114,6 @@ async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 const startArgs = (dir: string, port = 0) => ['--port', String(port), '--host', '127.0.0.1', '--data-dir', dir, '--admin-token', ADMIN_TOKEN];
 

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports.js';
 
 /**
  * A real S3 server for one test file: Ceph RGW from Debian's packages (`ceph-mon ceph-osd
@@ -40,16 +40,6 @@ export function missingCephBinaries(): string[] {
   );
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts a throwaway Ceph cluster with radosgw; call `stop()` in afterAll. */
 export async function startCeph(): Promise<TestCeph> {

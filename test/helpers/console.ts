@@ -4,7 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ROOT } from './server.js';
+import type { Page } from 'playwright-core';
+import { ADMIN_TOKEN, ROOT } from './server.js';
 
 /**
  * Builds the console unless renderer/dist is up to date. Test files starting at once may each
@@ -18,6 +19,14 @@ export async function ensureConsoleBuilt(): Promise<void> {
   child.stderr.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`building the console failed (exit ${code}):\n${out}`);
+}
+
+/** Logs `page` into the console at `baseUrl` with the test admin token, as a person does, and waits for the overview. */
+export async function logIntoConsole(page: Page, baseUrl: string): Promise<void> {
+  await page.goto(`${baseUrl}/console`);
+  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 }
 
 /** The admin API as the console calls it: a session cookie and the X-Vop-Console header. */

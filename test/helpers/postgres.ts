@@ -1,9 +1,9 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports.js';
 
 /**
  * A real PostgreSQL for one test file: Debian's `postgresql` package (npm test and .ci/run
@@ -37,16 +37,6 @@ export function postgresBinDir(): string | undefined {
   return majors[0] ? path.join(root, majors[0], 'bin') : undefined;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 let databases = 0;
 
