@@ -36,6 +36,8 @@ import { createProcessing, type Processing } from './processing/createProcessing
 import { FfmpegTools } from './processing/ffmpegTools.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
+import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
+import type { MediaStore } from './storage/media/mediaStore.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
@@ -48,6 +50,8 @@ export interface VopServer {
   stores: Stores;
   events: VopEventBus;
   media: LocalMediaStore;
+  /** Media as objects (issue 11): what every part reads and writes through, on local disk or S3. */
+  objects: MediaStore;
   jobs: JobQueue;
   /** The tus endpoint (its expiry sweep, its uploads in progress). */
   tus: TusUploads;
@@ -77,6 +81,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const videos = new VideoService(stores.videos, stores.apps, events, options.videos);
   const formatDate = makeLocalDateFormatter(options.timeZone);
   const media = new LocalMediaStore(options.dataDir);
+  const objects: MediaStore = new LocalObjectMediaStore(media);
   const lifecycle = new VideoLifecycle(stores.videos, events);
   const jobs = new JobQueue(stores.jobs, events, log);
   // Status callbacks (spec section 6): listens to video.status; catches up on what a crash cut off
@@ -190,6 +195,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     stores,
     events,
     media,
+    objects,
     jobs,
     tus: ingest.tus,
     services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing },
