@@ -154,6 +154,22 @@ export function mediaStoreContract(name: string, factory: () => MediaStoreFactor
       expect((await s.list('sources')).map((o) => o.key)).toEqual([key]);
     });
 
+    it('takes a handed-over file (move): the object holds its bytes and the file is gone; a plain file put leaves the file', async () => {
+      await fresh();
+      const data = bytes(70_000, 9);
+      const moved = srcFile(data, 'moved.bin');
+      const key = mediaKey('play', '20261123', 'moved-720p.mp4');
+      expect((await s.put(key, { file: moved, move: true })).size).toBe(data.length);
+      expect(fs.existsSync(moved)).toBe(false);
+      expect(sha(await read(key))).toBe(sha(data));
+      const kept = srcFile(bytes(10, 2), 'kept.bin');
+      await s.put(mediaKey('covers', 'v1', 'cover.jpg'), { file: kept });
+      expect(fs.readFileSync(kept)).toEqual(bytes(10, 2));
+      // A handed-over file that is not there fails, and stores nothing.
+      await expect(s.put(mediaKey('covers', 'v1', 'gone.jpg'), { file: moved, move: true })).rejects.toThrow();
+      expect(await s.stat(mediaKey('covers', 'v1', 'gone.jpg'))).toBeUndefined();
+    });
+
     it('stores an object larger than a part (multipart on S3) and fails one whole when its source breaks after two parts', async () => {
       await fresh();
       const data = bytes(2 * PART + 12345, 4);

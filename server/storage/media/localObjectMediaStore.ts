@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { atomicOutput } from '../../media/atomicFile.js';
+import { fsyncDir, fsyncFile } from '../fsync.js';
 import type { LocalMediaStore } from '../mediaStore.js';
 import {
   assertRange,
@@ -42,6 +43,7 @@ export class LocalObjectMediaStore implements MediaStore {
   }
 
   async put(key: string, source: MediaSource): Promise<MediaObjectInfo> {
+    if ('file' in source && source.move && (await this.moveInto(key, source.file))) return (await this.stat(key))!;
     const out = atomicOutput(this.file(key));
     try {
       const from = 'file' in source ? fs.createReadStream(source.file) : source.stream;
@@ -51,7 +53,27 @@ export class LocalObjectMediaStore implements MediaStore {
       await out.abort();
       throw err;
     }
+    if ('file' in source && source.move) await fs.promises.rm(source.file, { force: true });
     return (await this.stat(key))!;
+  }
+
+  /**
+   * A handed-over file renamed into place: fsynced first, as a put's temporary file is, so a
+   * power cut after the rename cannot leave an empty object. False when the file is on another
+   * file system (EXDEV): the caller copies instead.
+   */
+  private async moveInto(key: string, file: string): Promise<boolean> {
+    const dest = this.file(key);
+    await fsyncFile(file);
+    await fs.promises.mkdir(path.dirname(dest), { recursive: true });
+    try {
+      await fs.promises.rename(file, dest);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+      throw err;
+    }
+    await fsyncDir(path.dirname(dest));
+    return true;
   }
 
   async stat(key: string): Promise<MediaObjectInfo | undefined> {

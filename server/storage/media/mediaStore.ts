@@ -18,7 +18,8 @@ export interface MediaStore {
   /**
    * Stores an object, replacing any object under `key`. Atomic: until the promise resolves no
    * reader sees the new object, and a put that fails leaves no object (and no partial one) under
-   * `key` — an earlier object under the same key is kept. A file source is read, never moved.
+   * `key` — an earlier object under the same key is kept. A file source is read and left alone,
+   * unless it is handed over (`move`, see {@link MediaSource}).
    */
   put(key: string, source: MediaSource, options?: PutOptions): Promise<MediaObjectInfo>;
 
@@ -64,8 +65,13 @@ export interface MediaStore {
   freeBytes(): Promise<number | undefined>;
 }
 
-/** What {@link MediaStore.put} stores: a local file (read in place) or a stream (read to its end). */
-export type MediaSource = { file: string } | { stream: Readable };
+/**
+ * What {@link MediaStore.put} stores: a local file (read in place) or a stream (read to its end).
+ * A file with `move: true` is handed over: the store may rename it into place (local disk, same
+ * file system: no second write of a multi-GB rendition) and removes it once the object is
+ * stored; on failure it may or may not still be there, and the caller's clean-up removes it.
+ */
+export type MediaSource = { file: string; move?: boolean } | { stream: Readable };
 
 export interface PutOptions {
   /** The Content-Type object storage answers with (presigned GETs); default application/octet-stream. */

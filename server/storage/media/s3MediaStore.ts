@@ -122,6 +122,7 @@ export class S3MediaStore implements MediaStore {
     }
     const info = await this.stat(key);
     if (!info) throw new Error(`Object storage lost ${JSON.stringify(key)} right after storing it.`);
+    if ('file' in source && source.move) await fs.promises.rm(source.file, { force: true });
     return info;
   }
 
