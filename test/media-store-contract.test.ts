@@ -170,6 +170,19 @@ export function mediaStoreContract(name: string, factory: () => MediaStoreFactor
       expect(await s.stat(mediaKey('covers', 'v1', 'gone.jpg'))).toBeUndefined();
     });
 
+    it('names what lies one level below a prefix, once each, objects and deeper keys alike', async () => {
+      await fresh();
+      for (const k of ['hls/v2/720p/seg_0.ts', 'hls/v2/master.m3u8', 'hls/v1/master.m3u8', 'hls/v10/720p/index.m3u8', 'hlsx/nope', 'covers/v1/cover.jpg']) {
+        if (k.startsWith('hlsx')) continue;
+        await s.put(k, { stream: streamOf(bytes(3)) });
+      }
+      expect(await s.listNames('hls')).toEqual(['v1', 'v10', 'v2']);
+      expect(await s.listNames('hls/v2')).toEqual(['720p', 'master.m3u8']);
+      expect(await s.listNames('hls/v3')).toEqual([]);
+      await s.deletePrefix('hls/v10');
+      expect(await s.listNames('hls')).toEqual(['v1', 'v2']);
+    });
+
     it('stores an object larger than a part (multipart on S3) and fails one whole when its source breaks after two parts', async () => {
       await fresh();
       const data = bytes(2 * PART + 12345, 4);

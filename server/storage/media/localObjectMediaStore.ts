@@ -143,6 +143,20 @@ export class LocalObjectMediaStore implements MediaStore {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  async listNames(prefix: string): Promise<string[]> {
+    const entries = await fs.promises.readdir(this.folder(prefix), { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
+      throw err;
+    });
+    // Hidden names (puts in progress) are not keys; nor is an empty folder a name (S3 has none).
+    const names: string[] = [];
+    for (const e of entries) {
+      if (!isKey(`${prefix}/${e.name}`)) continue;
+      if (e.isFile() || (e.isDirectory() && (await this.list(`${prefix}/${e.name}`)).length > 0)) names.push(e.name);
+    }
+    return names.sort();
+  }
+
   async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
     const file = this.file(key);
     if (!(await this.stat(key))) throw new MediaObjectNotFoundError(key);

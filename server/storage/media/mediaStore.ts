@@ -46,6 +46,13 @@ export interface MediaStore {
   list(prefix: string): Promise<MediaObjectInfo[]>;
 
   /**
+   * The names one level below `prefix` (an object's last segment, or the next segment of deeper
+   * keys), each once, sorted: `listNames('hls')` gives the video ids with HLS without reading
+   * every segment's entry. For start-up listings.
+   */
+  listNames(prefix: string): Promise<string[]>;
+
+  /**
    * Runs `fn` with a local file holding the object (PeerTube's `makeAvailableVideoFiles`): ffmpeg
    * needs a path. On local disk that is the file itself; elsewhere a scratch copy, removed when
    * `fn` settles. The file is for reading: what `fn` writes to it is never stored.

@@ -192,6 +192,25 @@ export class S3MediaStore implements MediaStore {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  async listNames(prefix: string): Promise<string[]> {
+    splitMediaKey(prefix);
+    const names = new Set<string>();
+    let ContinuationToken: string | undefined;
+    do {
+      // Delimiter: S3 rolls deeper keys up into one common prefix each, so this reads one entry per name.
+      const r = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: `${prefix}/`, Delimiter: '/', ContinuationToken, MaxKeys: this.options.listPageSize }),
+      );
+      for (const o of r.Contents ?? []) if (o.Key && isKey(o.Key)) names.add(o.Key.slice(prefix.length + 1));
+      for (const p of r.CommonPrefixes ?? []) {
+        const name = p.Prefix?.slice(prefix.length + 1, -1);
+        if (name && isKey(`${prefix}/${name}`)) names.add(name);
+      }
+      ContinuationToken = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (ContinuationToken);
+    return [...names].sort();
+  }
+
   /** The objects under `prefix` (whole segments), one list request's page at a time. */
   private async *pages(prefix: string): AsyncGenerator<MediaObjectInfo[]> {
     splitMediaKey(prefix);
