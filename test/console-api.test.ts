@@ -314,7 +314,29 @@ describe('overview, uploads and settings', () => {
 
     const badCidr = await s.admin.request('PUT', '/settings', { pullAllow: ['10.0.0.0/33'] });
     expect(badCidr.status).toBe(400);
-    expect(badCidr.body.error.message).toMatch(/ingest\.pull\.allow: "10\.0\.0\.0\/33" is not a CIDR/);
+    // The field as the console names it, and in the page's words (not `Option ingest.pull.allow`).
+    expect(badCidr.body.error).toEqual({
+      code: '201',
+      message: 'Invalid Parameter: Pull: allowed networks: “10.0.0.0/33” is not a network: write one per line, like 127.0.0.0/8 or fd00::/8.',
+      field: 'pullAllow',
+      rule: 'cidr',
+      value: '10.0.0.0/33',
+    });
+    // A rung is named by its row as sent, counted from 1 in words and from 0 in the field path.
+    const badRung = await s.admin.request('PUT', '/settings', {
+      ladderRungs: [
+        { label: '480p', shortSide: 480, videoBitrateKbps: 900 },
+        { label: '240p', shortSide: 241, videoBitrateKbps: 400 },
+      ],
+    });
+    expect(badRung.status).toBe(400);
+    expect(badRung.body.error).toMatchObject({ code: '201', field: 'ladderRungs[1].shortSide', rule: 'even', message: 'Invalid Parameter: Rendition ladder, rung 2 (shorter side): must be an even whole number of at least 2.' });
+    const twice = await s.admin.request('PUT', '/settings', { ladderRungs: [{ label: 'hd', shortSide: 720, videoBitrateKbps: 900 }, { label: 'hd', shortSide: 360, videoBitrateKbps: 400 }] });
+    expect(twice.body.error).toMatchObject({ field: 'ladderRungs[1].label', rule: 'twice', value: 'hd' });
+    const badUrl = await s.admin.request('PUT', '/settings', { publicUrl: 'videos.lan' });
+    expect(badUrl.body.error).toMatchObject({ field: 'publicUrl', rule: 'url' });
+    const badConcurrency = await s.admin.request('PUT', '/settings', { downloadConcurrency: 0 });
+    expect(badConcurrency.body.error).toMatchObject({ field: 'downloadConcurrency', rule: 'whole', min: 1, max: 64, message: 'Invalid Parameter: Downloads at once: must be a whole number from 1 to 64.' });
     const badKey = await s.admin.request('PUT', '/settings', { colour: 'blue' });
     expect(badKey.status).toBe(400);
     expect(badKey.body.error.message).toMatch(/colour is not a setting/);

@@ -20,6 +20,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The server's whole `error` object: some answers say more than code and message (a refused setting's `field`). */
+    readonly detail: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -67,8 +69,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
     data = undefined;
   }
   if (!res.ok) {
-    const e = (data as { error?: { code?: string; message?: string } } | undefined)?.error;
-    const err = new ApiError(res.status, e?.code ?? '', e?.message ?? (text.trim() || `The server answered ${res.status} ${res.statusText}`));
+    const e = (data as { error?: { code?: string; message?: string } & Record<string, unknown> } | undefined)?.error;
+    const err = new ApiError(res.status, e?.code ?? '', e?.message ?? (text.trim() || `The server answered ${res.status} ${res.statusText}`), e);
     if (err.unauthorized && !opts.quiet401) notifyUnauthorized(err);
     throw err;
   }

@@ -10,6 +10,7 @@ import {
   mergeSettingsChange,
   runningSettings,
   saveSettings,
+  SettingError,
   settingsFile,
   type ConsoleSettings,
   type SettingKey,
@@ -27,7 +28,9 @@ export interface AdminSettingsDeps {
  *
  *   GET /settings   {running, saved, live, pendingRestart, dataDir, settingsFile}
  *   PUT /settings   {<setting>: value, ...} → the same, plus {applied, afterRestart}: which of the
- *                   changed settings took effect now, which will after a restart
+ *                   changed settings took effect now, which will after a restart; a refused
+ *                   value answers 400 {error: {code, message, field, rule, min?, max?, value?}}:
+ *                   the usual error plus which field and rule (services/settingProblem.ts)
  */
 export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
   const { options, jobs } = deps;
@@ -69,7 +72,13 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
       return { ...v, applied, afterRestart: changed.filter((k) => !applied.includes(k) && v.pendingRestart.includes(k)) };
     });
     writing = result.catch(() => undefined);
-    res.json(await result);
+    try {
+      res.json(await result);
+    } catch (err) {
+      // The error middleware sends {code, message}; a refused setting also says where, for the console.
+      if (!(err instanceof SettingError)) throw err;
+      res.status(err.def.httpStatus).json({ error: { code: err.code, message: err.message, ...err.problem } });
+    }
   });
   return r;
 }

@@ -10,11 +10,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { resolveOptions, type ServerOptions, type ServerOptionsInput } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { ConsoleSettings, SettingKey } from '../http/adminApiTypes.js';
 import { atomicOutput } from '../media/atomicFile.js';
 import type { LadderRung } from '../media/ladder.js';
+import { LABEL_RE } from '../processing/mediaNames.js';
+import { settingProblemText, type SettingProblem } from './settingProblem.js';
 
 export type { ConsoleSettings, SettingKey } from '../http/adminApiTypes.js';
 
@@ -38,6 +41,9 @@ const KEYS: readonly SettingKey[] = [
   'transcodeConcurrency',
   'downloadConcurrency',
 ];
+
+/** Most rungs a ladder may have: each is one more encode of every source. */
+const MAX_RUNGS = 12;
 
 /** The file's name in the data folder. */
 export const SETTINGS_FILE = 'settings.json';
@@ -117,11 +123,19 @@ export function savedSettingsAsOptions(saved: Partial<ConsoleSettings>): { optio
   return { options, port: typeof saved.port === 'number' ? saved.port : undefined };
 }
 
+/** A refused setting: the catalogue's 201, plus which field and rule ({@link SettingProblem}). */
+export class SettingError extends ApiError {
+  constructor(readonly problem: SettingProblem) {
+    super('INVALID_PARAMETER', settingProblemText(problem));
+  }
+}
+
 /**
  * Checks a change from the console and returns the settings to save (the saved ones with the
- * change applied; a null publicUrl, scriptBaseUrl or port removes the saved value). The result
- * goes through the server's own option checks, so a bad value is refused with the message
- * `npm start` would give.
+ * change applied; a null publicUrl, scriptBaseUrl or port removes the saved value). Every rule the
+ * server's own option checks make on these settings is checked here first, field by field, so a
+ * bad value is refused with a {@link SettingError} that names the field as the console shows it;
+ * the result then goes through those option checks too, as `npm start` would.
  */
 export function mergeSettingsChange(dataDir: string, saved: Partial<ConsoleSettings>, change: unknown): Partial<ConsoleSettings> {
   if (!change || typeof change !== 'object' || Array.isArray(change)) throw new ApiError('INVALID_PARAMETER', 'send the settings to change as a JSON object');
@@ -141,38 +155,66 @@ export function mergeSettingsChange(dataDir: string, saved: Partial<ConsoleSetti
   return merged;
 }
 
-/** The checks resolveOptions does not make (it trusts its caller's types). */
+/** Whether `text` is an absolute http(s) address (as resolveOptions requires of the two URLs). */
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** The checks of resolveOptions on these settings, made first with the field named, and the shapes it trusts its caller for. */
 function checkShapes(s: Partial<ConsoleSettings>): void {
-  const wholeAtLeast = (key: SettingKey, min: number, max = Number.MAX_SAFE_INTEGER) => {
-    const v = s[key];
-    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max)) {
-      throw new ApiError('INVALID_PARAMETER', `${key} must be a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}`);
-    }
+  const refuse = (problem: SettingProblem): never => {
+    throw new SettingError(problem);
   };
-  for (const key of ['maxUploadBytesFlash', 'maxUploadBytesSilverlight', 'multipartMaxBytes', 'pullMaxBytes'] as const) wholeAtLeast(key, 1);
-  wholeAtLeast('transcodeConcurrency', 1, 64);
-  wholeAtLeast('downloadConcurrency', 1, 64);
-  wholeAtLeast('port', 0, 65535);
-  wholeAtLeast('registrationsPerMinute', 0);
-  wholeAtLeast('maxVideosPerApp', 0);
-  if (s.audioBitrateKbps !== undefined && !(typeof s.audioBitrateKbps === 'number' && s.audioBitrateKbps > 0)) throw new ApiError('INVALID_PARAMETER', 'audioBitrateKbps must be a number greater than 0');
+  const whole = (key: SettingKey, min: number, max?: number) => {
+    const v = s[key];
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= (max ?? Number.MAX_SAFE_INTEGER))) refuse({ field: key, rule: 'whole', min, max });
+  };
+  for (const key of ['maxUploadBytesFlash', 'maxUploadBytesSilverlight', 'multipartMaxBytes', 'pullMaxBytes'] as const) {
+    const v = s[key];
+    // Sizes are typed in MB on the page: "greater than 0" is what the admin can act on.
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) refuse({ field: key, rule: 'positive' });
+  }
+  whole('transcodeConcurrency', 1, 64);
+  whole('downloadConcurrency', 1, 64);
+  whole('port', 0, 65535);
+  whole('registrationsPerMinute', 0);
+  whole('maxVideosPerApp', 0);
+  if (s.audioBitrateKbps !== undefined && !(typeof s.audioBitrateKbps === 'number' && s.audioBitrateKbps > 0)) refuse({ field: 'audioBitrateKbps', rule: 'positive' });
   for (const key of ['publicUrl', 'scriptBaseUrl'] as const) {
-    if (s[key] !== undefined && typeof s[key] !== 'string') throw new ApiError('INVALID_PARAMETER', `${key} must be an address, or null for the default`);
+    const v = s[key];
+    if (v !== undefined && v !== null && !(typeof v === 'string' && isHttpUrl(v))) refuse({ field: key, rule: 'url' });
   }
   for (const key of ['pullAllow', 'pullDeny'] as const) {
-    const v = s[key];
-    if (v !== undefined && !(Array.isArray(v) && v.every((c) => typeof c === 'string'))) throw new ApiError('INVALID_PARAMETER', `${key} must be a list of CIDRs`);
+    const v = s[key] as unknown;
+    if (v === undefined) continue;
+    if (!Array.isArray(v)) refuse({ field: key, rule: 'cidr', value: String(v) });
+    for (const c of v as unknown[]) if (typeof c !== 'string' || !ipaddr.isValidCIDR(c)) refuse({ field: key, rule: 'cidr', value: String(c) });
   }
-  const rungs = s.ladderRungs;
+  const rungs = s.ladderRungs as unknown;
   if (rungs !== undefined) {
-    if (!Array.isArray(rungs) || rungs.length === 0 || rungs.length > 12) throw new ApiError('INVALID_PARAMETER', 'ladderRungs must list 1 to 12 rungs');
-    for (const [i, r] of rungs.entries()) {
-      if (!r || typeof r !== 'object' || typeof r.label !== 'string' || typeof r.shortSide !== 'number' || typeof r.videoBitrateKbps !== 'number') {
-        throw new ApiError('INVALID_PARAMETER', `ladderRungs[${i}] must be {label, shortSide, videoBitrateKbps}`);
-      }
+    if (!Array.isArray(rungs) || rungs.length === 0 || rungs.length > MAX_RUNGS) refuse({ field: 'ladderRungs', rule: 'rungCount', min: 1, max: MAX_RUNGS });
+    const labels = new Set<string>();
+    const sides = new Set<number>();
+    // In the order sent (the page's rows), before sorting: the field's index is the row's.
+    for (const [i, r] of (rungs as Array<Partial<Record<keyof LadderRung, unknown>> | null>).entries()) {
+      const at = (part: keyof LadderRung) => `ladderRungs[${i}].${part}`;
+      const label = r?.label;
+      if (typeof label !== 'string' || !LABEL_RE.test(label)) refuse({ field: at('label'), rule: 'label', value: String(label ?? '') });
+      if (labels.has(label as string)) refuse({ field: at('label'), rule: 'twice', value: label as string });
+      labels.add(label as string);
+      const side = r?.shortSide;
+      if (!(typeof side === 'number' && Number.isInteger(side) && side >= 2 && side % 2 === 0)) refuse({ field: at('shortSide'), rule: 'even' });
+      if (sides.has(side as number)) refuse({ field: at('shortSide'), rule: 'twice', value: String(side) });
+      sides.add(side as number);
+      if (!(typeof r?.videoBitrateKbps === 'number' && r.videoBitrateKbps > 0)) refuse({ field: at('videoBitrateKbps'), rule: 'positive' });
     }
     // Sorted as the ladder sorts them (largest first), so saved and running compare equal.
-    s.ladderRungs = rungs.map((r) => ({ label: r.label, shortSide: r.shortSide, videoBitrateKbps: r.videoBitrateKbps })).sort((a, b) => b.shortSide - a.shortSide);
+    s.ladderRungs = (rungs as LadderRung[]).map((r) => ({ label: r.label, shortSide: r.shortSide, videoBitrateKbps: r.videoBitrateKbps })).sort((a, b) => b.shortSide - a.shortSide);
   }
 }
 

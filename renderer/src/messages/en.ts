@@ -1,0 +1,116 @@
+/**
+ * The console's English messages: every string a person sees, by page. messages/zh-CN.ts has the
+ * same keys (its type is this one's), and test/console-i18n.test.ts fails on a key missing from
+ * either or a hard-coded string in a page. Messages with figures are functions.
+ */
+import type { SettingProblem } from '../../../server/services/settingProblem.js';
+
+/** A setting's name on the Settings page, by key. */
+const settingLabels = {
+  publicUrl: 'Public URL',
+  scriptBaseUrl: 'Script address',
+  port: 'Port',
+  ladderRungs: 'Rendition ladder',
+  audioBitrateKbps: 'Audio bitrate',
+  maxUploadBytesFlash: 'Largest flash upload',
+  maxUploadBytesSilverlight: 'Largest silverlight upload',
+  multipartMaxBytes: 'Largest server-side upload',
+  pullMaxBytes: 'Largest pulled file',
+  pullAllow: 'Pull: allowed networks',
+  pullDeny: 'Pull: denied networks',
+  registrationsPerMinute: 'Registrations per minute',
+  maxVideosPerApp: 'Videos per application',
+  transcodeConcurrency: 'Transcodes at once',
+  downloadConcurrency: 'Downloads at once',
+};
+
+const rungParts: Record<string, string> = { label: 'label', shortSide: 'shorter side', videoBitrateKbps: 'video kbps' };
+
+export const en = {
+  common: {
+    /** Between the items of a list written inline. */
+    listSeparator: ', ',
+  },
+  settings: {
+    title: 'Settings',
+    formLabel: 'Server settings',
+    savedIn: 'Saved in',
+    intro1: 'Settings marked',
+    intro2: 'change at once; the others are read when vop starts (',
+    intro3: '). Flags given to',
+    intro4: 'win over this file.',
+    appliesNow: 'applies now',
+    afterRestart: 'after restart',
+    labels: settingLabels,
+    addresses: 'Addresses',
+    publicUrlHelp: 'Absolute base URL clients see in media, cover and widget addresses. Empty: the address each caller used.',
+    scriptBaseUrlHelp: 'Where applications load the widget scripts from, ending in /. Empty: <public URL>/widget/.',
+    portHelpDesktop: 'On the desktop the port is a setting of the app (below).',
+    portHelp: 'TCP port. Empty: the one given at start (--port, VOP_PORT).',
+    dataFolder: 'Data folder',
+    dataFolderHelp: (chosenBy: string) => `Database, media and the admin token. Chosen at start (${chosenBy}); this file lives in it.`,
+    dataFolderDesktop: 'the desktop settings below',
+    transcoding: 'Transcoding',
+    ladderHelp: 'Each source is transcoded to every rung its size reaches (never upscaled). A rung is named by the picture’s shorter side.',
+    rungLabel: 'Label',
+    rungShortSide: 'Shorter side (px)',
+    rungKbps: 'Video kbps',
+    remove: 'Remove',
+    rungLabelAria: (n: number) => `Rung ${n} label`,
+    rungShortSideAria: (n: number) => `Rung ${n} shorter side`,
+    rungKbpsAria: (n: number) => `Rung ${n} video kbps`,
+    removeRungAria: (name: string) => `Remove rung ${name}`,
+    addRung: 'Add a rung',
+    audioHelp: 'AAC bitrate of every rendition, kbps.',
+    sizeLimits: 'Size limits (MB)',
+    sizeNow: (size: string) => `Now ${size}.`,
+    pullPolicy: 'Pull policy',
+    pullIntro:
+      'Pulls reach addresses on your LAN and on the internet. This machine (loopback: 127.0.0.0/8, ::1) and link-local addresses (169.254.0.0/16, fe80::/10) are refused unless a network below allows them; multicast and cloud metadata addresses are always refused. One network per line, e.g.',
+    pullAllowHelp: 'Loopback or link-local networks pulls may reach, e.g. 127.0.0.0/8 for a file server on this machine. Other networks are allowed already: listing them changes nothing.',
+    pullDenyHelp: 'A source’s address must be in none of these (to keep pulls off a part of your LAN).',
+    perApp: 'Limits per application',
+    registrationsHelp: 'Videos one application may register in a minute (a burst of that many, then evenly). 0: no limit.',
+    quotaHelp: 'Videos one application may have, deleted ones not counted. 0: no quota.',
+    workAtOnce: 'Work at once',
+    transcodesHelp: 'ffmpeg runs at once. One already uses every core.',
+    downloadsHelp: 'Pulls from a URL at once.',
+    save: 'Save settings',
+    undo: 'Undo changes',
+    nothingChanged: 'Nothing changed.',
+    notSaved: (label: string) => `Not saved: ${label} has a value vop cannot take (see the field).`,
+    saved: 'Saved.',
+    appliedNow: (names: string) => `Applied now: ${names}.`,
+    takesEffectAfterRestart: (names: string) => `Takes effect after a restart: ${names}.`,
+    pending: (value: string) => ` Saved; vop still runs with ${value} until it restarts.`,
+    items: (n: number) => `${n} item${n === 1 ? '' : 's'}`,
+    theDefault: 'the default',
+    /** A refused value, next to its field. */
+    problem: (p: SettingProblem, rung?: number, part?: string): string => {
+      const where = rung === undefined ? '' : `Rung ${rung + 1}${part ? ` (${rungParts[part] ?? part})` : ''}: `;
+      switch (p.rule) {
+        case 'url':
+          return `${where}Enter an absolute address starting with http:// or https://, or leave it empty.`;
+        case 'whole':
+          return `${where}Enter a whole number ${p.max !== undefined ? `from ${p.min ?? 0} to ${p.max}` : `of ${p.min ?? 0} or more`}.`;
+        case 'positive':
+          return `${where}Enter a number greater than 0.`;
+        case 'cidr':
+          return `“${p.value ?? ''}” is not a network. Write one per line, like 127.0.0.0/8 or fd00::/8.`;
+        case 'rungCount':
+          return `The ladder needs from ${p.min} to ${p.max} rungs.`;
+        case 'label':
+          return `${where}“${p.value ?? ''}” cannot name files: use letters, digits, _ or - (up to 32, starting with a letter or digit).`;
+        case 'twice':
+          return `${where}“${p.value ?? ''}” is used by another rung too.`;
+        case 'even':
+          return `${where}Enter an even whole number of at least 2 (the encoder needs even sizes).`;
+        case 'unknown':
+          return 'This is not a setting.';
+      }
+    },
+  },
+};
+
+/** The shape every catalogue has: the English one's. */
+export type Messages = typeof en;

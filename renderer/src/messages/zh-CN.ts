@@ -1,0 +1,108 @@
+/**
+ * 控制台的简体中文文案：与 messages/en.ts 键完全相同（类型即英文目录的类型），
+ * test/console-i18n.test.ts 检查两者一致。
+ */
+import type { SettingProblem } from '../../../server/services/settingProblem.js';
+import type { Messages } from './en.js';
+
+const rungParts: Record<string, string> = { label: '名称', shortSide: '短边', videoBitrateKbps: '视频码率' };
+
+export const zhCN: Messages = {
+  common: {
+    listSeparator: '、',
+  },
+  settings: {
+    title: '设置',
+    formLabel: '服务器设置',
+    savedIn: '保存在',
+    intro1: '标有',
+    intro2: '的设置立即生效；其余设置在 vop 启动时读取（',
+    intro3: '）。传给',
+    intro4: '的参数优先于此文件。',
+    appliesNow: '立即生效',
+    afterRestart: '重启后生效',
+    labels: {
+      publicUrl: '公开地址',
+      scriptBaseUrl: '脚本地址',
+      port: '端口',
+      ladderRungs: '转码档位',
+      audioBitrateKbps: '音频码率',
+      maxUploadBytesFlash: 'flash 上传上限',
+      maxUploadBytesSilverlight: 'silverlight 上传上限',
+      multipartMaxBytes: '服务端上传上限',
+      pullMaxBytes: '拉取文件上限',
+      pullAllow: '拉取：允许的网络',
+      pullDeny: '拉取：禁止的网络',
+      registrationsPerMinute: '每分钟登记数',
+      maxVideosPerApp: '每个应用的视频数',
+      transcodeConcurrency: '同时转码数',
+      downloadConcurrency: '同时下载数',
+    },
+    addresses: '地址',
+    publicUrlHelp: '客户端在媒体、封面和上传控件地址中看到的绝对基础地址。留空：使用每个调用方所用的地址。',
+    scriptBaseUrlHelp: '应用加载上传控件脚本的地址，以 / 结尾。留空：<公开地址>/widget/。',
+    portHelpDesktop: '桌面版的端口是应用自身的设置（见下方）。',
+    portHelp: 'TCP 端口。留空：使用启动时给定的端口（--port、VOP_PORT）。',
+    dataFolder: '数据目录',
+    dataFolderHelp: (chosenBy: string) => `数据库、媒体文件和管理令牌。启动时选定（${chosenBy}）；此文件也在其中。`,
+    dataFolderDesktop: '下方的桌面版设置',
+    transcoding: '转码',
+    ladderHelp: '每个源视频会转码为其尺寸能达到的每一档（从不放大）。档位以画面短边命名。',
+    rungLabel: '名称',
+    rungShortSide: '短边（像素）',
+    rungKbps: '视频 kbps',
+    remove: '删除',
+    rungLabelAria: (n: number) => `第 ${n} 档名称`,
+    rungShortSideAria: (n: number) => `第 ${n} 档短边`,
+    rungKbpsAria: (n: number) => `第 ${n} 档视频 kbps`,
+    removeRungAria: (name: string) => `删除档位 ${name}`,
+    addRung: '添加一档',
+    audioHelp: '每个转码版本的 AAC 码率，kbps。',
+    sizeLimits: '大小上限（MB）',
+    sizeNow: (size: string) => `当前 ${size}。`,
+    pullPolicy: '拉取策略',
+    pullIntro:
+      '拉取可访问局域网和互联网上的地址。本机（回环：127.0.0.0/8、::1）和链路本地地址（169.254.0.0/16、fe80::/10）会被拒绝，除非下方允许的网络包含它们；组播和云元数据地址始终拒绝。每行一个网络，例如',
+    pullAllowHelp: '允许拉取访问的回环或链路本地网络，例如本机上的文件服务器用 127.0.0.0/8。其他网络本就允许，列在这里不起作用。',
+    pullDenyHelp: '源地址不得属于其中任何一个（让拉取避开局域网的某一部分）。',
+    perApp: '每个应用的限制',
+    registrationsHelp: '一个应用每分钟可登记的视频数（先允许一次性登记这么多，之后匀速）。0：不限。',
+    quotaHelp: '一个应用可拥有的视频数，已删除的不计。0：不限。',
+    workAtOnce: '并发',
+    transcodesHelp: '同时运行的 ffmpeg 数。一个已占满所有核心。',
+    downloadsHelp: '同时从 URL 拉取的数量。',
+    save: '保存设置',
+    undo: '撤销更改',
+    nothingChanged: '没有更改。',
+    notSaved: (label: string) => `未保存：${label} 的值无法使用（见该字段）。`,
+    saved: '已保存。',
+    appliedNow: (names: string) => `已立即生效：${names}。`,
+    takesEffectAfterRestart: (names: string) => `重启后生效：${names}。`,
+    pending: (value: string) => ` 已保存；在重启前 vop 仍使用 ${value}。`,
+    items: (n: number) => `${n} 项`,
+    theDefault: '默认值',
+    problem: (p: SettingProblem, rung?: number, part?: string): string => {
+      const where = rung === undefined ? '' : `第 ${rung + 1} 档${part ? `（${rungParts[part] ?? part}）` : ''}：`;
+      switch (p.rule) {
+        case 'url':
+          return `${where}请输入以 http:// 或 https:// 开头的绝对地址，或留空。`;
+        case 'whole':
+          return `${where}请输入${p.max !== undefined ? ` ${p.min ?? 0} 到 ${p.max} 之间的` : `不小于 ${p.min ?? 0} 的`}整数。`;
+        case 'positive':
+          return `${where}请输入大于 0 的数。`;
+        case 'cidr':
+          return `“${p.value ?? ''}”不是网络。每行写一个，例如 127.0.0.0/8 或 fd00::/8。`;
+        case 'rungCount':
+          return `转码档位需要 ${p.min} 到 ${p.max} 档。`;
+        case 'label':
+          return `${where}“${p.value ?? ''}”不能用作文件名：请使用字母、数字、_ 或 -（最多 32 个，以字母或数字开头）。`;
+        case 'twice':
+          return `${where}“${p.value ?? ''}”已被另一档使用。`;
+        case 'even':
+          return `${where}请输入不小于 2 的偶数（编码器需要偶数尺寸）。`;
+        case 'unknown':
+          return '这不是一项设置。';
+      }
+    },
+  },
+};
