@@ -11,6 +11,7 @@ import {
   MediaObjectNotFoundError,
   splitMediaKey,
   type ByteRange,
+  type LocalMediaFile,
   type MediaObjectInfo,
   type MediaSource,
   type MediaStore,
@@ -101,6 +102,28 @@ export class LocalObjectMediaStore implements MediaStore {
       await fh.close();
       throw err;
     }
+  }
+
+  openLocalFileSync(key: string): LocalMediaFile | undefined {
+    const file = this.file(key);
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+      throw err;
+    }
+    try {
+      // The open file's own stat: the info belongs to the bytes this fd reads.
+      const st = fs.fstatSync(fd);
+      if (st.isFile()) return { fd, info: info(key, st) };
+    } catch (err) {
+      fs.closeSync(fd);
+      throw err;
+    }
+    fs.closeSync(fd); // a folder under an object's name is no object
+    return undefined;
   }
 
   async delete(key: string): Promise<void> {

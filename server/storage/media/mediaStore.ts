@@ -33,6 +33,18 @@ export interface MediaStore {
    */
   openRange(key: string, range?: ByteRange): Promise<Readable>;
 
+  /**
+   * Optional, for delivery's hot path on local disk (issue 14): the object opened as a local file,
+   * with the same info {@link stat} gives, or undefined if there is no object under `key`. Opened
+   * and fstat'ed synchronously, as nginx opens files: on a local file system an open costs a few
+   * microseconds, while each trip of `stat`/`openRange` through libuv's thread pool cost 30 to 50
+   * µs of CPU, and they made a small Range answer 4 times as dear as a bare Node answer of the same
+   * bytes. The info is of the open file: what is read is what was checked, even if a put renames a
+   * new object into place meanwhile. The caller owns `fd` and closes it. Stores without local
+   * files (S3) leave this out; callers then use stat and openRange.
+   */
+  openLocalFileSync?(key: string): LocalMediaFile | undefined;
+
   /** Removes one object; nothing happens if there is none. */
   delete(key: string): Promise<void>;
 
@@ -90,6 +102,14 @@ export interface PresignOptions {
   ttlSeconds: number;
   /** The method the URL is signed for: a GET URL does not answer HEAD on S3. Default GET. */
   method?: 'GET' | 'HEAD';
+}
+
+/** An object opened as a local file ({@link MediaStore.openLocalFileSync}). */
+export interface LocalMediaFile {
+  /** An open file descriptor, read-only; the caller closes it. */
+  fd: number;
+  /** What {@link MediaStore.stat} answers, taken from the open file. */
+  info: MediaObjectInfo;
 }
 
 /** Bytes `start` to `end`, both inclusive, as in `Range: bytes=start-end`. */
