@@ -97,7 +97,7 @@ describe('console layout at 1280x800 and 390x844', () => {
         const pages: Array<{ name: string; path: string; heading: string | RegExp; loaded?: string }> = [
           { name: 'overview', path: '/', heading: 'Overview', loaded: '.facts' },
           { name: 'applications', path: '/apps', heading: 'Applications', loaded: 'table tbody tr' },
-          { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name' },
+          { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name', loaded: '[data-testid="integrate"] pre' },
           { name: 'videos', path: '/videos', heading: 'Videos', loaded: 'table.videos tbody tr' },
           { name: 'video', path: `/videos/${videoId}`, heading: 'A walk along the harbour wall at dawn', loaded: 'video' },
           { name: 'transfers', path: '/transfers', heading: 'Uploads and downloads' },

@@ -31,6 +31,25 @@ export const en = {
     /** Between the items of a list written inline. */
     listSeparator: ', ',
   },
+  integrate: {
+    title: 'Integrate',
+    intro:
+      'Your application calls vop from its server with its AppId, a Timestamp and a Token (MD5 of the Timestamp followed by the AppSecret), and lets its users upload from its own pages with a widget script. The code below is filled with this application’s AppId; it reads the AppSecret from the VOP_APP_SECRET environment variable.',
+    addressLabel: 'Address your application reaches vop at',
+    thisMachine: 'This machine',
+    publicUrl: 'Public URL',
+    scriptAddress: 'Script address',
+    boundAddress: 'Bound address',
+    lan: (name: string) => `LAN (${name})`,
+    apiBase: 'API base',
+    windowScript: 'Widget script, window',
+    overlayScript: 'Widget script, overlay',
+    serverSide: 'On your server',
+    serverSideHelp: 'The token, registering a video a user will upload (SourceFileGetType 1), and the widget’s values for your page.',
+    pageSide: 'In your page',
+    pageSideHelp: 'Load one widget script and call openUpload from a click (browsers block a pop-up opened otherwise), with the values your server computed.',
+    kinds: { node: 'Node.js', php: 'PHP', python: 'Python', csharp: 'C#', window: 'Window', overlay: 'Overlay' },
+  },
   settings: {
     title: 'Settings',
     formLabel: 'Server settings',

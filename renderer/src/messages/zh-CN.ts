@@ -11,6 +11,25 @@ export const zhCN: Messages = {
   common: {
     listSeparator: '、',
   },
+  integrate: {
+    title: '接入',
+    intro:
+      '你的应用在其服务器上用 AppId、Timestamp 和 Token（Timestamp 后接 AppSecret 的 MD5）调用 vop，并通过上传控件脚本让用户在应用自己的页面上上传。下面的代码已填入本应用的 AppId；AppSecret 从环境变量 VOP_APP_SECRET 读取。',
+    addressLabel: '应用访问 vop 所用的地址',
+    thisMachine: '本机',
+    publicUrl: '公开地址',
+    scriptAddress: '脚本地址',
+    boundAddress: '绑定地址',
+    lan: (name: string) => `局域网（${name}）`,
+    apiBase: 'API 基础地址',
+    windowScript: '上传控件脚本（窗口）',
+    overlayScript: '上传控件脚本（浮层）',
+    serverSide: '在你的服务器上',
+    serverSideHelp: '计算令牌、登记一个由用户上传的视频（SourceFileGetType 1），以及生成页面所需的控件参数。',
+    pageSide: '在你的页面中',
+    pageSideHelp: '加载一个上传控件脚本，并在点击事件中调用 openUpload（否则浏览器会拦截弹出窗口），参数由你的服务器计算。',
+    kinds: { node: 'Node.js', php: 'PHP', python: 'Python', csharp: 'C#', window: '窗口', overlay: '浮层' },
+  },
   settings: {
     title: '设置',
     formLabel: '服务器设置',

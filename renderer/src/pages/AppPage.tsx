@@ -10,8 +10,9 @@ import type { AppView, DeliveryView } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useResource } from '../useResource.js';
 import { SecretOnce } from './Applications.js';
+import { Integrate } from './Integrate.js';
 
-/** One application: its callback address, test callback, secret, enable/disable, delivery log. */
+/** One application: its callback address, test callback, secret, enable/disable, how to integrate it, delivery log. */
 export function AppPage({ appId }: { appId: string }) {
   const app = useResource(() => api<AppView>('GET', `/apps/${encodeURIComponent(appId)}`), [appId]);
   const log = useResource(() => api<{ deliveries: DeliveryView[]; nextBefore: string | null }>('GET', `/apps/${encodeURIComponent(appId)}/deliveries?limit=50`), [appId]);
@@ -120,6 +121,7 @@ export function AppPage({ appId }: { appId: string }) {
               })
             }
           />
+          <Integrate app={a} />
         </div>
       ) : null}
       <DeliveryLog deliveries={log.data?.deliveries} error={log.error} onReload={() => void log.reload()} />
