@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VopEventBus } from '../server/events.js';
 import { HlsPresence } from '../server/processing/playbackView.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
+import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 
 describe('HlsPresence: which videos have an HLS master playlist, from one listing', () => {
   let dir: string;
@@ -25,7 +26,7 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
   const statusChange = (id: string) => events.emit('video.status', { videoId: id, appId: 'a', from: 6, to: 1, reason: '', at: Date.now() });
 
   it('asks the disk until the listing is done', async () => {
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     const id = crypto.randomUUID();
     expect(await hls.has(id)).toBe(false);
     writePlaylist(id);
@@ -36,7 +37,7 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
     const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
     writePlaylist(a);
     fs.mkdirSync(path.join(media.path('hls'), `.tmp-${b}`), { recursive: true });
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     await hls.load();
     expect(await hls.has(a)).toBe(true);
     expect(await hls.has(b)).toBe(false);
@@ -54,7 +55,7 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
 
   it('asks the disk for a video whose status changed while the area was being listed', async () => {
     const id = crypto.randomUUID();
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     const loading = hls.load();
     statusChange(id);
     writePlaylist(id);
@@ -64,13 +65,13 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
 
   it('works without an HLS folder at all', async () => {
     fs.rmSync(media.path('hls'), { recursive: true, force: true });
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     await hls.load();
     expect(await hls.has(crypto.randomUUID())).toBe(false);
   });
 
   it('asks the disk for a video whose folder the transcode wrote, before its status event comes', async () => {
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     await hls.load();
     const id = crypto.randomUUID();
     writePlaylist(id);
@@ -82,7 +83,7 @@ describe('HlsPresence: which videos have an HLS master playlist, from one listin
   it('forgets a video moved to 0 (deletion)', async () => {
     const id = crypto.randomUUID();
     writePlaylist(id);
-    const hls = new HlsPresence(media, events);
+    const hls = new HlsPresence(new LocalObjectMediaStore(media), events);
     await hls.load();
     expect(await hls.has(id)).toBe(true);
     events.emit('video.status', { videoId: id, appId: 'a', from: 1, to: 0, reason: '', at: Date.now() });

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { buildCoverArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover } from '../server/media/cover.js';
+import { buildCoverArgs, buildResizeCoverSetArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../server/media/cover.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 
 /** Pixel size of an image, straight from ffprobe (probe() rightly calls an image "not a video"). */
@@ -64,6 +64,20 @@ describe('covers', () => {
         expect((await imageLuma(out)).stdDev, `t=${t} is a picture, not a blank`).toBeGreaterThan(10);
       }),
     );
+  });
+
+  it('makes every size in one ffmpeg run, each exactly as a run of its own does', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 1, width: 320, height: 180 });
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 1);
+    const outs = Object.entries(COVER_SIZES).map(([t, size]) => ({ path: path.join(dir, `set-t${t}.jpg`), ...size }));
+    await resizeCoverSet(cover, outs);
+    for (const o of outs) {
+      expect(await imageSize(o.path), o.path).toEqual({ width: o.width, height: o.height });
+      expect((await imageLuma(o.path)).stdDev, `${o.path} is a picture, not a blank`).toBeGreaterThan(10);
+    }
+    expect(() => buildResizeCoverSetArgs(cover, [])).toThrow(/No cover sizes/);
   });
 
   it('judges frames by their luma', () => {

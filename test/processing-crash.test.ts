@@ -125,5 +125,5 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
     await waitUntil('the callback', () => (receiver.received.length > 0 ? true : undefined), 30_000);
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.map((f) => [f.VideoId, f.VideoStatus])).toEqual([[videoId, '1']]);
-  });
+  }, 150_000 /* a 40 s clip encoded twice, on two cores other tests share */);
 });

@@ -7,9 +7,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { removeAttemptOutputs } from '../server/processing/attemptOutputs.js';
 import { makeDateFolder, sourceExtension, videoIdOfPlayFile } from '../server/processing/mediaNames.js';
+import { Readable } from 'node:stream';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
+import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
+import { Scratch } from '../server/storage/scratch.js';
 import { makeTempDir } from './helpers/clips.js';
-import { listFiles } from './helpers/processing.js';
 
 const ID = '0b5e7a0e-3c1f-4f4e-9d7a-2b6c8e1f5a90';
 const OTHER = '7d1f3c2a-9e8b-4a6d-8c5f-1e2d3c4b5a69';
@@ -51,42 +53,31 @@ describe('media names', () => {
 });
 
 describe('clean-up of an unfinished attempt', () => {
-  it('removes its temporary outputs and unlisted renditions, and nothing of other videos or other days', async () => {
-    const media = new LocalMediaStore(makeTempDir());
-    const day = media.path('play', '20260115');
-    const otherDay = media.path('play', '20260114');
-    fs.mkdirSync(day, { recursive: true });
-    fs.mkdirSync(otherDay, { recursive: true });
-    const write = (file: string) => (fs.mkdirSync(path.dirname(file), { recursive: true }), fs.writeFileSync(file, 'x'));
-    // This video: a listed rendition (kept), a complete but unlisted one and a temporary one (removed).
-    write(path.join(day, `${ID}_720p.mp4`));
-    write(path.join(day, `${ID}_480p.mp4`));
-    write(path.join(day, `.${ID}_360p.mp4.partial-0a1b2c3d4e5f.mp4`));
-    write(media.path('covers', ID, 'cover.jpg'));
-    // (Temporary names start with a dot, which media.path refuses: joined by hand here.)
-    write(path.join(media.path('covers', ID), '.cover.jpg.partial-0a1b2c3d4e5f.jpg'));
-    write(path.join(media.path('hls'), `.${ID}.partial-0a1b2c3d4e5f`, '720p', 'index.m3u8'));
-    // Another video's outputs, in progress or done, and this video's files of another day: untouched.
-    write(path.join(day, `${OTHER}_720p.mp4`));
-    write(path.join(day, `.${OTHER}_720p.mp4.partial-0a1b2c3d4e5f.mp4`));
-    fs.mkdirSync(path.join(media.path('hls'), `.${OTHER}.partial-0a1b2c3d4e5f`), { recursive: true });
-    write(path.join(otherDay, `${ID}_720p.mp4`));
+  it('removes its scratch folder and its stored but unlisted renditions, and nothing of other videos or other days', async () => {
+    const dataDir = makeTempDir();
+    const objects = new LocalObjectMediaStore(new LocalMediaStore(dataDir));
+    const scratch = new Scratch(dataDir);
+    const put = (key: string) => objects.put(key, { stream: Readable.from([Buffer.from('x')]) });
+    // This video: a listed rendition (kept), a complete but unlisted one (removed), its scratch folder (removed).
+    await put(`play/20260115/${ID}_720p.mp4`);
+    await put(`play/20260115/${ID}_480p.mp4`);
+    const work = await scratch.fresh('transcode', ID);
+    fs.writeFileSync(path.join(work, `${ID}_360p.mp4`), 'x');
+    await put(`covers/${ID}/cover.jpg`);
+    // Another video's outputs, stored or in scratch, and this video's files of another day: untouched.
+    await put(`play/20260115/${OTHER}_720p.mp4`);
+    fs.writeFileSync(path.join(await scratch.fresh('transcode', OTHER), 'x.mp4'), 'x');
+    await put(`play/20260114/${ID}_720p.mp4`);
 
-    const removed = await removeAttemptOutputs(media, ID, '20260115', new Set([`20260115/${ID}_720p.mp4`]));
-    expect(removed.sort()).toEqual(
-      [
-        `play/20260115/${ID}_480p.mp4`,
-        `play/20260115/.${ID}_360p.mp4.partial-0a1b2c3d4e5f.mp4`,
-        `covers/${ID}/.cover.jpg.partial-0a1b2c3d4e5f.jpg`,
-        `hls/.${ID}.partial-0a1b2c3d4e5f`,
-      ].sort(),
+    const removed = await removeAttemptOutputs(objects, scratch, ID, '20260115', new Set([`20260115/${ID}_720p.mp4`]));
+    expect(removed).toEqual([`play/20260115/${ID}_480p.mp4`]);
+    expect((await objects.list('play')).map((o) => o.key)).toEqual(
+      [`play/20260114/${ID}_720p.mp4`, `play/20260115/${ID}_720p.mp4`, `play/20260115/${OTHER}_720p.mp4`].sort(),
     );
-    expect(listFiles(media.path('play'))).toEqual(
-      [`20260114/${ID}_720p.mp4`, `20260115/.${OTHER}_720p.mp4.partial-0a1b2c3d4e5f.mp4`, `20260115/${ID}_720p.mp4`, `20260115/${OTHER}_720p.mp4`].sort(),
-    );
-    expect(fs.readdirSync(media.path('hls'))).toEqual([`.${OTHER}.partial-0a1b2c3d4e5f`]);
-    expect(fs.readdirSync(media.path('covers', ID))).toEqual(['cover.jpg']);
+    expect(fs.existsSync(work)).toBe(false);
+    expect(fs.readdirSync(scratch.path('transcode', OTHER))).toEqual(['x.mp4']);
+    expect((await objects.list(`covers/${ID}`)).map((o) => o.key)).toEqual([`covers/${ID}/cover.jpg`]);
     // Nothing there at all (a date folder never made): nothing to do.
-    expect(await removeAttemptOutputs(media, ID, '20260101', new Set())).toEqual([]);
+    expect(await removeAttemptOutputs(objects, scratch, ID, '20260101', new Set())).toEqual([]);
   });
 });

@@ -73,8 +73,10 @@ describe('a stored source becomes a playable video', () => {
     expect(played.headers.get('content-type')).toBe('video/mp4');
     expect(Buffer.from(await played.arrayBuffer()).equals(fs.readFileSync(t.vop.media.resolveRelative('play', files[0]!.VideoURL)!))).toBe(true);
 
-    // Cover and HLS on disk; nothing temporary anywhere.
-    expect(fs.existsSync(t.vop.media.path('covers', id, 'cover.jpg'))).toBe(true);
+    // Cover, every spec 2.3 size (made by the transcode: a node that serves needs no ffmpeg for
+    // them) and HLS stored; nothing temporary anywhere, nothing left in the attempt's scratch.
+    expect(fs.readdirSync(t.vop.media.path('covers', id)).sort()).toEqual(['cover.jpg', 't2.jpg', 't3.jpg', 't4.jpg', 't5.jpg', 't6.jpg', 't7.jpg']);
+    expect(fs.readdirSync(path.join(t.vop.options.dataDir, 'scratch', 'transcode'))).toEqual([]);
     expect(listFiles(t.vop.media.path('hls', id))).toEqual(
       expect.arrayContaining(['master.m3u8', path.join('180p', 'index.m3u8'), path.join('120p', 'index.m3u8'), path.join('180p', 'seg_00000.ts')]),
     );

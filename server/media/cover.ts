@@ -117,6 +117,26 @@ export function buildResizeCoverArgs(input: string, output: string, width: numbe
   ];
 }
 
+/**
+ * Arguments that make several sizes of one picture in a single ffmpeg run (one start and one
+ * decode instead of one each): the picture is split, and each branch filled and cropped as
+ * {@link buildResizeCoverArgs} does.
+ */
+export function buildResizeCoverSetArgs(input: string, outputs: ReadonlyArray<{ path: string; width: number; height: number }>, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality): string[] {
+  if (outputs.length === 0) throw new Error('No cover sizes to make.');
+  const branches = outputs.map((_, i) => `[s${i}]`).join('');
+  const filters = outputs.map(({ width, height }, i) => {
+    if (!(Number.isInteger(width) && Number.isInteger(height) && width > 0 && height > 0)) throw new Error(`Cannot resize a cover to ${width}x${height}.`);
+    const f = `max(${width}/iw\\,${height}/ih)`;
+    return `[s${i}]scale=w=ceil(iw*${f}):h=ceil(ih*${f}):flags=lanczos,crop=${width}:${height}:exact=1,setsar=1[o${i}]`;
+  });
+  return [
+    '-protocol_whitelist', 'file', '-i', absolute(input),
+    '-filter_complex', [`[0:v:0]split=${outputs.length}${branches}`, ...filters].join(';'),
+    ...outputs.flatMap((o, i) => ['-map', `[o${i}]`, '-frames:v', '1', ...jpegOutput(o.path, jpegQuality)]),
+  ];
+}
+
 /** Input seek before `-i`: fast (from the nearest keyframe). None at 0, where ffmpeg 4 finds no frame in a still image. */
 function seekTo(atSeconds: number): string[] {
   return atSeconds > 0 ? ['-ss', atSeconds.toFixed(3)] : [];
@@ -182,6 +202,12 @@ export async function extractCover(input: string, output: string, durationSecond
   const { chosen } = await pickCoverTime(input, durationSeconds, o);
   await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
   return chosen;
+}
+
+/** Saves every size of `outputs` from `input` (the full-size cover), in one ffmpeg run. */
+export async function resizeCoverSet(input: string, outputs: ReadonlyArray<{ path: string; width: number; height: number }>, options: Partial<CoverOptions> = {}): Promise<void> {
+  const o = resolveCoverOptions(options);
+  await run(buildResizeCoverSetArgs(input, outputs, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
 }
 
 /** Saves `input` (the full-size cover) cropped to fill exactly width x height, as JPEG at `output`. */

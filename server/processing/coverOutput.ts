@@ -1,52 +1,35 @@
 /**
- * The full-size cover of a video (issue 4, item 4): a representative frame of the source (not a
- * black or blank first frame; see media/cover.ts), written under a temporary name and renamed to
- * `covers/<videoId>/cover.jpg`. The sizes of spec 2.3 are made from it on first request
- * (coverSizeCache.ts); a new cover makes those stale, so they are removed with it.
+ * The covers of a video (issue 4, item 4): a representative frame of the source (not a black or
+ * blank first frame; see media/cover.ts) as the full-size `cover.jpg`, and from it every size of
+ * spec 2.3 (`t<n>.jpg`, `?t=2` to `?t=7`), all written into the attempt's scratch folder. The
+ * worker makes the sizes with the cover (issue 11: API nodes need no ffmpeg); the transcode job
+ * stores them as `covers/<videoId>/…` with the renditions.
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { atomicOutput } from '../media/atomicFile.js';
-import { extractCover } from '../media/cover.js';
+import { COVER_SIZES, extractCover, resizeCoverSet } from '../media/cover.js';
 import type { VideoInfo } from '../media/probe.js';
 import { demuxerOf } from '../media/sourcePolicy.js';
 import { mayBeInterlaced } from '../media/transcodeArgs.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
-import { COVER_FILE } from './mediaNames.js';
+import { COVER_FILE, coverSizeFileName } from './mediaNames.js';
 import type { FfmpegRunContext } from './renditionOutputs.js';
 
-/** Writes the cover; resolves with its path relative to the media root (VideoRecord.coverFile). */
-export async function writeCover(
-  videoId: string,
+/** Writes `cover.jpg` and every `t<n>.jpg` into `outDir`; resolves with their names, the full size first. */
+export async function writeCovers(
   source: string,
   info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight' | 'formatName'>,
-  media: LocalMediaStore,
+  outDir: string,
   ffmpeg: FfmpegRunContext,
-): Promise<string> {
-  const out = atomicOutput(media.path('covers', videoId, COVER_FILE));
-  try {
-    await extractCover(source, out.tmpPath, info.durationSeconds, {
-      ffmpegPath: ffmpeg.ffmpegPath,
-      signal: ffmpeg.signal,
-      pidFile: ffmpeg.pidFile,
-      memoryLimitBytes: ffmpeg.memoryLimitBytes,
-      // Read as what it was judged, as the renditions' run reads it.
-      inputFormat: demuxerOf(info.formatName),
-      // As the renditions are: a DVD's cover is one picture, not two fields' moments combed.
-      deinterlace: mayBeInterlaced(info),
-    });
-    await out.commit();
-  } catch (err) {
-    await out.abort().catch(() => undefined);
-    throw err;
-  }
-  await removeCachedSizes(path.dirname(out.finalPath));
-  return `covers/${videoId}/${COVER_FILE}`;
-}
-
-/** Removes the cached `t<n>.jpg` sizes of a cover (they were made from the previous one). */
-async function removeCachedSizes(dir: string): Promise<void> {
-  for (const name of await fsp.readdir(dir)) {
-    if (/^t\d+\.jpg$/.test(name)) await fsp.rm(path.join(dir, name), { force: true });
-  }
+): Promise<string[]> {
+  const run = { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes };
+  const cover = path.join(outDir, COVER_FILE);
+  await extractCover(source, cover, info.durationSeconds, {
+    ...run,
+    // Read as what it was judged, as the renditions' run reads it.
+    inputFormat: demuxerOf(info.formatName),
+    // As the renditions are: a DVD's cover is one picture, not two fields' moments combed.
+    deinterlace: mayBeInterlaced(info),
+  });
+  const sizes = Object.entries(COVER_SIZES).map(([t, { width, height }]) => ({ name: coverSizeFileName(Number(t)), width, height }));
+  await resizeCoverSet(cover, sizes.map((s) => ({ path: path.join(outDir, s.name), width: s.width, height: s.height })), run);
+  return [COVER_FILE, ...sizes.map((s) => s.name)];
 }

@@ -1,16 +1,18 @@
 /**
- * The cover sizes of spec 2.3 (`?t=2` to `?t=7`), each made once from the full-size cover on its
- * first request and kept as `covers/<videoId>/t<n>.jpg`.
+ * The cover sizes of spec 2.3 (`?t=2` to `?t=7`) that a video's transcode did not make (it makes
+ * them all, coverOutput.ts; videos transcoded before it did have only the full size): each made
+ * once from the full-size cover on its first request and stored as `covers/<videoId>/t<n>.jpg`.
+ * Needs ffmpeg on the node that serves, so it is the fallback, not the way.
  *
  * Concurrent first requests for one size share one ffmpeg run (an in-flight map keyed by video
- * and size), and the file is written under a temporary name and renamed, so no request can read
- * a half-written picture. A small limit on runs at once keeps a page of new thumbnails from
+ * and size), and the picture is made in scratch and then stored (atomic), so no request can read
+ * a half-written one. A small limit on runs at once keeps a page of new thumbnails from
  * starting dozens of ffmpeg processes.
  */
-import fsp from 'node:fs/promises';
-import { atomicOutput } from '../media/atomicFile.js';
+import path from 'node:path';
 import { COVER_SIZES, resizeCover, type CoverSizeKey } from '../media/cover.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
+import type { Scratch } from '../storage/scratch.js';
 import { COVER_FILE, coverSizeFileName } from './mediaNames.js';
 
 /** Whether `t` is one of the sizes of spec 2.3. */
@@ -19,7 +21,8 @@ export function isCoverSize(t: number): t is CoverSizeKey {
 }
 
 export interface CoverSizeCacheDeps {
-  media: LocalMediaStore;
+  objects: MediaStore;
+  scratch: Scratch;
   ffmpegPath: () => Promise<string>;
   pidFile: string;
   /** Cap on each run's address space in bytes; 0: none. */
@@ -53,32 +56,36 @@ export class CoverSizeCache {
     const key = `${videoId}/${t}`;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.make(videoId, t, this.deps.media.path('covers', videoId, name)).finally(() => this.inFlight.delete(key));
+      pending = this.make(videoId, t, name).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
     return (await pending) ? name : undefined;
   }
 
   /** Makes size `t` unless it is there; resolves false if there is no full-size cover to make it from. */
-  private async make(videoId: string, t: CoverSizeKey, file: string): Promise<boolean> {
+  private async make(videoId: string, t: CoverSizeKey, name: string): Promise<boolean> {
+    const { objects, scratch } = this.deps;
     await this.slot();
     try {
-      if (await exists(file)) return true; // made by a run that finished since the caller looked, or while we waited for a slot
-      const cover = this.deps.media.path('covers', videoId, COVER_FILE);
-      if (!(await exists(cover))) return false;
+      const key = mediaKey('covers', videoId, name);
+      if (await objects.stat(key)) return true; // made by a run that finished since the caller looked, or while we waited for a slot
+      const cover = mediaKey('covers', videoId, COVER_FILE);
+      if (!(await objects.stat(cover))) return false;
       const { width, height } = COVER_SIZES[t];
-      const out = atomicOutput(file, { fsync: false }); // a cache: lost on a power cut, it is made again
+      const work = await scratch.fresh('covers', `${videoId}_t${t}`);
       try {
-        await resizeCover(cover, out.tmpPath, width, height, {
-          ffmpegPath: await this.deps.ffmpegPath(),
-          signal: this.deps.signal,
-          pidFile: this.deps.pidFile,
-          memoryLimitBytes: this.deps.memoryLimitBytes,
-        });
-        await out.commit();
-      } catch (err) {
-        await out.abort().catch(() => undefined);
-        throw err;
+        const out = path.join(work, name);
+        await objects.withLocalCopy(cover, async (file) =>
+          resizeCover(file, out, width, height, {
+            ffmpegPath: await this.deps.ffmpegPath(),
+            signal: this.deps.signal,
+            pidFile: this.deps.pidFile,
+            memoryLimitBytes: this.deps.memoryLimitBytes,
+          }),
+        );
+        await objects.put(key, { file: out, move: true }, { contentType: 'image/jpeg' });
+      } finally {
+        await scratch.remove('covers', `${videoId}_t${t}`);
       }
       return true;
     } finally {
@@ -101,9 +108,3 @@ export class CoverSizeCache {
   }
 }
 
-function exists(file: string): Promise<boolean> {
-  return fsp.access(file).then(
-    () => true,
-    () => false,
-  );
-}

@@ -8,7 +8,8 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import { killAll, killOrphans } from '../media/ffmpegRunner.js';
 import type { ViewContext } from '../services/videoView.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { MediaStore } from '../storage/media/mediaStore.js';
+import { Scratch } from '../storage/scratch.js';
 import type { Stores, VideoRecord } from '../storage/types.js';
 import { CoverSizeCache } from './coverSizeCache.js';
 import type { FfmpegTools } from './ffmpegTools.js';
@@ -24,7 +25,8 @@ export interface ProcessingDeps {
   /** The server's zone for date folders; absent: the process's local zone. */
   timeZone?: string;
   stores: Stores;
-  media: LocalMediaStore;
+  /** Where media live (local disk or S3): sources read, outputs stored. */
+  objects: MediaStore;
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
@@ -63,7 +65,8 @@ function ffmpegPidFile(dataDir: string): string {
 }
 
 export function createProcessing(deps: ProcessingDeps): Processing {
-  const { options, stores, media, log } = deps;
+  const { options, stores, objects, log } = deps;
+  const scratch = new Scratch(deps.dataDir);
   const pidFile = ffmpegPidFile(deps.dataDir);
   // Before any job runs: an ffmpeg a crash left behind (where the parent-death signal is not
   // available) would otherwise keep writing into files the next attempt writes too.
@@ -79,19 +82,21 @@ export function createProcessing(deps: ProcessingDeps): Processing {
   if (confinement.warning) log(`Processing: ${confinement.warning}`);
   const closing = new AbortController();
   const covers = new CoverSizeCache({
-    media,
+    objects,
+    scratch,
     ffmpegPath: async () => (await tools.binaries()).ffmpeg.path,
     pidFile,
     memoryLimitBytes: options.memoryLimitBytes,
     concurrency: options.coverConcurrency,
     signal: closing.signal,
   });
-  const hls = new HlsPresence(media, deps.events);
+  const hls = new HlsPresence(objects, deps.events);
   deps.jobs.register(
     TRANSCODE_JOB,
     transcodeJob({
       videos: stores.videos,
-      media,
+      objects,
+      scratch,
       lifecycle: deps.lifecycle,
       tools,
       options,

@@ -2,11 +2,10 @@
  * What the detail response (spec 4.1) shows of a video's media: `VideoPlayFile` (spec 2.5) and,
  * beyond the spec, `HlsURL`. videoApi.ts shows `VideoPlayFile` only for a video in status 1.
  */
-import fsp from 'node:fs/promises';
 import type { VopEventBus } from '../events.js';
 import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { ViewContext } from '../services/videoView.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';
 
@@ -30,8 +29,7 @@ export async function playFiles(videos: VideoStore, videoId: string): Promise<Vi
  * asking the disk on every call cost about a fifth of it; remembering the answer per video still
  * asked once per video, which is every call when callers spread over a large library (the API
  * benchmark's random detail calls). So the HLS area is listed once, at start, in the background,
- * and answers from then on. A video's folder appears whole (atomicOutput renames it into place)
- * and only in a transcode, which says so ({@link folderChanged}) before the video moves to 1;
+ * and answers from then on. A video's HLS is stored only in a transcode (master playlist last), which says so ({@link folderChanged}) before the video moves to 1;
  * any status change says so too. Such a video is asked on disk again, once. A video moved to 0
  * (deletion) is forgotten: its files go, and the detail call shows nothing of it.
  */
@@ -44,7 +42,7 @@ export class HlsPresence {
   private changes = 0;
 
   constructor(
-    private readonly media: LocalMediaStore,
+    private readonly objects: MediaStore,
     events: VopEventBus,
   ) {
     events.on('video.status', (e) => {
@@ -68,23 +66,16 @@ export class HlsPresence {
     this.changed.add(videoId);
   }
 
-  /** Lists the HLS area; until that is done (or if it failed), every call asks the disk. */
+  /** Lists the HLS area; until that is done (or if it failed), every call asks the media store. */
   async load(): Promise<void> {
-    const names = await fsp.readdir(this.media.path('hls')).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return [];
-      throw err;
-    });
-    // Not the temporary folders of outputs being written.
+    const names = await this.objects.listNames('hls');
     this.listed = new Set(names.filter((n) => VIDEO_ID_RE.test(n)));
   }
 
   async has(videoId: string): Promise<boolean> {
     if (this.listed && !this.changed.has(videoId)) return this.listed.has(videoId);
     const changesBefore = this.changes;
-    const present = await fsp.access(this.media.path('hls', videoId, HLS_MASTER)).then(
-      () => true,
-      () => false,
-    );
+    const present = (await this.objects.stat(mediaKey('hls', videoId, HLS_MASTER))) !== undefined;
     if (this.listed && this.changes === changesBefore) {
       if (present) this.listed.add(videoId);
       else this.listed.delete(videoId);

@@ -1,17 +1,16 @@
 /**
  * The playable MP4s of one video (issue 4, item 3): the ladder's rungs from one ffmpeg run, or
- * the kept source as the only rendition. Each file is written under a temporary name and
- * renamed into `play/<date>/` only once complete, so delivery never sees half a file.
+ * the kept source as the only rendition. They are written into the attempt's scratch folder and
+ * stored (`play/<date>/<file>`) by the transcode job only once every output of the attempt is
+ * complete, so delivery never sees half a file, nor a file of a failed attempt.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { atomicOutput, type AtomicOutput } from '../media/atomicFile.js';
 import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
 import { buildTranscodeArgs, sourceRendition, type TranscodeOptions } from '../media/transcodeArgs.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 
 /** How the ffmpeg runs of one job are made: which binaries, cancellation, orphan tracking. */
@@ -40,7 +39,7 @@ export interface WrittenRendition {
   peakKbps: number;
   /** `<date_folder>/<file_name>` inside the `play` area (spec 2.5 VideoURL). */
   file: string;
-  /** Absolute path. */
+  /** Absolute path in the attempt's scratch folder, until the job stores it. */
   path: string;
   bytes: number;
   /** The file as ffprobe sees it (codec profile and level for the HLS CODECS attribute). */
@@ -55,14 +54,15 @@ export interface RenditionJob {
   info: VideoInfo;
   /** `YYYYMMDD`: the day the transcode ran. */
   dateFolder: string;
-  media: LocalMediaStore;
+  /** The attempt's scratch folder, where the files are written. */
+  outDir: string;
   ffmpeg: FfmpegRunContext;
 }
 
 /**
  * Transcodes the source to every rung of the ladder at or below its size, in one ffmpeg run
  * (the source is decoded once; see media/transcodeArgs.ts). Resolves with the renditions,
- * largest first; on failure nothing of this run is left in `play/`.
+ * largest first. On failure the partial files stay in `outDir` for the job to remove.
  */
 export async function transcodeRenditions(
   job: RenditionJob,
@@ -70,24 +70,15 @@ export async function transcodeRenditions(
   transcode: TranscodeOptions,
   onProgress: (p: FfmpegProgress) => void,
 ): Promise<WrittenRendition[]> {
-  const { videoId, source, info, dateFolder, media, ffmpeg } = job;
+  const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
   const rungs = pickRungs(info, ladder);
-  const outs = rungs.map((rendition) => ({
-    rendition,
-    out: atomicOutput(media.path('play', dateFolder, playFileName(videoId, rendition.label, 'mp4'))),
-  }));
-  try {
-    await run(
-      buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: o.out.tmpPath })), transcode),
-      { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, durationSeconds: info.durationSeconds, onProgress },
-    );
-    // Each commit fsyncs its file: in parallel, the disk takes them as one batch.
-    await Promise.all(outs.map((o) => o.out.commit()));
-  } catch (err) {
-    await abortAll(outs.map((o) => o.out));
-    throw err;
-  }
-  return Promise.all(outs.map(({ rendition, out }) => describe(out.finalPath, `${dateFolder}/${fileNameOf(out)}`, rendition, info.audioCodec !== null, job)));
+  const outs = rungs.map((rendition) => ({ rendition, name: playFileName(videoId, rendition.label, 'mp4') }));
+  // A failed run's outputs stay in the scratch folder, which the job removes.
+  await run(
+    buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), transcode),
+    { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, durationSeconds: info.durationSeconds, onProgress },
+  );
+  return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job)));
 }
 
 /**
@@ -95,22 +86,16 @@ export async function transcodeRenditions(
  * extension that matches its container so it is served with a content type players know.
  */
 export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRendition> {
-  const { videoId, source, info, dateFolder, media } = job;
+  const { videoId, source, info, dateFolder, outDir } = job;
   const name = playFileName(videoId, SOURCE_LABEL, sourceExtension(info.formatName, info.videoCodec));
-  const out = atomicOutput(media.path('play', dateFolder, name));
-  try {
-    // A reflink where the file system has them (instant, no extra space), a copy elsewhere.
-    await fsp.copyFile(source, out.tmpPath, fs.constants.COPYFILE_FICLONE);
-    job.ffmpeg.signal.throwIfAborted();
-    await out.commit();
-  } catch (err) {
-    await out.abort();
-    throw err;
-  }
+  const file = path.join(outDir, name);
+  // A reflink where the file system has them (instant, no extra space), a copy elsewhere.
+  await fsp.copyFile(source, file, fs.constants.COPYFILE_FICLONE);
+  job.ffmpeg.signal.throwIfAborted();
   const r = sourceRendition(info);
-  const bytes = (await fsp.stat(out.finalPath)).size;
+  const bytes = (await fsp.stat(file)).size;
   const kbps = measuredKbps(info, bytes);
-  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, peakKbps: kbps, file: `${dateFolder}/${name}`, path: out.finalPath, bytes, info };
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, peakKbps: kbps, file: `${dateFolder}/${name}`, path: file, bytes, info };
 }
 
 async function describe(file: string, relative: string, r: Rendition, hasAudio: boolean, job: RenditionJob): Promise<WrittenRendition> {
@@ -125,12 +110,4 @@ async function describe(file: string, relative: string, r: Rendition, hasAudio: 
 /** The file's overall bitrate: ffprobe's, or else its size over its duration. */
 function measuredKbps(info: VideoInfo, bytes: number): number {
   return info.bitrateKbps ?? Math.round((bytes * 8) / Math.max(0.001, info.durationSeconds) / 1000);
-}
-
-function fileNameOf(out: AtomicOutput): string {
-  return path.basename(out.finalPath);
-}
-
-async function abortAll(outs: AtomicOutput[]): Promise<void> {
-  await Promise.all(outs.map((o) => o.abort().catch(() => undefined)));
 }

@@ -2,13 +2,15 @@
  * The `transcode` job (issue 4): a stored source becomes a playable video, 5 → 6 → 1, or 7 with
  * the reason once the job gives up.
  *
- * Steps: probe the source; the renditions (the ladder in one ffmpeg run, or the kept source)
- * with the cover taken meanwhile; HLS over the renditions; then the rows (renditions, duration,
- * cover) and the move to 1. Files come first and rows last, each file renamed into place only once complete, so a crash
- * at any point leaves either the previous state or files nobody lists (which `recover` removes).
+ * Steps: the source made available as a local file (the media store's withLocalCopy); probe it;
+ * the renditions (the ladder in one ffmpeg run, or the kept source) with the covers made
+ * meanwhile; HLS over the renditions; all of it in this node's scratch folder. Then the outputs
+ * are stored (storeOutputs.ts), then the rows (renditions, duration, cover), then the move to 1.
+ * Files come first and rows last, so a crash at any point leaves either the previous state or
+ * objects nobody lists (which `recover` removes).
  */
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import path from 'node:path';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord } from '../jobs/types.js';
 import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
@@ -16,14 +18,16 @@ import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import { NOT_A_VIDEO_REASON } from '../ingest/sourceIntake.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { checkMediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
+import type { Scratch } from '../storage/scratch.js';
 import type { RenditionRecord, VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs.js';
-import { writeCover } from './coverOutput.js';
+import { writeCovers } from './coverOutput.js';
 import type { FfmpegTools } from './ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
 import { keepSourceRendition, transcodeRenditions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
+import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
 
 /** The job type. */
 export const TRANSCODE_JOB = 'transcode';
@@ -39,7 +43,10 @@ const TRANSCODE_SHARE = 90;
 
 export interface TranscodeJobDeps {
   videos: VideoStore;
-  media: LocalMediaStore;
+  /** Where sources are read from and outputs stored. */
+  objects: MediaStore;
+  /** This node's working space: an attempt writes its outputs there first. */
+  scratch: Scratch;
   lifecycle: VideoLifecycle;
   tools: FfmpegTools;
   options: ProcessingOptions;
@@ -53,7 +60,7 @@ export interface TranscodeJobDeps {
 }
 
 export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
-  const { videos, media, lifecycle, options, log } = deps;
+  const { videos, objects, scratch, lifecycle, options, log } = deps;
   const transcode = transcodeOptionsOf(options);
   // An attempt's date folder is that of its start, so `recover` finds what it wrote.
   const dateFolderOf = (job: JobRecord) => deps.dateFolder(job.startedAt ?? Date.now());
@@ -79,54 +86,72 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
       // Armed once the source's length is known: see processing.jobTimeout.
       const deadline = new AbortController();
       let deadlineTimer: NodeJS.Timeout | undefined;
+      // Where the source's local file is (ffmpeg's messages name it): cut from failure reasons.
+      let sourceDir: string | undefined;
       try {
-        const source = media.resolveRelative('sources', video.sourceFile);
-        if (!source || !fs.existsSync(source)) throw new PermanentJobError('the stored source file is missing');
-        const bins = await deps.tools.binaries();
-        const ffmpeg: FfmpegRunContext = {
-          ffmpegPath: bins.ffmpeg.path,
-          // The renditions are vop's own files: judged as files, not against the source policy.
-          probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
-          signal: AbortSignal.any([ctx.signal, deadline.signal]),
-          pidFile: deps.pidFile,
-          probeTimeoutMs: options.probeTimeoutMs,
-          memoryLimitBytes: options.memoryLimitBytes,
-        };
-        // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
-        // source is judged again (allow-list, limits): the settings may have changed since it came.
-        const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
-        // Judged here, not at intake (its probe broke then and passed the file on, or the
-        // settings changed): refused as intake refuses, by onGiveUp below.
-        if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
-        const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
-        deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
+        const work = await scratch.fresh('transcode', videoId);
+        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls') };
+        for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
+        const sourceKey = sourceKeyOf(video.sourceFile);
+        const made = await objects.withLocalCopy(sourceKey, async (source) => {
+          sourceDir = path.dirname(source);
+          const bins = await deps.tools.binaries();
+          const ffmpeg: FfmpegRunContext = {
+            ffmpegPath: bins.ffmpeg.path,
+            // The renditions are vop's own files: judged as files, not against the source policy.
+            probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
+            signal: AbortSignal.any([ctx.signal, deadline.signal]),
+            pidFile: deps.pidFile,
+            probeTimeoutMs: options.probeTimeoutMs,
+            memoryLimitBytes: options.memoryLimitBytes,
+          };
+          // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
+          // source is judged again (allow-list, limits): the settings may have changed since it came.
+          const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
+          // Judged here, not at intake (its probe broke then and passed the file on, or the
+          // settings changed): refused as intake refuses, by onGiveUp below.
+          if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
+          const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
+          deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
 
-        // The cover is taken from the source while the renditions encode: its runs are short and
-        // spend most of their time starting and seeking, which the long encode hides.
-        const [written, coverFile] = await bothOrAbort(ffmpeg, (steps) => [
-          video.keepSource
-            ? keepSourceRendition({ videoId, source, info, dateFolder, media, ffmpeg: steps }).then((w) => [w])
-            : transcodeRenditions({ videoId, source, info, dateFolder, media, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx)),
-          writeCover(videoId, source, info, media, steps),
-        ]);
-        ctx.progress({ percent: TRANSCODE_SHARE });
-        if (options.hls && (!video.keepSource || canRepackageAsHls(info))) {
-          await packageHls(videoId, written, media, ffmpeg, options.hlsSegmentSeconds);
-        } else {
-          await fsp.rm(media.path('hls', videoId), { recursive: true, force: true });
-        }
-        deps.hlsChanged?.(videoId);
+          // The covers are taken from the source while the renditions encode: their runs are short
+          // and spend most of their time starting and seeking, which the long encode hides.
+          const job = { videoId, source, info, dateFolder, outDir: dirs.play };
+          const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [
+            video.keepSource
+              ? keepSourceRendition({ ...job, ffmpeg: steps }).then((w) => [w])
+              : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx)),
+            writeCovers(source, info, dirs.covers, steps),
+          ]);
+          ctx.progress({ percent: TRANSCODE_SHARE });
+          const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
+          if (hls) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds);
+          return { info, written, covers, hls };
+        }).catch((err: unknown) => {
+          if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
+          throw err;
+        });
         ctx.signal.throwIfAborted();
 
+        // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts).
+        if (made.hls) await storeHls(objects, videoId, dirs.hls);
+        else await objects.deletePrefix(`hls/${videoId}`);
+        deps.hlsChanged?.(videoId);
+        const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers);
+        await storeRenditions(objects, made.written);
+        ctx.signal.throwIfAborted();
+
+        const { written, info } = made;
         await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
         // From here the rows name the new files: a failure of a later step must not delete them.
         for (const w of written) listed.add(w.file);
         await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile });
-        await removeReplacedRenditions(media, previous, new Set(written.map((w) => w.file)));
+        await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
+        await scratch.remove('transcode', videoId);
         await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
       } catch (err) {
-        await removeAttemptOutputs(media, videoId, dateFolder, listed).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
-        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), media.root);
+        await removeAttemptOutputs(objects, scratch, videoId, dateFolder, listed).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
+        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', videoId), ...(sourceDir ? [sourceDir] : []), scratch.root]);
       } finally {
         clearTimeout(deadlineTimer);
       }
@@ -134,7 +159,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
 
     async recover(job) {
       const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
-      const removed = await removeAttemptOutputs(media, job.videoId, dateFolderOf(job), keep);
+      const removed = await removeAttemptOutputs(objects, scratch, job.videoId, dateFolderOf(job), keep);
       if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
     },
 
@@ -144,9 +169,9 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         // the reason as intake gives it, so that an uploaded video takes another file. The job
         // is already recorded as failed: whoever sees the 7 sees a finished job.
         const video = await videos.get(job.videoId);
-        const source = video?.sourceFile ? media.resolveRelative('sources', video.sourceFile) : undefined;
+        const source = video?.sourceFile ? sourceKeyOf(video.sourceFile) : undefined;
         await videos.updateMedia(job.videoId, { sourceFile: '' });
-        if (source) await fsp.rm(source, { force: true });
+        if (source) await objects.delete(source);
         await lifecycle.move(job.videoId, VideoStatus.TranscodingFailed, { from: [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding], reason });
         return;
       }
@@ -216,13 +241,19 @@ function transcodeProgress(ctx: JobContext): (p: FfmpegProgress) => void {
   };
 }
 
+/** The media key of a stored source (VideoRecord.sourceFile, `<videoId>/source`). */
+function sourceKeyOf(sourceFile: string): string {
+  return checkMediaKey(`sources/${sourceFile}`);
+}
+
 /**
- * The failure as kept on the video and the job (admins read it): the media root's absolute path,
- * which ffmpeg's messages carry, is cut to the area-relative form. The class is kept, so a
- * permanent failure stays permanent.
+ * The failure as kept on the video and the job (admins read it): the scratch folder's absolute
+ * path, which ffmpeg's messages carry, is cut to the file's own name (the first of `roots` found
+ * wins). The class is kept, so a permanent failure stays permanent.
  */
-function forPeople(err: unknown, mediaRoot: string): unknown {
-  if (!(err instanceof Error) || !err.message.includes(mediaRoot)) return err;
-  const message = err.message.split(`${mediaRoot}/`).join('');
+function forPeople(err: unknown, roots: readonly string[]): unknown {
+  const root = err instanceof Error ? roots.find((r) => err.message.includes(r)) : undefined;
+  if (!root) return err;
+  const message = (err as Error).message.split(`${root}/`).join('');
   return err instanceof PermanentJobError ? new PermanentJobError(message) : new Error(message);
 }
