@@ -102,7 +102,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
-  const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, media, lifecycle, events, jobs, tools, log });
+  const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });
 
   const viewContext = (req: RequestOrigin): ViewContext => ({
     baseUrl: options.publicUrl ?? `${req.protocol}://${req.host}`,

@@ -414,7 +414,9 @@ describe('what is never served', () => {
       body.HlsURL.replace('master.m3u8', '180p/index.m3u8'),
     ];
     for (const u of urls) expect((await get(u)).status, u).toBe(200);
-    // A cover file gone from disk: 404, and no size is attempted from it.
+    // A cover file gone from disk, and a size the transcode did not make (a video transcoded
+    // before it made them all): 404, and no size is attempted from it.
+    fs.rmSync(t.vop.media.path('covers', id, 't5.jpg'));
     fs.renameSync(t.vop.media.path('covers', id, 'cover.jpg'), `${t.vop.media.path('covers', id, 'cover.jpg')}.away`);
     expect((await get(`${body.VideoModel.PicSavePath}?t=5`)).status).toBe(404);
     expect((await get(body.VideoModel.PicSavePath)).status).toBe(404);
