@@ -1,20 +1,9 @@
-/** How the console writes numbers, sizes, times and statuses for people. */
+/** How the console writes numbers, sizes, times and statuses for people, in the chosen language. */
+import { currentLocale, messages } from './i18n.js';
 
-/** Spec section 3: the values of a video's Status. */
-export const STATUS_NAMES: Record<number, string> = {
-  0: 'Waiting for deletion',
-  1: 'Normal (playable)',
-  2: 'Waiting for download',
-  3: 'Downloading',
-  4: 'Download failed',
-  5: 'Waiting for transcoding',
-  6: 'Transcoding',
-  7: 'Transcoding failed',
-  8: 'Not uploaded',
-};
-
+/** Spec section 3: a video's Status in words. */
 export function statusName(s: number): string {
-  return STATUS_NAMES[s] ?? `Status ${s}`;
+  return messages().status.names[s] ?? messages().status.unknown(s);
 }
 
 /** A tone for a status badge. */
@@ -23,6 +12,11 @@ export function statusTone(s: number): 'ok' | 'bad' | 'busy' | 'idle' {
   if (s === 4 || s === 7) return 'bad';
   if (s === 3 || s === 6) return 'busy';
   return 'idle';
+}
+
+/** A number in the chosen locale (digit grouping, decimal sign). */
+export function formatNumber(n: number, fractionDigits = 0): string {
+  return n.toLocaleString(currentLocale(), { maximumFractionDigits: fractionDigits, minimumFractionDigits: fractionDigits });
 }
 
 export function formatBytes(n: number | null | undefined): string {
@@ -34,7 +28,7 @@ export function formatBytes(n: number | null | undefined): string {
     v /= 1024;
     i++;
   }
-  return `${i === 0 ? v : v.toFixed(v >= 100 ? 0 : 1)} ${units[i]}`;
+  return `${formatNumber(v, i === 0 || v >= 100 ? 0 : 1)} ${units[i]}`;
 }
 
 /** 75 → "1:15"; 3700 → "1:01:40". */
@@ -47,28 +41,31 @@ export function formatDuration(seconds: number | null | undefined): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
 }
 
-/** Time left for people: "12 s", "3 min 5 s". */
+/** Time left for people: "12 s", "3 min 5 s" (in the chosen language). */
 export function formatEta(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return '—';
   const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${s % 60} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
+  return messages().time.eta(Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60);
 }
 
-/** A moment (ISO string or Unix ms) in the browser's locale. */
+/** A moment (ISO string or Unix ms) in the chosen locale. */
 export function formatTime(t: string | number | null | undefined): string {
   if (t === null || t === undefined || t === '') return '—';
   const d = new Date(t);
-  return Number.isNaN(d.getTime()) ? '—' : d.toLocaleString();
+  return Number.isNaN(d.getTime()) ? '—' : d.toLocaleString(currentLocale());
 }
 
 export function formatRate(bytesPerSecond: number): string {
-  return bytesPerSecond > 0 ? `${formatBytes(bytesPerSecond)}/s` : 'stalled';
+  return bytesPerSecond > 0 ? `${formatBytes(bytesPerSecond)}/s` : messages().time.stalled;
 }
 
 /** The first 8 characters of an id, for tight columns (the full id is in the title). */
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }
+
+/** The statuses 0 to 8 by number, named in the chosen language (read when listed, so a switch of language shows at once). */
+export const STATUS_NAMES: Readonly<Record<number, string>> = Object.defineProperties(
+  {},
+  Object.fromEntries([0, 1, 2, 3, 4, 5, 6, 7, 8].map((s) => [s, { get: () => statusName(s), enumerable: true }])),
+);

@@ -240,3 +240,34 @@ function page(v: SnippetValues, form: 'window' | 'overlay'): string {
 export function integrationSnippets(v: SnippetValues): Record<SnippetKind, string> {
   return { node: node(v), php: php(v), python: python(v), csharp: csharp(v), window: page(v, 'window'), overlay: page(v, 'overlay') };
 }
+
+/** What an embed snippet is made of: the video's addresses and its picture's shape. */
+export interface EmbedValues {
+  /** The HLS master, or '' when the video has no HLS. */
+  hlsUrl: string;
+  /** An MP4 rendition: what browsers without HLS play. */
+  mp4Url: string;
+  /** The cover, as the player's poster ('' for none). */
+  coverUrl: string;
+  width: number;
+  height: number;
+}
+
+/** Text safe inside a double-quoted HTML attribute. */
+const attr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * A `<video>` for another site's page: the HLS master first (Safari, iOS, Android and browsers
+ * with HLS of their own play it adaptively), the MP4 for the others, the cover as poster. Plain
+ * HTML: no script of vop's runs on the host page.
+ */
+export function embedSnippet(v: EmbedValues): string {
+  const width = 640;
+  const height = v.width > 0 && v.height > 0 ? Math.round((width * v.height) / v.width / 2) * 2 : 360;
+  const poster = v.coverUrl ? ` poster="${attr(v.coverUrl)}"` : '';
+  const hls = v.hlsUrl ? `\n  <source src="${attr(v.hlsUrl)}" type="application/vnd.apple.mpegurl">` : '';
+  return `<video controls playsinline preload="metadata" width="${width}" height="${height}"${poster} style="max-width: 100%; height: auto">${hls}
+  <source src="${attr(v.mp4Url)}" type="video/mp4">
+</video>
+`;
+}

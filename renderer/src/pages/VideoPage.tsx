@@ -1,18 +1,24 @@
+import { useState } from 'react';
 import { api } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
-import { CopyValue } from '../components/CopyButton.js';
+import { CopyButton, CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorMessage, Notice, PageHeader, StateBadge, StatusBadge } from '../components/Feedback.js';
 import { JobProgress, useJobProgress } from '../components/JobViews.js';
+import { Player, renditionUrl } from '../components/Player.js';
 import { useServerEvent } from '../events.js';
-import { formatBytes, formatDuration, formatTime, statusName } from '../format.js';
+import { formatBytes, formatDuration, formatNumber, formatTime, statusName } from '../format.js';
+import { useT } from '../i18n.js';
+import { embedSnippet } from '../integrationSnippets.js';
+import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
 import type { AppView, Playback, VideoDetail } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
 
-/** One video: fields, each rendition playing, covers, status history and errors; retry, delete. */
+/** One video: fields, its player (with embed and share), covers, renditions, jobs, status history; retry, delete. */
 export function VideoPage({ id }: { id: string }) {
+  const t = useT();
   const detail = useResource(() => api<VideoDetail>('GET', `/videos/${encodeURIComponent(id)}`), [id]);
   const playback = useResource(() => api<Playback>('GET', `/videos/${encodeURIComponent(id)}/playback`), [id]);
   const appId = detail.data?.video.appId;
@@ -29,12 +35,14 @@ export function VideoPage({ id }: { id: string }) {
 
   const v = detail.data?.video;
   const failed = v && (v.status === 4 || v.status === 7);
+  const deleted = v?.status === 0;
+  const pb = playback.data;
   return (
     <>
       <p className="crumbs">
-        <Link to="/videos">Videos</Link> /
+        <Link to="/videos">{t.video.crumb}</Link> /
       </p>
-      <PageHeader title={v ? v.title || '(no title)' : 'Video'}>
+      <PageHeader title={v ? v.title || t.video.noTitle : t.video.title}>
         {v && failed ? (
           <button
             type="button"
@@ -43,32 +51,29 @@ export function VideoPage({ id }: { id: string }) {
             onClick={() =>
               act(async () => {
                 const r = await api<{ action: string }>('POST', `/videos/${id}/retry`);
-                return r.action === 'download' ? 'The download starts again.' : 'The video is queued for transcoding again.';
+                return r.action === 'download' ? t.video.retriedDownload : t.video.retriedTranscode;
               })
             }
           >
-            Retry
+            {t.video.retry}
           </button>
         ) : null}
-        {v && v.status !== 0 ? (
+        {v && !deleted ? (
           <ConfirmButton
-            label="Delete"
+            label={t.video.delete}
             className="danger"
             disabled={busy}
-            title="Delete this video?"
-            confirmLabel="Delete the video"
+            title={t.video.deleteTitle}
+            confirmLabel={t.video.deleteConfirm}
             danger
             onConfirm={() =>
               void act(async () => {
                 await api('DELETE', `/videos/${id}`);
-                return 'Deleted: the video is in status 0 (waiting for deletion) and its files are gone.';
+                return t.video.deleted;
               })
             }
           >
-            <p>
-              Its source, renditions and covers are removed for good. The record stays in status 0 (waiting for deletion), so applications can see
-              what became of it.
-            </p>
+            <p>{t.video.deleteExplain}</p>
           </ConfirmButton>
         ) : null}
       </PageHeader>
@@ -81,57 +86,71 @@ export function VideoPage({ id }: { id: string }) {
               {reasonSentence(v.statusReason)}
             </p>
           ) : null}
+          <section className="card section" aria-labelledby="v-play">
+            <h2 id="v-play">{t.video.play}</h2>
+            {deleted ? (
+              <p className="muted" data-testid="deleted">
+                {t.video.deletedNote}
+              </p>
+            ) : pb && pb.playable && (pb.hlsUrl || pb.renditions.length > 0) ? (
+              <Playing playback={pb} title={v.title || t.video.noTitle} />
+            ) : (
+              <p className="muted">{pb && pb.renditions.length > 0 ? t.video.notPlayable(v.status, statusName(v.status)) : t.video.noRendition}</p>
+            )}
+          </section>
           <div className="grid">
             <section className="card" aria-labelledby="v-fields">
-              <h2 id="v-fields">Fields</h2>
+              <h2 id="v-fields">{t.video.fields}</h2>
               <dl className="facts">
-                <dt>Status</dt>
+                <dt>{t.video.status}</dt>
                 <dd>
                   <StatusBadge status={v.status} />
                 </dd>
-                <dt>Id</dt>
+                <dt>{t.video.id}</dt>
                 <dd>
-                  <CopyValue value={v.id} what="video id" />
+                  <CopyValue value={v.id} what={t.video.idWhat} />
                 </dd>
-                <dt>Application</dt>
+                <dt>{t.video.application}</dt>
                 <dd>
                   <Link to={`/apps/${v.appId}`}>{app.data?.name ?? v.appId}</Link>
                 </dd>
-                <dt>Uploader</dt>
+                <dt>{t.video.uploader}</dt>
                 <dd>{v.createUser || '—'}</dd>
-                <dt>Source</dt>
-                <dd className="break">{sourceText(v)}</dd>
-                <dt>Length</dt>
+                <dt>{t.video.source}</dt>
+                <dd className="break">{sourceText(t, v)}</dd>
+                <dt>{t.video.length}</dt>
                 <dd>{v.duration ? formatDuration(v.duration) : '—'}</dd>
-                <dt>Registered</dt>
+                <dt>{t.video.registered}</dt>
                 <dd>{formatTime(v.createdAt)}</dd>
                 {v.description ? (
                   <>
-                    <dt>Description</dt>
+                    <dt>{t.video.description}</dt>
                     <dd>{v.description}</dd>
                   </>
                 ) : null}
                 {v.tags ? (
                   <>
-                    <dt>Tags</dt>
+                    <dt>{t.video.tags}</dt>
                     <dd>{v.tags}</dd>
                   </>
                 ) : null}
                 {v.actors ? (
                   <>
-                    <dt>Actors</dt>
+                    <dt>{t.video.actors}</dt>
                     <dd>{v.actors}</dd>
                   </>
                 ) : null}
               </dl>
             </section>
             <section className="card" aria-labelledby="v-covers">
-              <h2 id="v-covers">Covers</h2>
-              {playback.data && playback.data.coverUrl && playback.data.playable ? (
+              <h2 id="v-covers">{t.video.covers}</h2>
+              {deleted ? (
+                <p className="muted">{t.video.deletedCovers}</p>
+              ) : pb && pb.coverUrl && pb.playable ? (
                 <>
-                  <img className="cover" src={playback.data.coverUrl} alt={`Cover of ${v.title}`} />
+                  <img className="cover" src={pb.coverUrl} alt={t.video.coverOf(v.title)} />
                   <ul className="plain covers">
-                    {playback.data.covers.map((c) => (
+                    {pb.covers.map((c) => (
                       <li key={c.t}>
                         <a href={c.url} target="_blank" rel="noreferrer">
                           t={c.t} ({c.width}×{c.height})
@@ -141,70 +160,69 @@ export function VideoPage({ id }: { id: string }) {
                   </ul>
                 </>
               ) : (
-                <p className="muted">No cover yet.</p>
+                <p className="muted">{t.video.noCover}</p>
               )}
             </section>
           </div>
-          <section aria-labelledby="v-renditions" className="section">
-            <h2 id="v-renditions">Renditions</h2>
-            {playback.data && playback.data.renditions.length > 0 ? (
-              <>
-                {!playback.data.playable ? <p className="muted">Files are served only while the video is in status 1.</p> : null}
-                <div className="renditions">
-                  {playback.data.renditions.map((r) => (
-                    <figure key={r.file} className="card rendition">
-                      {playback.data!.playable ? (
-                        <video controls preload="metadata" src={r.playUrl} aria-label={`Rendition ${r.label}`} data-label={r.label} />
-                      ) : null}
-                      <figcaption>
-                        <strong>{r.label}</strong> · {r.width}×{r.height} · {r.bitrateKbps} kbps · {formatBytes(r.bytes)}
-                        <br />
-                        <span className="muted small-text break">
-                          PlayURL + VideoURL: <code>{r.playUrl}</code>
-                        </span>
-                        {playback.data!.playable ? (
-                          <>
-                            {' '}
-                            <a href={r.downloadUrl}>Download</a>
-                          </>
-                        ) : null}
-                      </figcaption>
-                    </figure>
-                  ))}
-                </div>
-                {playback.data.hlsUrl ? (
-                  <p className="small-text">
-                    HLS: <CopyValue value={playback.data.hlsUrl} what="HLS address" />
-                  </p>
-                ) : null}
-              </>
-            ) : (
-              <p className="muted">No rendition yet.</p>
-            )}
-          </section>
+          {pb && pb.renditions.length > 0 && !deleted ? (
+            <section aria-labelledby="v-renditions" className="section">
+              <h2 id="v-renditions">{t.video.renditions}</h2>
+              <DataTable className="renditions" columns={[t.video.rLabel, t.video.rSize, t.video.rBitrate, t.video.rBytes, { hidden: t.video.rLinks }]}>
+                {pb.renditions.map((r) => (
+                  <tr key={r.file} data-rendition={r.label}>
+                    <td>
+                      <strong>{r.label}</strong>
+                    </td>
+                    <td>
+                      {r.width}×{r.height}
+                    </td>
+                    <td>{t.video.kbps(formatNumber(r.bitrateKbps))}</td>
+                    <td>{formatBytes(r.bytes)}</td>
+                    <td className="break">
+                      {pb.playable ? (
+                        <>
+                          <a href={r.playUrl} target="_blank" rel="noreferrer">
+                            {t.video.open}
+                          </a>{' '}
+                          · <a href={r.downloadUrl}>{t.video.download}</a>
+                        </>
+                      ) : (
+                        <code>{r.file}</code>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
+              {pb.hlsUrl ? (
+                <p className="small-text">
+                  {t.video.hls} <CopyValue value={pb.hlsUrl} what={t.video.hlsWhat} />
+                </p>
+              ) : null}
+            </section>
+          ) : null}
           <section aria-labelledby="v-jobs" className="section">
-            <h2 id="v-jobs">Jobs</h2>
-            {detail.data.jobs.length === 0 ? <p className="muted">No job.</p> : null}
+            <h2 id="v-jobs">{t.video.jobs}</h2>
+            {detail.data.jobs.length === 0 ? <p className="muted">{t.video.noJob}</p> : null}
             <ul className="plain jobs">
               {detail.data.jobs.map((j) => (
                 <li key={j.id} className="job-line">
-                  <strong>{j.type}</strong> <StateBadge state={j.state} />{' '}
+                  <strong>{t.jobs.types[j.type] ?? j.type}</strong> <StateBadge state={j.state} />{' '}
                   <span className="muted small-text">
-                    attempt {j.attempts} of {j.maxAttempts} · {formatTime(j.updatedAt)}
+                    {t.jobs.attempt(j.attempts, j.maxAttempts)} · {formatTime(j.updatedAt)}
                   </span>
-                  {j.state === 'running' ? <JobProgress figures={figures(j)} label={`${j.type} progress`} /> : null}
+                  {j.state === 'running' ? <JobProgress figures={figures(j)} label={t.jobs.progressOf(t.jobs.types[j.type] ?? j.type)} /> : null}
                   {j.error ? <div className="error-text">{j.error}</div> : null}
                 </li>
               ))}
             </ul>
           </section>
           <section aria-labelledby="v-history" className="section">
-            <h2 id="v-history">Status history</h2>
-            <DataTable className="history" columns={['When', 'From', 'To', 'Reason']}>
+            <h2 id="v-history">{t.video.history}</h2>
+            <DataTable className="history" columns={[t.video.hWhen, t.video.hFrom, t.video.hTo, t.video.hReason]}>
               {detail.data.statusHistory.map((h, i) => (
                 <tr key={i}>
                   <td>{formatTime(h.at)}</td>
-                  <td>{h.from === null ? 'registered' : `${h.from} · ${statusName(h.from)}`}</td>
+                  <td>{h.from === null ? t.video.registeredState : `${h.from} · ${statusName(h.from)}`}</td>
                   <td>
                     {h.to} · {statusName(h.to)}
                   </td>
@@ -216,6 +234,35 @@ export function VideoPage({ id }: { id: string }) {
         </>
       ) : null}
     </>
+  );
+}
+
+/** The player, and what to give others: a share link (the MP4 of the chosen quality) and an embed snippet. */
+function Playing({ playback, title }: { playback: Playback; title: string }) {
+  const t = useT();
+  const [quality, setQuality] = useState('');
+  const mp4 = renditionUrl(playback, quality);
+  const shape = playback.renditions.find((r) => r.playUrl === mp4) ?? playback.renditions[0];
+  const embed = embedSnippet({ hlsUrl: playback.hlsUrl, mp4Url: mp4, coverUrl: playback.coverUrl, width: shape?.width ?? 0, height: shape?.height ?? 0 });
+  return (
+    <div className="playing">
+      <Player playback={playback} title={title} onQuality={setQuality} />
+      <div className="share">
+        <h3>{t.video.share}</h3>
+        <p className="muted small-text">{t.video.shareHelp}</p>
+        <CopyValue value={mp4} what={t.video.shareWhat} />
+        <h3>{t.video.embed}</h3>
+        <p className="muted small-text">{t.video.embedHelp}</p>
+        <div className="snippet">
+          <div className="row end">
+            <CopyButton text={embed} what={t.video.embedWhat} />
+          </div>
+          <pre tabIndex={0}>
+            <code data-snippet="embed">{embed}</code>
+          </pre>
+        </div>
+      </div>
+    </div>
   );
 }
 
@@ -233,8 +280,8 @@ function reasonSentence(reason: string): string {
  * address; 1 is an upload, which the upload widget (tus) and a server-side
  * `POST /Api/Video/Upload` both give, and the record does not say which.
  */
-function sourceText(v: { sourceType: number; sourceUrl: string; status: number }): string {
-  if (v.sourceType === 2) return `pulled from ${v.sourceUrl}`;
-  if (v.status === 8) return 'to be uploaded (nothing received yet)';
-  return 'uploaded (through the upload widget or POST /Api/Video/Upload)';
+function sourceText(t: Messages, v: { sourceType: number; sourceUrl: string; status: number }): string {
+  if (v.sourceType === 2) return t.video.pulledFrom(v.sourceUrl);
+  if (v.status === 8) return t.video.toBeUploaded;
+  return t.video.uploaded;
 }
