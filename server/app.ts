@@ -37,7 +37,9 @@ import { FfmpegTools } from './processing/ffmpegTools.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
+import { openS3MediaStore } from './storage/media/s3MediaStore.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
+import { VideoMedia } from './storage/media/videoMedia.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
@@ -74,6 +76,10 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const loose = looseDataDir(options.dataDir);
   if (loose) log(`WARNING: ${loose}`);
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
+  // Media in object storage when it is configured (waiting, bounded and logged, for the endpoint,
+  // and creating the bucket); on local disk under the data directory otherwise. Before
+  // the database, so a failure here leaves nothing open.
+  const s3 = options.objectStorage ? await openS3MediaStore({ ...options.objectStorage, scratchDir: path.join(options.dataDir, 'scratch', 's3'), log }) : undefined;
   const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
   const events = new VopEventBus();
   const auth = new AuthService(stores.apps, options.auth);
@@ -81,7 +87,9 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const videos = new VideoService(stores.videos, stores.apps, events, options.videos);
   const formatDate = makeLocalDateFormatter(options.timeZone);
   const media = new LocalMediaStore(options.dataDir);
-  const objects: MediaStore = new LocalObjectMediaStore(media);
+  const objects: MediaStore = s3 ?? new LocalObjectMediaStore(media);
+  if (s3) log(`Media in object storage: ${options.objectStorage!.endpoint}, bucket ${options.objectStorage!.bucket}.`);
+  const videoMedia = new VideoMedia(objects, media);
   const lifecycle = new VideoLifecycle(stores.videos, events);
   const jobs = new JobQueue(stores.jobs, events, log);
   // Status callbacks (spec section 6): listens to video.status; catches up on what a crash cut off
@@ -99,7 +107,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // Uploads (tus, multipart) and pulls from a URL (issue 3): registers the download job.
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, lifecycle, events, jobs, tools, log });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
   const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });
@@ -162,7 +170,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.use(mediaRouter({ videos: stores.videos, media, covers: processing.covers, sendTimeoutMs: options.sendTimeoutMs }));
 
   const consoleApi = createConsoleApi({
-    options, adminToken, stores, events, jobs, media, lifecycle, processing, tus: ingest.tus, viewContext, log,
+    options, adminToken, stores, events, jobs, media, videoMedia, lifecycle, processing, tus: ingest.tus, viewContext, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
@@ -255,6 +263,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         await jobs.stop();
         await processing.stop();
         await stores.close();
+        s3?.close();
       })();
       return closing;
     },

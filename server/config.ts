@@ -6,6 +6,7 @@ import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOp
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
 import { assertRetryConfig, type RetryConfig } from './jobs/retry.js';
 import { assertTimeZone } from './services/localTime.js';
+import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
 import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
 
 /** Options of {@link createServer}; every field but `dataDir` has a default (see {@link resolveOptions}). */
@@ -18,6 +19,18 @@ export interface ServerOptions {
    * names it. Absent: the embedded sql.js database in `dataDir` (nothing else to run).
    */
   databaseUrl?: string;
+  /**
+   * S3-compatible object storage for media (issue 11; from VOP_S3_* by `npm start`): sources,
+   * renditions, covers and HLS live in its bucket, and this node's disk holds only scratch.
+   * Absent: media on local disk under `dataDir/media`.
+   */
+  objectStorage?: Partial<S3MediaStoreOptions> & { endpoint: string };
+  /**
+   * With a database shared by several nodes and no object storage, media on local disk are only
+   * right if every node mounts the same media folder: say so with this (VOP_SHARED_MEDIA=1), or
+   * start-up refuses, rather than letting each node serve only what it transcoded.
+   */
+  sharedMedia: boolean;
   /** How long start-up waits for that database to answer (nodes start in any order); tries, then gives up. */
   databaseConnectRetry: RetryConfig;
   /** Bearer token of the admin API. Absent: read from `<dataDir>/admin-token`, generated on first start. */
@@ -75,6 +88,7 @@ export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'process
 
 const DEFAULTS = {
   adminRemote: false,
+  sharedMedia: false,
   // About two minutes of tries for a database that does not answer yet, then start-up fails.
   databaseConnectRetry: { maxRetries: 30, baseDelayMs: 250, maxDelayMs: 5_000, jitter: false },
   maxBodyBytes: 64 * 1024,
@@ -118,6 +132,13 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   if (o.timeZone !== undefined) assertTimeZone(o.timeZone);
   if (o.databaseUrl !== undefined && !/^postgres(ql)?:\/\/./.test(o.databaseUrl)) {
     throw new Error('Option databaseUrl must be a postgres:// (or postgresql://) address.');
+  }
+  if (o.objectStorage !== undefined) validateS3Options(o.objectStorage);
+  if (o.databaseUrl !== undefined && o.objectStorage === undefined && !o.sharedMedia) {
+    throw new Error(
+      'A shared database (databaseUrl, VOP_DATABASE_URL) needs media every node can read: set VOP_S3_ENDPOINT (and VOP_S3_BUCKET, the keys) for object storage, ' +
+        'or, if every node mounts the same media folder (NFS, SMB), say so with VOP_SHARED_MEDIA=1 (--shared-media).',
+    );
   }
   assertRetryConfig('Option databaseConnectRetry', o.databaseConnectRetry);
   o.callbacks = resolveCallbackOptions(input.callbacks);

@@ -2,6 +2,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type { ServerOptionsInput } from './config.js';
 import { isLoopback } from './http/adminAuth.js';
+import { s3OptionsFromEnv } from './storage/media/s3Options.js';
 
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
 export interface StartConfig {
@@ -16,9 +17,11 @@ export interface StartConfig {
 
 export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
-                    [--trusted-proxies <cidr,…>]
+                    [--trusted-proxies <cidr,…>] [--shared-media]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
-             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_TRUSTED_PROXIES.
+             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_TRUSTED_PROXIES,
+             VOP_SHARED_MEDIA; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
+             VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
 
@@ -38,6 +41,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'pull-allow': { type: 'string' },
       'database-url': { type: 'string' },
       'trusted-proxies': { type: 'string' },
+      'shared-media': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,6 +64,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       adminRemote: values['admin-remote'] ?? ['1', 'true', 'yes'].includes((env.VOP_ADMIN_REMOTE ?? '').toLowerCase()),
       timeZone: values['time-zone'] ?? (env.VOP_TIME_ZONE || undefined),
       databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
+      // Object storage for media when VOP_S3_ENDPOINT is set (the keys stay out of the command line).
+      objectStorage: s3OptionsFromEnv(env),
+      sharedMedia: values['shared-media'] ?? ['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()),
       // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
       trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),
       // Comma-separated CIDRs that pulls may reach although loopback or link-local (127.0.0.0/8).

@@ -22,7 +22,8 @@ afterAll(async () => {
 });
 
 async function boot(databaseUrl: string): Promise<TestServer> {
-  const s = await startServer({ databaseUrl });
+  // These nodes run on one machine: their media folders are one (the media store part is tested with S3).
+  const s = await startServer({ databaseUrl, sharedMedia: true });
   servers.push(s);
   return s;
 }
@@ -96,6 +97,7 @@ describe('cluster mode: metadata in PostgreSQL', () => {
       dataDir: tempDataDir(),
       adminToken: ADMIN_TOKEN,
       databaseUrl: pg.url(name).replace('postgres@', 'postgres:s3cret-pw@'),
+      sharedMedia: true,
       databaseConnectRetry: { maxRetries: 40, baseDelayMs: 50, maxDelayMs: 100, jitter: false },
       log: (l) => logs.push(l),
     });
@@ -113,6 +115,7 @@ describe('cluster mode: metadata in PostgreSQL', () => {
       dataDir: tempDataDir(),
       adminToken: ADMIN_TOKEN,
       databaseUrl: `postgres://postgres@127.0.0.1:1/vop`,
+      sharedMedia: true,
       databaseConnectRetry: { maxRetries: 2, baseDelayMs: 10, maxDelayMs: 10, jitter: false },
       log: () => undefined,
     });
@@ -123,5 +126,9 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     expect(() => resolveOptions({ dataDir: tempDataDir(), databaseUrl: 'mysql://x/y' })).toThrow(/databaseUrl/);
     expect(() => resolveOptions({ dataDir: tempDataDir(), databaseConnectRetry: { maxRetries: -1, baseDelayMs: 0, maxDelayMs: 0, jitter: false } })).toThrow(/databaseConnectRetry/);
     expect(resolveOptions({ dataDir: tempDataDir() }).databaseUrl).toBeUndefined();
+    // A shared database with media on each node's own disk: refused, saying what to set.
+    expect(() => resolveOptions({ dataDir: tempDataDir(), databaseUrl: 'postgres://a@h/db' })).toThrow(/VOP_S3_ENDPOINT.*VOP_SHARED_MEDIA=1/s);
+    expect(resolveOptions({ dataDir: tempDataDir(), databaseUrl: 'postgres://a@h/db', sharedMedia: true }).sharedMedia).toBe(true);
+    expect(() => resolveOptions({ dataDir: tempDataDir(), objectStorage: { endpoint: 'ftp://x', bucket: 'b' } })).toThrow(/object storage option/);
   });
 });

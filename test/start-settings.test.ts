@@ -44,6 +44,13 @@ describe('start settings added for hardening and cluster mode', () => {
     expect(parseStartArgs(['--database-url', 'postgres://a@h/db'], {}).options.databaseUrl).toBe('postgres://a@h/db');
     expect(parseStartArgs([], { VOP_DATABASE_URL: 'postgres://b@h/db' }).options.databaseUrl).toBe('postgres://b@h/db');
     expect(parseStartArgs([], {}).options.databaseUrl).toBeUndefined();
+    // Object storage from VOP_S3_*, never from flags (keys stay off the command line).
+    expect(parseStartArgs([], {}).options.objectStorage).toBeUndefined();
+    const s3 = parseStartArgs([], { VOP_S3_ENDPOINT: 'http://127.0.0.1:7480', VOP_S3_BUCKET: 'vop-media', VOP_S3_ACCESS_KEY_ID: 'k', VOP_S3_SECRET_ACCESS_KEY: 's', VOP_S3_FORCE_PATH_STYLE: '1' }).options.objectStorage;
+    expect(s3).toMatchObject({ endpoint: 'http://127.0.0.1:7480', bucket: 'vop-media', region: 'us-east-1', forcePathStyle: true });
+    expect(parseStartArgs(['--shared-media'], {}).options.sharedMedia).toBe(true);
+    expect(parseStartArgs([], { VOP_SHARED_MEDIA: '1' }).options.sharedMedia).toBe(true);
+    expect(parseStartArgs([], {}).options.sharedMedia).toBe(false);
   });
 
   it('knows whether the admin token came from the command line', () => {

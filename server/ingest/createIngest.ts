@@ -4,6 +4,7 @@ import type { AuthService } from '../services/authService.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { SourceFileGetType } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { Stores } from '../storage/types.js';
 import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
@@ -21,6 +22,8 @@ export interface IngestDeps {
   auth: AuthService;
   stores: Stores;
   media: LocalMediaStore;
+  /** Where sources are kept once complete (local disk or S3). */
+  objects: MediaStore;
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
@@ -44,7 +47,7 @@ export interface Ingest {
  */
 export function createIngest(deps: IngestDeps): Ingest {
   const { stores, media, lifecycle, log } = deps;
-  const intake = new SourceIntake({ videos: stores.videos, media, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log });
+  const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log });
   const service = new IngestService({
     auth: deps.auth,
     apps: stores.apps,

@@ -5,6 +5,7 @@ import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
+import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 
@@ -45,7 +46,13 @@ export interface IntakeResult {
 
 export interface SourceIntakeDeps {
   videos: VideoStore;
+  /** This node's disk: where a complete file is claimed (`sources/<videoId>/source`). */
   media: LocalMediaStore;
+  /**
+   * Where sources are kept: on local disk the claimed file is already the object; elsewhere
+   * (S3) it is handed over to the store once claimed.
+   */
+  objects: MediaStore;
   lifecycle: VideoLifecycle;
   probeTimeoutMs: number;
   log: (line: string) => void;
@@ -61,7 +68,9 @@ export interface SourceIntakeDeps {
  *
  * The hard link into `sources` is the commit point: it fails if a source is already there, so
  * of two uploads of one video only one can complete. Everything after it can be redone from the
- * stored file, which is what {@link resumeStored} does after a crash.
+ * stored file, which is what {@link resumeStored} does after a crash. With media in object storage
+ * the claimed file is then handed to the store ({@link store}), and a file a crash left claimed
+ * but not handed over is handed over at the next start.
  */
 export class SourceIntake {
   /** Per-video chains: completions of one video run one after another. */
@@ -72,9 +81,32 @@ export class SourceIntake {
     this.probeFile = deps.probe ?? probe;
   }
 
-  /** Where a video's source is kept. */
+  /** Where a video's source is claimed on this node's disk (on the local store: where it is kept). */
   sourcePath(videoId: string): string {
     return this.deps.media.path('sources', videoId, 'source');
+  }
+
+  /** The media key of a video's source (VideoRecord.sourceFile is `<videoId>/source`). */
+  private sourceKey(videoId: string): string {
+    return mediaKey('sources', videoId, 'source');
+  }
+
+  /**
+   * Hands a claimed file to a store that is not this disk (S3). On local disk the claimed file
+   * is the object already. A put replaces: a second node's claim of the same video is stopped
+   * before this by the video's state (see accept), not by the store.
+   */
+  private async store(videoId: string): Promise<void> {
+    if (this.deps.objects.kind === 'local') return;
+    const file = this.sourcePath(videoId);
+    if (!fs.existsSync(file)) return;
+    await this.deps.objects.put(this.sourceKey(videoId), { file, move: true });
+  }
+
+  /** Whether the video's source is stored (handing over first a file a crash left claimed here). */
+  private async stored(videoId: string): Promise<boolean> {
+    await this.store(videoId);
+    return (await this.deps.objects.stat(this.sourceKey(videoId))) !== undefined;
   }
 
   /**
@@ -101,6 +133,7 @@ export class SourceIntake {
       await fsyncFile(file);
       await claim(file, dest);
       await fsyncDir(path.dirname(dest));
+      await this.store(videoId);
       await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
       return this.check(videoId, video.status);
     });
@@ -116,7 +149,7 @@ export class SourceIntake {
     return this.exclusive(videoId, async () => {
       const video = await this.deps.videos.get(videoId);
       const waiting = video !== undefined && (video.status === from || (from === VideoStatus.NotUploaded && refusedUpload(video)));
-      if (!video || !waiting || !fs.existsSync(this.sourcePath(videoId))) return undefined;
+      if (!video || !waiting || !(await this.stored(videoId))) return undefined;
       if (video.sourceFile === '') await this.deps.videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
       return this.check(videoId, video.status);
     });
@@ -125,7 +158,9 @@ export class SourceIntake {
   /** On start: every upload whose file was stored but not yet checked when the server stopped. */
   async resumeStored(): Promise<number> {
     let n = 0;
-    const names = await fs.promises.readdir(this.deps.media.path('sources')).catch(() => [] as string[]);
+    // The store's sources, and (media elsewhere) files a crash left claimed here but not handed over.
+    const local = this.deps.objects.kind === 'local' ? [] : await fs.promises.readdir(this.deps.media.path('sources')).catch(() => [] as string[]);
+    const names = [...new Set([...(await this.deps.objects.listNames('sources')), ...local])];
     for (const name of names) {
       if (!VIDEO_ID_RE.test(name)) continue;
       try {
@@ -142,7 +177,7 @@ export class SourceIntake {
     const { videos, lifecycle, log } = this.deps;
     let verdict: ProbeResult;
     try {
-      verdict = await this.probeFile(this.sourcePath(videoId), { timeoutMs: this.deps.probeTimeoutMs });
+      verdict = await this.deps.objects.withLocalCopy(this.sourceKey(videoId), (file) => this.probeFile(file, { timeoutMs: this.deps.probeTimeoutMs }));
     } catch (err) {
       // The stored file is not there to read: nothing to pass on.
       if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
@@ -173,6 +208,7 @@ export class SourceIntake {
    */
   private async dropRefused(videoId: string): Promise<void> {
     await this.deps.videos.updateMedia(videoId, { sourceFile: '' });
+    await this.deps.objects.delete(this.sourceKey(videoId));
     const file = this.sourcePath(videoId);
     await fs.promises.rm(file, { force: true });
     await fsyncDir(path.dirname(file));

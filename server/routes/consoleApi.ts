@@ -15,6 +15,7 @@ import { VideoAdmin } from '../services/videoAdmin.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import type { ViewContext } from '../services/videoView.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { Stores } from '../storage/types.js';
 import { adminEventsRouter } from './adminEvents.js';
 import { adminOverviewRouter } from './adminOverview.js';
@@ -31,6 +32,8 @@ export interface ConsoleApiDeps {
   events: VopEventBus;
   jobs: JobQueue;
   media: LocalMediaStore;
+  /** A video's media wherever they live (deletion). */
+  videoMedia: VideoMedia;
   lifecycle: VideoLifecycle;
   processing: Processing;
   /** The tus endpoint's store, for the uploads in progress. */
@@ -65,7 +68,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     jobStore: stores.jobs,
     jobs: deps.jobs,
     lifecycle: deps.lifecycle,
-    media: deps.media,
+    media: deps.videoMedia,
     retryTranscode: (job) => deps.processing.scheduler.retry(job),
   });
 

@@ -3,7 +3,7 @@ import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../jobs/types.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import type { VideoLifecycle } from './videoLifecycle.js';
 import { VideoStatus } from './videoStatus.js';
@@ -13,7 +13,8 @@ export interface VideoAdminDeps {
   jobStore: JobStore;
   jobs: JobQueue;
   lifecycle: VideoLifecycle;
-  media: LocalMediaStore;
+  /** A video's objects and local files, for deletion. */
+  media: Pick<VideoMedia, 'removeVideo'>;
   /** Retries a failed transcode job, moving its video from 7 back to 5 (TranscodeScheduler.retry). */
   retryTranscode(job: JobRecord): Promise<boolean>;
 }

@@ -31,7 +31,9 @@ const AREAS: readonly MediaArea[] = ['incoming', 'sources', 'play', 'hls', 'cove
 /**
  * Media on local disk under `<dataDir>/media`. Paths are built only from ids and names we
  * made, each segment checked, and the result checked to be inside its area: no path ever comes
- * from raw request text. A second implementation (object storage) would keep this shape.
+ * from raw request text. The media store on local disk (storage/media/localObjectMediaStore.ts)
+ * is built on it; other code reaches media through that store, this class only for its own scratch
+ * (uploads in progress), disk space and the paths the local store maps keys to.
  */
 export class LocalMediaStore {
   readonly root: string;
@@ -63,17 +65,6 @@ export class LocalMediaStore {
       return this.path(area, ...parts);
     } catch {
       return undefined;
-    }
-  }
-
-  /** Removes everything a video has in every area (its play files are listed by the caller). */
-  async removeVideo(videoId: string, playFiles: string[] = []): Promise<void> {
-    for (const area of ['incoming', 'sources', 'hls', 'covers'] as const) {
-      await fs.promises.rm(this.path(area, videoId), { recursive: true, force: true });
-    }
-    for (const rel of playFiles) {
-      const p = this.resolveRelative('play', rel);
-      if (p) await fs.promises.rm(p, { force: true });
     }
   }
 

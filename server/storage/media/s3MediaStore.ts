@@ -236,7 +236,9 @@ export class S3MediaStore implements MediaStore {
 
   async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
     for (const key of keys) this.objectKey(key);
-    const dir = await fs.promises.mkdtemp(path.join(this.options.scratchDir ?? os.tmpdir(), 'vop-s3-copy-'));
+    const base = this.options.scratchDir ?? os.tmpdir();
+    await fs.promises.mkdir(base, { recursive: true });
+    const dir = await fs.promises.mkdtemp(path.join(base, 'vop-s3-copy-'));
     try {
       const files: string[] = [];
       for (const [i, key] of keys.entries()) {
