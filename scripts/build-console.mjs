@@ -16,6 +16,11 @@ export const DIST = path.join(RENDERER, 'dist');
 export async function buildConsole({ quiet = false } = {}) {
   const { build } = await import('vite');
   const tmp = path.join(RENDERER, `.dist-${process.pid}-${Date.now()}`);
+  // React's production build whatever NODE_ENV the caller has: Vite and its React plugin go by it,
+  // and under vitest (NODE_ENV=test) the console was React's development build, 40% larger, with
+  // every effect run twice (StrictMode), so every page asked the server twice.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
   try {
     await build({
       root: RENDERER,
@@ -34,6 +39,8 @@ export async function buildConsole({ quiet = false } = {}) {
     }
     fs.rmSync(old, { recursive: true, force: true });
   } finally {
+    if (nodeEnv === undefined) delete process.env.NODE_ENV;
+    else process.env.NODE_ENV = nodeEnv;
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   return DIST;
