@@ -87,6 +87,22 @@ describe('moving a queued transcode one place', () => {
   });
 });
 
+describe('moving a queued transcode several places (a drag)', () => {
+  it('moves it that many places, stops at the end of the queue, and refuses a count that is not one', async () => {
+    const [a, b, c, d] = [await queuedTranscode('a'), await queuedTranscode('b'), await queuedTranscode('c'), await queuedTranscode('d')];
+    expect(await queueOrder()).toEqual([a, b, c, d]);
+    const far = await s.admin.request('POST', `/jobs/${d}/move`, { direction: 'up', places: 3 });
+    expect(far.status).toBe(200);
+    expect(await queueOrder()).toEqual([d, a, b, c]);
+    // Past the end: as far as it goes.
+    expect((await s.admin.request('POST', `/jobs/${a}/move`, { direction: 'down', places: 10 })).status).toBe(200);
+    expect(await queueOrder()).toEqual([d, b, c, a]);
+    for (const places of [0, -1, 1.5, 'two']) expect((await s.admin.request('POST', `/jobs/${b}/move`, { direction: 'up', places })).status).toBe(400);
+    expect(await queueOrder()).toEqual([d, b, c, a]);
+    for (const id of [a, b, c, d]) await s.vop.jobs.cancel(id);
+  });
+});
+
 describe('the console', () => {
   beforeAll(async () => {
     ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -98,7 +114,7 @@ describe('the console', () => {
   });
 
   /** The queued table's video names, top to bottom. */
-  const rows = () => page.locator('tr[data-job] td:nth-child(2) a').allTextContents();
+  const rows = () => page.locator('table.queue tr[data-job] td:nth-child(3) a').allTextContents();
 
   it('moves a job one place with Up and Down, and asks before cancelling it', async () => {
     const ids: Record<string, string> = {};
@@ -126,6 +142,42 @@ describe('the console', () => {
     expect((await s.admin.request('GET', `/jobs/${ids.First}`)).body.state).toBe('cancelled');
     for (const id of [ids.Third, ids.Second]) await s.vop.jobs.cancel(id!);
   });
+
+  it('loads the monitor in one request however long the queue, and moves a job as far as it is dragged', async () => {
+    for (const id of await queueOrder()) await s.vop.jobs.cancel(id);
+    // More than the 200 the monitor used to ask for, and each with its title.
+    const ids: string[] = [];
+    for (let i = 1; i <= 250; i++) ids.push(await queuedTranscode(`Long queue ${String(i).padStart(3, '0')}`));
+    await page.goto(`${s.baseUrl}/console/`);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    const calls: string[] = [];
+    const record = (r: { url(): string }) => {
+      const u = new URL(r.url());
+      if (u.pathname.startsWith('/admin/api/') && u.pathname !== '/admin/api/events') calls.push(`${u.pathname}${u.search}`);
+    };
+    page.on('request', record);
+    await page.getByRole('link', { name: 'Transcode monitor' }).click();
+    await expect.poll(() => page.locator('table.queue tr[data-job]').count()).toBe(250);
+    expect(await rows()).toEqual(ids.map((_, i) => `Long queue ${String(i + 1).padStart(3, '0')}`));
+    page.off('request', record);
+    expect(calls).toEqual(['/admin/api/queue/transcode?recent=20']);
+    for (const id of ids) await s.vop.jobs.cancel(id);
+
+    // Drag: the third row dropped on the first takes its place.
+    const three: Record<string, string> = {};
+    for (const t of ['First', 'Second', 'Third']) three[t] = await queuedTranscode(t);
+    await page.goto(`${s.baseUrl}/console/transcode`);
+    await expect.poll(rows).toEqual(['First', 'Second', 'Third']);
+    await page.locator(`tr[data-job="${three.Third}"]`).dragTo(page.locator(`tr[data-job="${three.First}"]`));
+    await expect.poll(rows).toEqual(['Third', 'First', 'Second']);
+    expect(await queueOrder()).toEqual([three.Third, three.First, three.Second]);
+    await page.getByText('“Third” moved 2 places up.').waitFor();
+    // And down, one row: onto its neighbour.
+    await page.locator(`tr[data-job="${three.Third}"]`).dragTo(page.locator(`tr[data-job="${three.First}"]`));
+    await expect.poll(rows).toEqual(['First', 'Third', 'Second']);
+    expect(await queueOrder()).toEqual([three.First, three.Third, three.Second]);
+    for (const id of Object.values(three)) await s.vop.jobs.cancel(id);
+  }, 120_000);
 
   it('asks before cancelling a download', async () => {
     const videoId = await client.register({ VideoTitle: 'Pulled later' });

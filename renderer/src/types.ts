@@ -63,6 +63,18 @@ export interface ProcessingView {
   running: number;
 }
 
+/** `GET /admin/api/queue/:type`: the monitor's one request (routes/adminJobs.ts). */
+export interface QueueView {
+  running: JobView[];
+  /** Every queued job, in queue order. */
+  queued: JobView[];
+  /** The last finished ones, newest first. */
+  recent: JobView[];
+  /** Video titles by id, for every job above. */
+  titles: Record<string, string>;
+  processing: ProcessingView;
+}
+
 /** `GET /admin/api/settings`; a PUT adds which changes applied now and which after a restart. */
 export interface SettingsView {
   running: ConsoleSettings;

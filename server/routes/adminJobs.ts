@@ -6,6 +6,7 @@ import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobState, JobStore } from '../jobs/types.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
+import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { VideoStore } from '../storage/types.js';
 
@@ -19,6 +20,8 @@ export interface AdminJobsDeps {
 const STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
+/** Most places one move may take a job (a drag across a long queue). */
+const MAX_MOVE_PLACES = 10_000;
 /** Concurrency an admin may set at run time: beyond this a machine only thrashes. */
 const MAX_CONCURRENCY = 64;
 
@@ -31,7 +34,12 @@ const MAX_CONCURRENCY = 64;
  *   POST  /jobs/:id/cancel     a queued or running job (a cancelled transcode leaves its video in 7)
  *   POST  /jobs/:id/retry      a failed or cancelled job (a transcode's video goes back from 7 to 5)
  *   PATCH /jobs/:id {priority} a queued job; higher runs first
- *   POST  /jobs/:id/move {direction: 'up'|'down'}  a queued job changes places with its neighbour in the queue
+ *   POST  /jobs/:id/move {direction: 'up'|'down', places?}  a queued job changes places with its
+ *                              neighbour in the queue, `places` times (1 by default; a drag in the
+ *                              console moves it several), stopping at the end of the queue
+ *   GET   /queue/:type?recent=20   the monitor's one request, however long the queue: every running
+ *                              and queued job of the type in queue order, the last finished ones,
+ *                              the title of each one's video, and the processing view
  *   GET   /processing          settings, binaries, what runs
  *   PUT   /processing {concurrency}  transcodes at once, until the next start
  *   GET   /videos/:id          a video with its status history, renditions, jobs and failure reason
@@ -99,12 +107,42 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
 
   r.post('/jobs/:id/move', async (req, res) => {
     const job = await load(req.params.id);
-    const direction = (req.body as Record<string, unknown> | undefined)?.direction;
+    const body = (req.body as Record<string, unknown> | undefined) ?? {};
+    const direction = body.direction;
     if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up" or "down"');
-    const moved = await jobs.move(job.id, direction);
-    if (moved === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
-    if (moved === 'edge') throw new ApiError('JOB_STATE_CONFLICT', `the job is already ${direction === 'up' ? 'first' : 'last'} in the queue`);
+    const places = body.places ?? 1;
+    if (!(Number.isSafeInteger(places) && (places as number) >= 1 && (places as number) <= MAX_MOVE_PLACES)) {
+      throw new ApiError('INVALID_PARAMETER', `places must be a whole number from 1 to ${MAX_MOVE_PLACES}`);
+    }
+    for (let moved = 0; moved < (places as number); moved++) {
+      const result = await jobs.move(job.id, direction);
+      if (result === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
+      if (result === 'edge') {
+        // Already at the end it was moved towards: refused only when it could not move at all.
+        if (moved === 0) throw new ApiError('JOB_STATE_CONFLICT', `the job is already ${direction === 'up' ? 'first' : 'last'} in the queue`);
+        break;
+      }
+    }
     res.json(view(await load(job.id)));
+  });
+
+  r.get('/queue/:type', async (req, res) => {
+    const type = req.params.type;
+    const recentCount = intParam((req.query as Record<string, unknown>).recent, 'recent', 20, 0, 200);
+    const [active, recent, processing] = await Promise.all([
+      // However long the queue: the page shows every job, in queue order.
+      jobStore.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }),
+      recentCount > 0 ? jobStore.list({ states: ['succeeded', 'failed', 'cancelled'], types: [type], limit: recentCount }) : Promise.resolve([]),
+      processingView(),
+    ]);
+    const live = liveProgress(jobs);
+    res.json({
+      running: active.filter((j) => j.state === 'running').map((j) => view(j, live)),
+      queued: active.filter((j) => j.state === 'queued').map((j) => view(j, live)),
+      recent: recent.map((j) => view(j, live)),
+      titles: await videoTitles(deps.videos, [...active, ...recent].map((j) => j.videoId), ACTIVE_STATUSES[type] ?? []),
+      processing,
+    });
   });
 
   const processingView = async () => {
@@ -145,6 +183,33 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
   });
 
   return r;
+}
+
+/** The statuses of the videos whose jobs of a type are queued or running (spec section 3). */
+const ACTIVE_STATUSES: Record<string, number[]> = { [TRANSCODE_JOB]: [5, 6], [DOWNLOAD_JOB]: [2, 3] };
+
+/**
+ * The titles of the given videos. The videos of a type's queued and running jobs are nearly all in
+ * its `statuses` (5 and 6 for transcodes): one search fetches those; the few others (finished
+ * jobs) are read one by one.
+ */
+async function videoTitles(videos: VideoStore, ids: string[], statuses: number[]): Promise<Record<string, string>> {
+  const wanted = new Set(ids.filter(Boolean));
+  const titles: Record<string, string> = {};
+  if (wanted.size === 0) return titles;
+  if (statuses.length > 0) {
+    const { items } = await videos.search({ statuses }, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
+    for (const v of items) if (wanted.has(v.id)) titles[v.id] = v.title;
+  }
+  await Promise.all(
+    [...wanted]
+      .filter((id) => !(id in titles))
+      .map(async (id) => {
+        const v = await videos.get(id);
+        if (v) titles[id] = v.title;
+      }),
+  );
+  return titles;
 }
 
 /** Live progress of running jobs by id. */

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type DragEvent, type FormEvent } from 'react';
 import { api } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { DataTable } from '../components/DataTable.js';
@@ -6,76 +6,81 @@ import { ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feed
 import { FinishedJobsTable, JobProgress, useJobProgress } from '../components/JobViews.js';
 import { useServerEvent } from '../events.js';
 import { formatTime, shortId } from '../format.js';
+import { useT } from '../i18n.js';
 import { Link } from '../router.js';
-import type { JobView, ProcessingView } from '../types.js';
+import type { JobView, ProcessingView, QueueView } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
-import { useVideoTitles } from './jobTitles.js';
 
 /**
- * The transcode queue, live: the server pushes each job's progress (at most 4 times a second)
- * and each change of state; the page reloads the list only when a state changes.
+ * The transcode queue, live: one request loads it all, however long the queue (GET
+ * /admin/api/queue/transcode: jobs, their videos' titles, the processing view); the server pushes
+ * each job's progress (at most 4 times a second) and each change of state, on which the page loads
+ * again. Queued jobs move one place with Up and Down, or as far as they are dragged.
  */
 export function Transcode() {
-  const queue = useResource(() => api<{ jobs: JobView[] }>('GET', '/jobs?type=transcode&state=queued,running&limit=200'), []);
-  const recent = useResource(() => api<{ jobs: JobView[] }>('GET', '/jobs?type=transcode&state=succeeded,failed,cancelled&limit=20'), []);
-  const processing = useResource(() => api<ProcessingView>('GET', '/processing'), []);
+  const t = useT();
+  const q = useResource(() => api<QueueView>('GET', '/queue/transcode?recent=20'), []);
   const figures = useJobProgress((e) => e.type === 'transcode');
-
-  const reload = useDebounced(() => {
-    void queue.reload();
-    void recent.reload();
-    void processing.reload();
-  }, 200);
+  const reload = useDebounced(() => void q.reload(), 200);
   useServerEvent('job.state', (e) => e.type === 'transcode' && reload());
   const { run, busyKey: busy, error, notice } = useAction(reload);
+  const [drag, setDrag] = useState<{ id: string; over?: number }>();
 
-  const jobs = queue.data?.jobs ?? [];
-  const running = jobs.filter((j) => j.state === 'running');
-  const queued = jobs.filter((j) => j.state === 'queued');
-  const titles = useVideoTitles([...jobs, ...(recent.data?.jobs ?? [])].map((j) => j.videoId));
-  /** One place up or down: the server swaps the job with its neighbour in the queue. */
-  const move = (j: JobView, direction: 'up' | 'down') =>
+  const running = q.data?.running ?? [];
+  const queued = q.data?.queued ?? [];
+  const titles = q.data?.titles ?? {};
+  const nameOf = (j: JobView) => titles[j.videoId] || shortId(j.videoId);
+  /** `places` places up or down: the server swaps the job with its neighbour that many times. */
+  const move = (j: JobView, direction: 'up' | 'down', places = 1) =>
     run(async () => {
-      await api('POST', `/jobs/${j.id}/move`, { direction });
-      return `“${titles[j.videoId] || shortId(j.videoId)}” moved one place ${direction}.`;
+      await api('POST', `/jobs/${j.id}/move`, { direction, places });
+      return t.queue.moved(nameOf(j), direction, places);
     }, j.id);
-  const cancel = (j: JobView, name: string) =>
-    run(async () => (await api('POST', `/jobs/${j.id}/cancel`), `Transcode of “${name}” cancelled: the video is now 7 (transcoding failed) and can be retried.`), j.id);
+  const cancel = (j: JobView) => run(async () => (await api('POST', `/jobs/${j.id}/cancel`), t.queue.cancelled(nameOf(j))), j.id);
+
+  const from = drag ? queued.findIndex((j) => j.id === drag.id) : -1;
+  const dropOn = (e: DragEvent, to: number) => {
+    e.preventDefault();
+    const j = queued[from];
+    setDrag(undefined);
+    if (!j || from === to) return;
+    void move(j, to < from ? 'up' : 'down', Math.abs(to - from));
+  };
 
   return (
     <>
-      <PageHeader title="Transcode monitor" />
-      <ErrorMessage error={queue.error || processing.error || error} />
+      <PageHeader title={t.queue.title} />
+      <ErrorMessage error={q.error || error} />
       <Notice>{notice}</Notice>
-      {processing.data ? (
+      {q.data ? (
         <ConcurrencyForm
-          view={processing.data}
+          view={q.data.processing}
           onSave={(n) =>
             run(async () => {
               await api('PUT', '/processing', { concurrency: n });
               await api('PUT', '/settings', { transcodeConcurrency: n });
-              return `${n} transcode${n === 1 ? '' : 's'} at once, from now on (and after a restart).`;
+              return t.queue.concurrencySaved(n);
             }, 'concurrency')
           }
         />
       ) : null}
 
       <section aria-labelledby="running-title" className="section">
-        <h2 id="running-title">Running ({running.length})</h2>
-        {running.length === 0 ? <p className="muted">Nothing is being transcoded.</p> : null}
+        <h2 id="running-title">{t.queue.running(running.length)}</h2>
+        {q.data && running.length === 0 ? <p className="muted">{t.queue.nothingRunning}</p> : null}
         <ul className="plain jobs">
           {running.map((j) => (
             <li key={j.id} className="card job" data-job={j.id} data-video={j.videoId}>
               <div className="row between">
-                <Link to={`/videos/${j.videoId}`}>{titles[j.videoId] || shortId(j.videoId)}</Link>
+                <Link to={`/videos/${j.videoId}`}>{nameOf(j)}</Link>
                 <StateBadge state={j.state} />
               </div>
-              <JobProgress figures={figures(j)} label={`Transcode of ${titles[j.videoId] || j.videoId}`}>
-                <CancelTranscode name={titles[j.videoId] || shortId(j.videoId)} disabled={busy === j.id} onConfirm={() => void cancel(j, titles[j.videoId] || shortId(j.videoId))} />
+              <JobProgress figures={figures(j)} label={t.queue.progressOf(titles[j.videoId] || j.videoId)}>
+                <CancelTranscode name={nameOf(j)} disabled={busy === j.id} onConfirm={() => void cancel(j)} />
               </JobProgress>
               <p className="muted small-text">
-                attempt {j.attempts} of {j.maxAttempts} · started {formatTime(j.startedAt)}
+                {t.jobs.attempt(j.attempts, j.maxAttempts)} · {t.queue.started(formatTime(j.startedAt))}
               </p>
             </li>
           ))}
@@ -83,31 +88,52 @@ export function Transcode() {
       </section>
 
       <section aria-labelledby="queued-title" className="section">
-        <h2 id="queued-title">Queued ({queued.length})</h2>
-        {queued.length === 0 ? <p className="muted">The queue is empty.</p> : null}
+        <h2 id="queued-title">{t.queue.queued(queued.length)}</h2>
+        {q.data && queued.length === 0 ? <p className="muted">{t.queue.empty}</p> : null}
+        {queued.length > 1 ? <p className="muted small-text drag-hint">{t.queue.dragHint}</p> : null}
         {queued.length > 0 ? (
-          <DataTable columns={['#', 'Video', 'Priority', 'Waiting since', { hidden: 'Actions' }]}>
+          <DataTable className="queue" columns={[{ hidden: t.queue.dragColumn, className: 'grip' }, '#', t.queue.video, t.queue.priority, t.queue.waitingSince, { hidden: t.queue.actions }]}>
             {queued.map((j, i) => {
-              const name = titles[j.videoId] || shortId(j.videoId);
-              const above = queued[i - 1];
-              const below = queued[i + 1];
+              const name = nameOf(j);
+              const target = drag && drag.over === i && from >= 0 && from !== i ? (i < from ? 'drop-before' : 'drop-after') : '';
               return (
-                <tr key={j.id} data-job={j.id}>
+                <tr
+                  key={j.id}
+                  data-job={j.id}
+                  draggable={busy === ''}
+                  className={[target, drag?.id === j.id ? 'dragging' : ''].filter(Boolean).join(' ') || undefined}
+                  onDragStart={(e) => {
+                    e.dataTransfer.setData('text/plain', j.id);
+                    e.dataTransfer.effectAllowed = 'move';
+                    setDrag({ id: j.id });
+                  }}
+                  onDragOver={(e) => {
+                    if (!drag) return;
+                    e.preventDefault();
+                    e.dataTransfer.dropEffect = 'move';
+                    if (drag.over !== i) setDrag({ ...drag, over: i });
+                  }}
+                  onDrop={(e) => dropOn(e, i)}
+                  onDragEnd={() => setDrag(undefined)}
+                >
+                  <td className="grip" aria-hidden="true">
+                    ⠿
+                  </td>
                   <td>{i + 1}</td>
                   <td>
                     <Link to={`/videos/${j.videoId}`}>{name}</Link>
-                    {j.error ? <div className="error-text small-text">last attempt: {j.error}</div> : null}
+                    {j.error ? <div className="error-text small-text">{t.queue.lastAttempt(j.error)}</div> : null}
                   </td>
                   <td>{j.priority}</td>
                   <td>{formatTime(j.createdAt)}</td>
                   <td className="actions">
-                    <button type="button" className="small" disabled={!above || busy === j.id} onClick={() => void move(j, 'up')} aria-label={`Move ${name} up`}>
-                      Up
+                    <button type="button" className="small" disabled={i === 0 || busy === j.id} onClick={() => void move(j, 'up')} aria-label={t.queue.moveUpAria(name)}>
+                      {t.queue.up}
                     </button>
-                    <button type="button" className="small" disabled={!below || busy === j.id} onClick={() => void move(j, 'down')} aria-label={`Move ${name} down`}>
-                      Down
+                    <button type="button" className="small" disabled={i === queued.length - 1 || busy === j.id} onClick={() => void move(j, 'down')} aria-label={t.queue.moveDownAria(name)}>
+                      {t.queue.down}
                     </button>
-                    <CancelTranscode name={name} disabled={busy === j.id} onConfirm={() => void cancel(j, name)} />
+                    <CancelTranscode name={name} disabled={busy === j.id} onConfirm={() => void cancel(j)} />
                   </td>
                 </tr>
               );
@@ -117,16 +143,16 @@ export function Transcode() {
       </section>
 
       <section aria-labelledby="recent-title" className="section">
-        <h2 id="recent-title">Recently finished</h2>
-        {recent.data && recent.data.jobs.length === 0 ? <p className="muted">No transcode has finished yet.</p> : null}
-        {recent.data && recent.data.jobs.length > 0 ? (
+        <h2 id="recent-title">{t.queue.recent}</h2>
+        {q.data && q.data.recent.length === 0 ? <p className="muted">{t.queue.noneFinished}</p> : null}
+        {q.data && q.data.recent.length > 0 ? (
           <FinishedJobsTable
-            jobs={recent.data.jobs}
+            jobs={q.data.recent}
             titles={titles}
             action={(j, name) =>
               j.state !== 'succeeded' ? (
-                <button type="button" className="small" disabled={busy === j.id} onClick={() => run(async () => (await api('POST', `/jobs/${j.id}/retry`), `Transcode of “${name}” queued again.`), j.id)} aria-label={`Retry ${name}`}>
-                  Retry
+                <button type="button" className="small" disabled={busy === j.id} onClick={() => run(async () => (await api('POST', `/jobs/${j.id}/retry`), t.queue.retried(name)), j.id)} aria-label={t.queue.retryAria(name)}>
+                  {t.queue.retry}
                 </button>
               ) : null
             }
@@ -139,14 +165,16 @@ export function Transcode() {
 
 /** Cancel, after asking: a cancelled transcode leaves its video in 7 until it is retried. */
 function CancelTranscode({ name, disabled, onConfirm }: { name: string; disabled: boolean; onConfirm: () => void }) {
+  const t = useT();
   return (
-    <ConfirmButton label="Cancel" ariaLabel={`Cancel ${name}`} className="small danger" disabled={disabled} title={`Cancel the transcode of “${name}”?`} confirmLabel="Cancel the transcode" danger onConfirm={onConfirm}>
-      <p>The video goes to 7 (transcoding failed) and stays there until someone retries it.</p>
+    <ConfirmButton label={t.queue.cancel} ariaLabel={t.queue.cancelAria(name)} className="small danger" disabled={disabled} title={t.queue.cancelTitle(name)} confirmLabel={t.queue.cancelConfirm} danger onConfirm={onConfirm}>
+      <p>{t.queue.cancelExplain}</p>
     </ConfirmButton>
   );
 }
 
 function ConcurrencyForm({ view, onSave }: { view: ProcessingView; onSave: (n: number) => void }) {
+  const t = useT();
   const [n, setN] = useState(String(view.concurrency));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -154,22 +182,20 @@ function ConcurrencyForm({ view, onSave }: { view: ProcessingView; onSave: (n: n
   };
   return (
     <form className="card form" onSubmit={submit} aria-labelledby="conc-title">
-      <h2 id="conc-title">Concurrency</h2>
+      <h2 id="conc-title">{t.queue.concurrency}</h2>
       <div className="fields">
         <div className="field">
-          <label htmlFor="concurrency">Transcodes at once</label>
+          <label htmlFor="concurrency">{t.queue.transcodesAtOnce}</label>
           <input id="concurrency" type="number" min={1} max={64} step={1} value={n} onChange={(e) => setN(e.target.value)} aria-describedby="conc-help" />
         </div>
         <div className="field end">
           <button type="submit" className="primary">
-            Apply
+            {t.queue.apply}
           </button>
         </div>
       </div>
       <p id="conc-help" className="muted small-text">
-        Now {view.concurrency} ({view.running} running); the default here is {view.defaultConcurrency}, half the cores. One ffmpeg already uses every core, so more at once
-        mostly makes each slower. Preset {view.preset}, CRF {view.crf}
-        {view.hls ? ', with HLS' : ''}.
+        {t.queue.concurrencyHelp(view.concurrency, view.running, view.defaultConcurrency, view.preset, view.crf, view.hls)}
       </p>
     </form>
   );
