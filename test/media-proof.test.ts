@@ -77,6 +77,23 @@ describe('the choice of binaries', () => {
   });
 });
 
+describe('the proof runs its candidates confined', () => {
+  it.runIf(process.platform === 'linux')('with no new privileges and no capabilities, as every transcode run', async () => {
+    // A candidate "ffmpeg" that notes how it was started, then is the real one.
+    const record = path.join(dir, 'started-as.txt');
+    const recorder = path.join(dir, 'ffmpeg');
+    fs.writeFileSync(recorder, `#!/bin/sh\ngrep -E '^(NoNewPrivs|CapBnd):' /proc/self/status | tr -d '\\t' | tr '\\n' ' ' >> ${record}\necho >> ${record}\nexec ${SYSTEM}/ffmpeg "$@"\n`, { mode: 0o755 });
+    const b = await resolveFfmpegBinaries({ ffmpegPath: recorder, env: { PATH: SYSTEM } });
+    expect(b.ffmpeg).toMatchObject({ source: 'setting', path: recorder });
+    expect(b.proof.containers.every((c) => c.ok)).toBe(true);
+    const runs = fs.readFileSync(record, 'utf8').trim().split('\n');
+    // -version (how a candidate is found to run) plus the proof's sample and decode runs.
+    const proofRuns = runs.filter((l) => l.includes('NoNewPrivs:1'));
+    expect(proofRuns.length).toBeGreaterThanOrEqual(PROOF_SAMPLES.length);
+    for (const line of proofRuns) expect(line).toContain('CapBnd:0000000000000000');
+  });
+});
+
 describe('a probe that crashes is a failure of the tool, not a verdict on the file', () => {
   it('is retried with the other ffprobe, which reads the MPEG-TS file as a video', async () => {
     const tools = new FfmpegTools({ ffprobePath: bundledFfprobe, env: { PATH: SYSTEM } });

@@ -10,6 +10,7 @@
  * and the report says which containers fail so /healthz and the console can tell the admin.
  */
 import { execFile } from 'node:child_process';
+import { confine } from './confinement.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -165,10 +166,15 @@ async function decodeCheck(b: ResolvedBinary, file: string, timeoutMs: number): 
   return failure ? `ffmpeg cannot convert it (${failure})` : undefined;
 }
 
-/** Runs a binary to completion; resolves with what went wrong, or undefined on success. */
+/**
+ * Runs a binary to completion; resolves with what went wrong, or undefined on success. Confined
+ * as every other run is (media/confinement.ts: no new privileges, no capabilities, killed with
+ * this process): a candidate is a binary nobody has vouched for yet, which is the point of the proof.
+ */
 function runTool(file: string, args: string[], timeoutMs: number): Promise<string | undefined> {
+  const command = confine(file, args, { dieWithParent: true, memoryLimitBytes: 0 });
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, windowsHide: true, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
+    execFile(command.file, command.args, { timeout: timeoutMs, windowsHide: true, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
       if (!err) return resolve(undefined);
       const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
       if (e.killed) return resolve(`took longer than ${timeoutMs} ms`);
