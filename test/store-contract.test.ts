@@ -303,6 +303,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         id: crypto.randomUUID(),
         type: 'work',
         videoId: '',
+        appId: '',
         payload: { n: 1, nested: { list: [1, 'two', null], ok: true }, text: 'ü "quoted"' },
         state: 'queued',
         priority: 0,
@@ -381,6 +382,70 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('other');
         expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('later');
         expect(await s.jobs.claimNext(['work', 'other'], 5000)).toBeUndefined();
+      });
+
+      it('shares claims fairly between applications: fewest running first, then the least recently served (issue 12, items 6 and 8)', async () => {
+        // Application A queued four jobs, then B one: with one slot, B's job is the second to run, not the last.
+        const as = ['a1', 'a2', 'a3', 'a4'].map((id) => job({ id, appId: 'A' }));
+        await s.jobs.insertMany([...as, job({ id: 'b1', appId: 'B' })]);
+        const claim = async () => (await s.jobs.claimNext(['work'], 1000))?.id;
+        const finish = (id: string) => s.jobs.update(id, { state: 'succeeded' });
+        const queued = async () => (await s.jobs.list({ states: ['queued'], types: ['work'] })).map((j) => j.id);
+        // The list is the order the claims take (as long as none finishes).
+        expect(await queued()).toEqual(['a1', 'b1', 'a2', 'a3', 'a4']);
+        expect(await claim()).toBe('a1');
+        expect(await queued()).toEqual(['b1', 'a2', 'a3', 'a4']);
+        await finish('a1');
+        // Neither runs a job now: B, never served, goes before A, served last, though a2 is older.
+        expect(await claim()).toBe('b1');
+        await finish('b1');
+        expect(await claim()).toBe('a2');
+        // Nothing finishes: A has one running, B none, so B's new job goes before A's others.
+        await s.jobs.insert(job({ id: 'b2', appId: 'B' }));
+        expect(await claim()).toBe('b2');
+        await s.jobs.insert(job({ id: 'c1', appId: 'C' }));
+        expect(await claim()).toBe('c1');
+        expect(await claim()).toBe('a3');
+        // Jobs of another type running do not count against an application.
+        await s.jobs.insertMany([job({ id: 'x1', appId: 'D', type: 'other', state: 'running' }), job({ id: 'd1', appId: 'D' })]);
+        expect(await queued()).toEqual(['d1', 'a4']);
+        expect(await claim()).toBe('d1');
+        expect(await claim()).toBe('a4');
+        expect(await claim()).toBeUndefined();
+      });
+
+      it('puts priority above fairness, and keeps each application’s own order (priority, then seq)', async () => {
+        await s.jobs.insertMany([
+          job({ id: 'a1', appId: 'A', state: 'running' }),
+          job({ id: 'a2', appId: 'A', priority: 3 }),
+          job({ id: 'b1', appId: 'B' }),
+          job({ id: 'b2', appId: 'B', priority: 1 }),
+          job({ id: 'a3', appId: 'A', priority: 3, runAfter: 5000 }),
+          job({ id: 'a4', appId: 'A' }),
+        ]);
+        // The list is the order the claims take, as long as none finishes: priority first (a2
+        // though A runs one already, then b2 before B's older b1), then turns (A: 1 running).
+        const queued = async () => (await s.jobs.list({ states: ['queued'], types: ['work'] })).map((j) => j.id);
+        expect(await queued()).toEqual(['a2', 'a3', 'b2', 'b1', 'a4']);
+        expect(await s.jobs.list({ states: ['queued'], appId: 'B' }).then((l) => l.map((j) => j.id))).toEqual(['b2', 'b1']);
+        const claim = async (now = 1000) => (await s.jobs.claimNext(['work'], now))?.id;
+        expect(await claim()).toBe('a2');
+        // a3 is not due yet: among the due, b2's priority wins.
+        expect(await claim()).toBe('b2');
+        expect(await claim()).toBe('b1');
+        expect(await claim()).toBe('a4');
+        expect(await claim(5000)).toBe('a3');
+      });
+
+      it('gives a job inserted without an application its video’s', async () => {
+        const a = await newApp();
+        const v = videoRecord(a.appId);
+        await s.videos.insert(v);
+        await s.jobs.insertMany([job({ id: 'of-video', videoId: v.id }), job({ id: 'given', videoId: v.id, appId: 'other' }), job({ id: 'no-video', videoId: 'gone' })]);
+        expect((await s.jobs.get('of-video'))!.appId).toBe(a.appId);
+        expect((await s.jobs.get('given'))!.appId).toBe('other');
+        expect((await s.jobs.get('no-video'))!.appId).toBe('');
+        expect((await s.jobs.list({ appId: a.appId })).map((j) => j.id)).toEqual(['of-video']);
       });
 
       it('never hands one job to two claims made at once', async () => {
@@ -569,7 +634,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       await s.videos.setStatus(v.id, 1, { now: 5000 });
       await s.videos.setRenditions(v.id, [{ videoId: v.id, label: '360p', width: 1, height: 2, bitrateKbps: 3, file: 'f', bytes: 4 }]);
       const j: JobRecord = {
-        id: crypto.randomUUID(), type: 't', videoId: v.id, payload: { a: 1 }, state: 'queued', priority: 0, seq: 1, attempts: 0, maxAttempts: 1,
+        id: crypto.randomUUID(), type: 't', videoId: v.id, appId: '', payload: { a: 1 }, state: 'queued', priority: 0, seq: 1, attempts: 0, maxAttempts: 1,
         runAfter: 0, progress: 0, error: '', createdAt: 1, startedAt: null, finishedAt: null, updatedAt: 1,
       };
       await s.jobs.insert(j);
@@ -587,7 +652,8 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       expect(await again.videos.get(v.id)).toMatchObject({ status: 1, updatedAt: 5000 });
       expect(await again.videos.statusHistory(v.id)).toHaveLength(2);
       expect(await again.videos.renditions(v.id)).toHaveLength(1);
-      expect(await again.jobs.get(j.id)).toEqual({ ...j, seq: jobSeq });
+      // The job took its video's application when it was inserted (JobRecord.appId).
+      expect(await again.jobs.get(j.id)).toEqual({ ...j, appId: a.appId, seq: jobSeq });
       expect(await again.callbacks.get(d.id)).toEqual({ ...d, seq: deliverySeq });
       // Numbering goes on after what was stored.
       expect(await again.jobs.maxSeq()).toBeGreaterThanOrEqual(jobSeq);

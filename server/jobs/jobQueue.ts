@@ -37,6 +37,8 @@ export interface JobTypeDefinition {
 
 export interface EnqueueOptions {
   videoId?: string;
+  /** The application the job is for; absent: the store takes the video's (JobRecord.appId). */
+  appId?: string;
   priority?: number;
   runAfter?: number;
 }
@@ -124,6 +126,7 @@ export class JobQueue {
       id: crypto.randomUUID(),
       type,
       videoId: opts.videoId ?? '',
+      appId: opts.appId ?? '',
       payload,
       state: 'queued',
       priority: opts.priority ?? 0,
@@ -182,23 +185,41 @@ export class JobQueue {
   }
 
   /**
-   * Moves a queued job one place up (sooner) or down in its type's queue, which runs by priority
-   * (higher first) then seq: the job and its neighbour in that order swap their priority and seq,
-   * so exactly these two change places and every other job keeps its own. Resolves 'moved', 'edge'
-   * if there is no neighbour that way (already first or last), or 'not-queued'.
+   * Moves a queued job in its type's queue. Resolves 'moved', 'edge' if it cannot go that way
+   * (already first or last), or 'not-queued'.
    *
-   * Two writes, each fenced on the job still being queued: if the neighbour is claimed between
-   * them, the moved job has taken its place, which is where it was going anyway.
+   * The queue shares its slots fairly between applications (JobStore.claimNext), so the order an
+   * admin sets is the order of one application's jobs, and priority above it:
+   *
+   * - 'up' / 'down': one place among the jobs of the same application, which run by priority
+   *   (higher first) then seq: the job and that neighbour swap their priority and seq, so exactly
+   *   these two change places, in that application's order and so in the whole queue's (each
+   *   takes the other's turn), and every other job keeps its own.
+   * - 'top': runs next, whatever its application: the job's priority goes one above the highest
+   *   of any other queued job of its type (fairness orders only jobs of equal priority). 'edge' if
+   *   it is already alone at the top.
+   *
+   * Two writes for up and down, each fenced on the job still being queued: if the neighbour is
+   * claimed between them, the moved job has taken its place, which is where it was going anyway.
    */
-  async move(id: string, direction: 'up' | 'down'): Promise<'moved' | 'edge' | 'not-queued'> {
+  async move(id: string, direction: 'up' | 'down' | 'top'): Promise<'moved' | 'edge' | 'not-queued'> {
     const job = await this.store.get(id);
     if (!job || job.state !== 'queued') return 'not-queued';
-    const queue = await this.store.list({ states: ['queued'], types: [job.type], limit: 1_000_000 });
-    const at = queue.findIndex((j) => j.id === id);
-    const other = queue[direction === 'up' ? at - 1 : at + 1];
-    if (at < 0) return 'not-queued';
-    if (!other) return 'edge';
     const now = this.now();
+    if (direction === 'top') {
+      const [highest] = (await this.store.list({ states: ['queued'], types: [job.type], limit: 2 })).filter((j) => j.id !== id);
+      if (!highest || highest.priority < job.priority) return 'edge';
+      if (!(await this.store.update(job.id, { priority: highest.priority + 1, updatedAt: now }, ['queued']))) return 'not-queued';
+      this.pump();
+      return 'moved';
+    }
+    const queue = await this.store.list({ states: ['queued'], types: [job.type], appId: job.appId, limit: 1_000_000 });
+    // The application's own order: priority, then seq (its turns follow from it).
+    queue.sort((a, b) => b.priority - a.priority || a.seq - b.seq);
+    const at = queue.findIndex((j) => j.id === id);
+    if (at < 0) return 'not-queued';
+    const other = queue[direction === 'up' ? at - 1 : at + 1];
+    if (!other) return 'edge';
     if (!(await this.store.update(job.id, { priority: other.priority, seq: other.seq, updatedAt: now }, ['queued']))) return 'not-queued';
     await this.store.update(other.id, { priority: job.priority, seq: job.seq, updatedAt: now }, ['queued']);
     this.pump();

@@ -1,10 +1,12 @@
 import type { DurableDatabase, SqlParam } from '../storage/durableDatabase.js';
+import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from './fairQueue.js';
 import type { JobFilter, JobRecord, JobState, JobStore } from './types.js';
 
 type JobRow = {
   id: string;
   type: string;
   video_id: string;
+  app_id: string;
   payload: string;
   state: JobState;
   priority: number;
@@ -22,6 +24,7 @@ type JobRow = {
 
 const COLUMNS: Record<string, string> = {
   videoId: 'video_id',
+  appId: 'app_id',
   payload: 'payload',
   state: 'state',
   priority: 'priority',
@@ -41,6 +44,7 @@ function toJob(r: JobRow): JobRecord {
     id: r.id,
     type: r.type,
     videoId: r.video_id,
+    appId: r.app_id,
     payload: JSON.parse(r.payload) as Record<string, unknown>,
     state: r.state,
     priority: r.priority,
@@ -69,9 +73,11 @@ export class SqlJsJobStore implements JobStore {
     if (jobs.length === 0) return;
     await this.db.write(
       jobs.map((j): [string, SqlParam[]] => [
-        `INSERT INTO jobs (id, type, video_id, payload, state, priority, seq, attempts, max_attempts, run_after, progress, error,
-           created_at, started_at, finished_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [j.id, j.type, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.seq, j.attempts, j.maxAttempts, j.runAfter,
+        // An appId of '' is the video's application (JobRecord.appId).
+        `INSERT INTO jobs (id, type, video_id, app_id, payload, state, priority, seq, attempts, max_attempts, run_after, progress, error,
+           created_at, started_at, finished_at, updated_at)
+         VALUES (?, ?, ?, COALESCE(NULLIF(?, ''), (SELECT app_id FROM videos WHERE id = ?), ''), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [j.id, j.type, j.videoId, j.appId, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.seq, j.attempts, j.maxAttempts, j.runAfter,
           j.progress, j.error, j.createdAt, j.startedAt, j.finishedAt, j.updatedAt],
       ]),
     );
@@ -83,31 +89,65 @@ export class SqlJsJobStore implements JobStore {
   }
 
   async list(filter: JobFilter = {}): Promise<JobRecord[]> {
+    return listInQueueOrder(filter, {
+      plain: async (f) => {
+        const { where, params } = this.filterSql(f);
+        const sql = `SELECT * FROM jobs ${where}
+          ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
+                   CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
+                   CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
+          LIMIT ?`;
+        return this.db.all<JobRow>(sql, [...params, f.limit]).map(toJob);
+      },
+      queuedKeys: async (f, type, appId, limit) => {
+        const { where, params } = this.filterSql({ ...f, states: ['queued'], types: [type], appId });
+        return this.db
+          .all<{ id: string; type: string; app_id: string; priority: number; seq: number }>(
+            `SELECT id, type, app_id, priority, seq FROM jobs ${where} ORDER BY priority DESC, seq LIMIT ?`,
+            [...params, limit],
+          )
+          .map((r): QueuedKey => ({ id: r.id, type: r.type, appId: r.app_id, priority: r.priority, seq: r.seq }));
+      },
+      figures: async (types) =>
+        this.db
+          .all<{ type: string; app_id: string; running: number; served: number }>(
+            queueFiguresSql(types.length ? `AND type IN (${types.map(() => '?').join(', ')})` : ''),
+            types,
+          )
+          .map((r) => ({ type: r.type, appId: r.app_id, running: Number(r.running), served: Number(r.served) })),
+      byIds: async (ids) => {
+        const out: JobRecord[] = [];
+        // SQLite takes up to 32,766 bound values a statement.
+        for (let i = 0; i < ids.length; i += 10_000) {
+          const chunk = ids.slice(i, i + 10_000);
+          out.push(...this.db.all<JobRow>(`SELECT * FROM jobs WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk).map(toJob));
+        }
+        return out;
+      },
+    });
+  }
+
+  /** The WHERE clause of a filter (without its limit). */
+  private filterSql(filter: JobFilter): { where: string; params: SqlParam[] } {
     const where: string[] = [];
     const params: SqlParam[] = [];
     if (filter.states?.length) (where.push(`state IN (${filter.states.map(() => '?').join(', ')})`), params.push(...filter.states));
     if (filter.types?.length) (where.push(`type IN (${filter.types.map(() => '?').join(', ')})`), params.push(...filter.types));
     if (filter.videoId !== undefined) (where.push('video_id = ?'), params.push(filter.videoId));
-    params.push(filter.limit ?? 500);
-    const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
-               CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
-               CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
-      LIMIT ?`;
-    return this.db.all<JobRow>(sql, params).map(toJob);
+    if (filter.appId !== undefined) (where.push('app_id = ?'), params.push(filter.appId));
+    return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
   }
 
   async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
     if (types.length === 0) return undefined;
-    const row = this.db.get<JobRow>(
-      `SELECT * FROM jobs WHERE state = 'queued' AND type IN (${types.map(() => '?').join(', ')}) AND run_after <= ?
-       ORDER BY priority DESC, seq LIMIT 1`,
-      [...types, now],
-    );
+    const row = this.db.get<JobRow>(fairClaimSql((i) => `?${i}`, types.length), [...types, now]);
     if (!row) return undefined;
     // sql.js runs in this thread: nothing can claim the row between the SELECT and this UPDATE.
     await this.db.write([
-      ["UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?, progress = 0 WHERE id = ?", [now, now, row.id]],
+      [
+        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?, progress = 0, claim_seq = ${NEXT_CLAIM_SEQ} WHERE id = ?`,
+        [now, now, row.id],
+      ],
     ]);
     return toJob({ ...row, state: 'running', attempts: row.attempts + 1, started_at: now, updated_at: now, progress: 0 });
   }

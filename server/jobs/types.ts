@@ -7,6 +7,12 @@ export interface JobRecord {
   type: string;
   /** The video the job works on, or '' for jobs that concern none. */
   videoId: string;
+  /**
+   * The application the job works for, or '' for none: what the queue shares its slots fairly
+   * between. Inserted as '', the store takes the application of the job's video (so no caller
+   * has to know it); a video that does not exist leaves it ''.
+   */
+  appId: string;
   payload: Record<string, unknown>;
   state: JobState;
   /** Higher runs first. */
@@ -35,6 +41,7 @@ export interface JobFilter {
   states?: JobState[];
   types?: string[];
   videoId?: string;
+  appId?: string;
   limit?: number;
 }
 
@@ -44,11 +51,24 @@ export interface JobStore {
   /** Inserts many in one transaction (one journal write). */
   insertMany(jobs: JobRecord[]): Promise<void>;
   get(id: string): Promise<JobRecord | undefined>;
-  /** Live jobs first by priority then order, then the most recent finished ones. */
+  /**
+   * Running jobs first, then queued ones in the order {@link claimNext} would take them if none
+   * finished meanwhile (by priority, then by turn: a job's turn is the number of its
+   * application's jobs of its type running or queued before it, then by seq), then the most
+   * recently finished ones.
+   */
   list(filter?: JobFilter): Promise<JobRecord[]>;
   /**
    * Takes the next queued job of one of `types` whose runAfter has come, marking it running and
-   * counting the attempt, in one step.
+   * counting the attempt, in one step. Which one is the queue's fair share (issue 12, items 6
+   * and 8), decided in the database so that it holds across nodes:
+   *
+   * 1. Priority first, strictly: only due jobs of the highest priority among them are candidates
+   *    (an admin's "run next" raises a job above every other, whatever its application).
+   * 2. Among those, the application with the fewest jobs of these types running now; ties go to
+   *    the application whose oldest candidate has the lowest seq.
+   * 3. Within that application, its candidate with the lowest seq (the queue order an admin sets
+   *    with moves).
    */
   claimNext(types: string[], now: number): Promise<JobRecord | undefined>;
   /** Applies `patch` if the job's state is one of `fromStates` (any, if omitted); true if it did. */

@@ -146,5 +146,17 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 5: an application's API caller networks (issue 12 item 1; services/apiNetworks.ts): CIDRs,
   // comma-separated; '' (every existing application) for any address, as before.
   [`ALTER TABLE apps ADD COLUMN api_networks TEXT NOT NULL DEFAULT ''`],
+  // 6: the application a job works for (issue 12, items 6 and 8: slots shared fairly between
+  // applications; jobs/fairQueue.ts). Jobs carry their video's; existing ones take it now.
+  // claim_seq stamps each claim, so an application's highest is when it was last served. The
+  // indexes serve the claim and the queue's list: the latest stamp, an application's latest, and
+  // each application's queue in its order (priority, then seq).
+  [
+    `ALTER TABLE jobs ADD COLUMN app_id TEXT NOT NULL DEFAULT ''`,
+    `UPDATE jobs SET app_id = COALESCE((SELECT v.app_id FROM videos v WHERE v.id = jobs.video_id), '') WHERE video_id <> ''`,
+    `ALTER TABLE jobs ADD COLUMN claim_seq INTEGER NOT NULL DEFAULT 0`,
+    `CREATE INDEX jobs_by_claim ON jobs (claim_seq)`,
+    `CREATE INDEX jobs_served ON jobs (type, app_id, claim_seq)`,
+    `CREATE INDEX jobs_queue_by_app ON jobs (state, type, app_id, priority DESC, seq)`,
+  ],
 ];
-

@@ -128,4 +128,13 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   ],
   // 2: an application's API caller networks (issue 12 item 1), as the sql.js schema's version 5
   [`ALTER TABLE apps ADD COLUMN api_networks TEXT NOT NULL DEFAULT ''`],
+  // 3: the application a job works for (issue 12, items 6 and 8), as the sql.js schema's version 6
+  [
+    `ALTER TABLE jobs ADD COLUMN app_id TEXT COLLATE "C" NOT NULL DEFAULT ''`,
+    `UPDATE jobs j SET app_id = v.app_id FROM videos v WHERE v.id = j.video_id`,
+    `ALTER TABLE jobs ADD COLUMN claim_seq BIGINT NOT NULL DEFAULT 0`,
+    `CREATE INDEX jobs_by_claim ON jobs (claim_seq)`,
+    `CREATE INDEX jobs_served ON jobs (type, app_id, claim_seq)`,
+    `CREATE INDEX jobs_queue_by_app ON jobs (state, type, app_id, priority DESC, seq)`,
+  ],
 ];

@@ -1,33 +1,37 @@
+import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../../jobs/fairQueue.js';
 import type { JobFilter, JobRecord, JobState, JobStore } from '../../jobs/types.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
 type JobRow = {
-  id: string; type: string; video_id: string; payload: string; state: JobState; priority: number; seq: number; attempts: number;
+  id: string; type: string; video_id: string; app_id: string; payload: string; state: JobState; priority: number; seq: number; attempts: number;
   max_attempts: number; run_after: number; progress: number; error: string; created_at: number; started_at: number | null;
   finished_at: number | null; updated_at: number;
 };
 
 const COLUMNS: Record<string, string> = {
-  videoId: 'video_id', payload: 'payload', state: 'state', priority: 'priority', seq: 'seq', attempts: 'attempts',
+  videoId: 'video_id', appId: 'app_id', payload: 'payload', state: 'state', priority: 'priority', seq: 'seq', attempts: 'attempts',
   maxAttempts: 'max_attempts', runAfter: 'run_after', progress: 'progress', error: 'error', startedAt: 'started_at',
   finishedAt: 'finished_at', updatedAt: 'updated_at',
 };
 
 function toJob(r: JobRow): JobRecord {
   return {
-    id: r.id, type: r.type, videoId: r.video_id, payload: JSON.parse(r.payload) as Record<string, unknown>, state: r.state,
+    id: r.id, type: r.type, videoId: r.video_id, appId: r.app_id, payload: JSON.parse(r.payload) as Record<string, unknown>, state: r.state,
     priority: r.priority, seq: r.seq, attempts: r.attempts, maxAttempts: r.max_attempts, runAfter: r.run_after, progress: r.progress,
     error: r.error, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at, updatedAt: r.updated_at,
   };
 }
 
-/** Rows per INSERT of insertMany (15 parameters each; PostgreSQL takes up to 65,535 per statement). */
+/** The key of the advisory lock claims take (a fixed 64-bit number: "vop-clm1" in ASCII). */
+const CLAIM_LOCK_KEY = '8534163159134268721';
+
+/** Rows per INSERT of insertMany (16 parameters each; PostgreSQL takes up to 65,535 per statement). */
 const INSERT_ROWS_PER_STATEMENT = 1_000;
 
 /**
  * Jobs in PostgreSQL. `seq` comes from the table's sequence (the caller's value is not used), so
- * nodes enqueueing at once never share one. claimNext takes its row with FOR UPDATE SKIP LOCKED,
- * so two nodes' claims never get the same job. What this does not give yet is a lease: a job
+ * nodes enqueueing at once never share one. claimNext runs under an advisory lock, so two nodes'
+ * claims never get the same job and each sees the other's running jobs (the fair share). What this does not give yet is a lease: a job
  * left `running` by a node that died stays so until a node's start re-queues every running job
  * (JobQueue.start), which is only right for one node; leases and fencing are the queue's stage.
  */
@@ -45,13 +49,16 @@ export class PostgresJobStore implements JobStore {
         const params: PgParam[] = [];
         const rows = jobs.slice(i, i + INSERT_ROWS_PER_STATEMENT).map((j) => {
           const first = params.length + 1;
-          params.push(j.id, j.type, j.videoId, JSON.stringify(j.payload), j.state, j.priority, j.attempts, j.maxAttempts, j.runAfter,
+          params.push(j.id, j.type, j.videoId, j.appId, JSON.stringify(j.payload), j.state, j.priority, j.attempts, j.maxAttempts, j.runAfter,
             j.progress, j.error, j.createdAt, j.startedAt, j.finishedAt, j.updatedAt);
-          return `(${Array.from({ length: 15 }, (_, k) => `$${first + k}`).join(', ')})`;
+          const at = (k: number) => `$${first + k}`;
+          // An app_id of '' is the video's application (JobRecord.appId).
+          const appId = `COALESCE(NULLIF(${at(3)}, ''), (SELECT v.app_id FROM videos v WHERE v.id = ${at(2)}), '')`;
+          return `(${Array.from({ length: 16 }, (_, k) => (k === 3 ? appId : at(k))).join(', ')})`;
         });
         // VALUES rows take their seq in order, so a batch keeps its order.
         await tx.query(
-          `INSERT INTO jobs (id, type, video_id, payload, state, priority, attempts, max_attempts, run_after, progress, error,
+          `INSERT INTO jobs (id, type, video_id, app_id, payload, state, priority, attempts, max_attempts, run_after, progress, error,
              created_at, started_at, finished_at, updated_at) VALUES ${rows.join(', ')}`,
           params,
         );
@@ -65,33 +72,60 @@ export class PostgresJobStore implements JobStore {
   }
 
   async list(filter: JobFilter = {}): Promise<JobRecord[]> {
-    const where: string[] = [];
-    const params: PgParam[] = [];
-    if (filter.states?.length) (params.push(filter.states), where.push(`state = ANY($${params.length}::text[])`));
-    if (filter.types?.length) (params.push(filter.types), where.push(`type = ANY($${params.length}::text[])`));
-    if (filter.videoId !== undefined) (params.push(filter.videoId), where.push(`video_id = $${params.length}`));
-    params.push(filter.limit ?? 500);
-    const { rows } = await this.db.query<JobRow>(
-      `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
-                CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
-                CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
-       LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map(toJob);
+    return listInQueueOrder(filter, {
+      plain: async (f) => {
+        const { where, params } = filterSql(f);
+        params.push(f.limit);
+        const { rows } = await this.db.query<JobRow>(
+          `SELECT * FROM jobs ${where}
+           ORDER BY CASE state WHEN 'running' THEN 0 WHEN 'queued' THEN 1 ELSE 2 END,
+                    CASE WHEN state IN ('running', 'queued') THEN -priority ELSE 0 END,
+                    CASE WHEN state IN ('running', 'queued') THEN seq ELSE -updated_at END
+           LIMIT $${params.length}`,
+          params,
+        );
+        return rows.map(toJob);
+      },
+      queuedKeys: async (f, type, appId, limit) => {
+        const { where, params } = filterSql({ ...f, states: ['queued'], types: [type], appId });
+        params.push(limit);
+        const { rows } = await this.db.query<{ id: string; type: string; app_id: string; priority: number; seq: number }>(
+          `SELECT id, type, app_id, priority, seq FROM jobs ${where} ORDER BY priority DESC, seq LIMIT $${params.length}`,
+          params,
+        );
+        return rows.map((r): QueuedKey => ({ id: r.id, type: r.type, appId: r.app_id, priority: r.priority, seq: r.seq }));
+      },
+      figures: async (types) =>
+        (
+          await this.db.query<{ type: string; app_id: string; running: number; served: number }>(
+            queueFiguresSql(types.length ? 'AND type = ANY($1::text[])' : ''),
+            types.length ? [types] : [],
+          )
+        ).rows.map((r) => ({ type: r.type, appId: r.app_id, running: Number(r.running), served: Number(r.served) })),
+      byIds: async (ids) => (await this.db.query<JobRow>('SELECT * FROM jobs WHERE id = ANY($1::text[])', [ids])).rows.map(toJob),
+    });
   }
 
   async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
     if (types.length === 0) return undefined;
-    const { rows } = await this.db.query<JobRow>(
-      `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $2, updated_at = $2, progress = 0
-       WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND type = ANY($1::text[]) AND run_after <= $2
-                   ORDER BY priority DESC, seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [types, now],
-    );
-    return rows[0] && toJob(rows[0]);
+    // One claim at a time across nodes (a transaction-scoped advisory lock): each claim sees the
+    // running counts the one before it left, so two nodes claiming at once share fairly too, and
+    // neither finds the queue empty because the other holds its head row. Claims are one per job
+    // start, so waiting for the lock costs nothing that matters.
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK_KEY]);
+      const { rows: chosen } = await tx.query<{ id: string }>(
+        `SELECT c.id FROM (${fairClaimSql((i) => `$${i}`, types.length)}) c`,
+        [...types, now],
+      );
+      if (!chosen[0]) return undefined;
+      const { rows } = await tx.query<JobRow>(
+        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $2, updated_at = $2, progress = 0, claim_seq = ${NEXT_CLAIM_SEQ}
+         WHERE id = $1 AND state = 'queued' RETURNING *`,
+        [chosen[0].id, now],
+      );
+      return rows[0] && toJob(rows[0]);
+    });
   }
 
   async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean> {
@@ -130,4 +164,15 @@ export class PostgresJobStore implements JobStore {
     const { rows } = await this.db.query<{ t: number | null }>(`SELECT MIN(run_after) AS t FROM jobs WHERE state = 'queued' AND type = ANY($1::text[])`, [types]);
     return rows[0]?.t ?? undefined;
   }
+}
+
+/** The WHERE clause of a filter (without its limit), its values numbered from $1. */
+function filterSql(filter: JobFilter): { where: string; params: PgParam[] } {
+  const where: string[] = [];
+  const params: PgParam[] = [];
+  if (filter.states?.length) (params.push(filter.states), where.push(`state = ANY($${params.length}::text[])`));
+  if (filter.types?.length) (params.push(filter.types), where.push(`type = ANY($${params.length}::text[])`));
+  if (filter.videoId !== undefined) (params.push(filter.videoId), where.push(`video_id = $${params.length}`));
+  if (filter.appId !== undefined) (params.push(filter.appId), where.push(`app_id = $${params.length}`));
+  return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
 }

@@ -1,0 +1,79 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { waitForIngest } from './helpers/ingest.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+/**
+ * Issue 12, items 6 and 8: slots are shared fairly between applications. One application that
+ * queues many pulls must not make every other application wait behind all of them. Driven as the
+ * applications would (the spec API over HTTP, pulls from a real HTTP source), with one download
+ * slot; the order is read from the source server's own log of requests, not from timing.
+ */
+
+/** Paths the source was asked for, in the order the requests arrived. */
+const asked: string[] = [];
+/** Answers held back until the test lets them go. */
+const held: Array<() => void> = [];
+let holding = true;
+let source: http.Server;
+let sourceBase: string;
+
+beforeAll(async () => {
+  source = http.createServer((req, res) => {
+    asked.push(new URL(req.url!, 'http://x').pathname);
+    // Not a video: ffprobe (a real one) refuses it at once, so each pull ends quickly in 7.
+    const answer = () => res.writeHead(200, { 'content-type': 'video/mp4' }).end(Buffer.from('not a video at all\n'.repeat(20)));
+    if (holding) held.push(answer);
+    else answer();
+  });
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+  sourceBase = `http://127.0.0.1:${(source.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  for (const answer of held.splice(0)) answer();
+  source.closeAllConnections();
+  await new Promise((r) => source.close(r));
+});
+
+let s: TestServer | undefined;
+afterEach(async () => {
+  await s?.close();
+  s = undefined;
+});
+
+/** Polls `read` until `ok` holds of its value (each wait bounded by the test's own timeout). */
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('download slots shared between applications', () => {
+  it('runs the one pull of an application that queued after another queued four second, not last', async () => {
+    s = await startServer({ ingest: { pull: { concurrency: 1, allow: ['127.0.0.0/8'] } } });
+    const server = s;
+    const [a, b] = [await server.newApp('A'), await server.newApp('B')];
+    const queue = async () => (await server.admin.request('GET', '/jobs?type=download&state=queued,running')).body.jobs as Array<{ videoId: string; state: string; appId: string }>;
+
+    const aVideos: string[] = [];
+    for (const n of [1, 2, 3, 4]) aVideos.push(await a.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/a${n}.mp4` }));
+    // A's first pull holds the only slot (its answer is held back); the other three wait.
+    await until(queue, (q) => q.length === 4 && q.filter((j) => j.state === 'running').length === 1);
+    expect(asked).toEqual(['/a1.mp4']);
+    const bVideo = await b.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/b1.mp4` });
+    const waiting = await until(queue, (q) => q.length === 5);
+
+    // What the console shows is the order the slot will take them in: B's pull next.
+    expect(waiting.map((j) => j.videoId)).toEqual([aVideos[0], bVideo, aVideos[1], aVideos[2], aVideos[3]]);
+    expect(waiting.map((j) => j.appId)).toEqual([a.appId, b.appId, a.appId, a.appId, a.appId]);
+
+    holding = false;
+    for (const answer of held.splice(0)) answer();
+    for (const id of [...aVideos, bVideo]) expect(await waitForIngest(server.vop, id)).toBe(7);
+    // Before fairness the slot took them in the order they were queued: a1, a2, a3, a4, b1.
+    expect(asked).toEqual(['/a1.mp4', '/b1.mp4', '/a2.mp4', '/a3.mp4', '/a4.mp4']);
+  });
+});
