@@ -53,27 +53,60 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<
 
 describe('download slots shared between applications', () => {
   it('runs the one pull of an application that queued after another queued four second, not last', async () => {
-    s = await startServer({ ingest: { pull: { concurrency: 1, allow: ['127.0.0.0/8'] } } });
-    const server = s;
-    const [a, b] = [await server.newApp('A'), await server.newApp('B')];
-    const queue = async () => (await server.admin.request('GET', '/jobs?type=download&state=queued,running')).body.jobs as Array<{ videoId: string; state: string; appId: string }>;
-
-    const aVideos: string[] = [];
-    for (const n of [1, 2, 3, 4]) aVideos.push(await a.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/a${n}.mp4` }));
-    // A's first pull holds the only slot (its answer is held back); the other three wait.
-    await until(queue, (q) => q.length === 4 && q.filter((j) => j.state === 'running').length === 1);
-    expect(asked).toEqual(['/a1.mp4']);
-    const bVideo = await b.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/b1.mp4` });
-    const waiting = await until(queue, (q) => q.length === 5);
+    const { aVideos, bVideo, queue, a, b } = await queueFiveBehindOne();
+    const waiting = await queue();
 
     // What the console shows is the order the slot will take them in: B's pull next.
     expect(waiting.map((j) => j.videoId)).toEqual([aVideos[0], bVideo, aVideos[1], aVideos[2], aVideos[3]]);
     expect(waiting.map((j) => j.appId)).toEqual([a.appId, b.appId, a.appId, a.appId, a.appId]);
 
-    holding = false;
-    for (const answer of held.splice(0)) answer();
-    for (const id of [...aVideos, bVideo]) expect(await waitForIngest(server.vop, id)).toBe(7);
+    await releaseAll([...aVideos, bVideo]);
     // Before fairness the slot took them in the order they were queued: a1, a2, a3, a4, b1.
     expect(asked).toEqual(['/a1.mp4', '/b1.mp4', '/a2.mp4', '/a3.mp4', '/a4.mp4']);
   });
+
+  it('keeps the admin\'s "run next" above fairness, and Up/Down within the application', async () => {
+    const { aVideos, bVideo, queue, jobOf } = await queueFiveBehindOne();
+    const server = s!;
+    const move = async (videoId: string, direction: string) =>
+      (await server.admin.request('POST', `/jobs/${(await jobOf(videoId)).id}/move`, { direction })).status;
+    // a4 runs next, though A already holds the slot and B has waited longer.
+    expect(await move(aVideos[3]!, 'top')).toBe(200);
+    expect(await move(aVideos[3]!, 'top')).toBe(409);
+    // Down moves a2 one place among A's own jobs: after a3, and B's turn is untouched.
+    expect(await move(aVideos[1]!, 'down')).toBe(200);
+    expect((await queue()).map((j) => j.videoId)).toEqual([aVideos[0], aVideos[3], bVideo, aVideos[2], aVideos[1]]);
+    await releaseAll([...aVideos, bVideo]);
+    expect(asked).toEqual(['/a1.mp4', '/a4.mp4', '/b1.mp4', '/a3.mp4', '/a2.mp4']);
+  });
 });
+
+/**
+ * One download slot; application A registers four pulls (the first holds the slot: its answer
+ * is held back), then B one. Resolves once all five are in the queue.
+ */
+async function queueFiveBehindOne() {
+  asked.length = 0;
+  holding = true;
+  s = await startServer({ ingest: { pull: { concurrency: 1, allow: ['127.0.0.0/8'] } } });
+  const server = s;
+  const [a, b] = [await server.newApp('A'), await server.newApp('B')];
+  const queue = async () =>
+    (await server.admin.request('GET', '/jobs?type=download&state=queued,running')).body.jobs as Array<{ id: string; videoId: string; state: string; appId: string }>;
+  const aVideos: string[] = [];
+  for (const n of [1, 2, 3, 4]) aVideos.push(await a.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/a${n}.mp4` }));
+  await until(queue, (q) => q.length === 4 && q.filter((j) => j.state === 'running').length === 1);
+  await until(async () => asked.length, (n) => n > 0);
+  expect(asked).toEqual(['/a1.mp4']);
+  const bVideo = await b.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/b1.mp4` });
+  await until(queue, (q) => q.length === 5);
+  const jobOf = async (videoId: string) => (await queue()).find((j) => j.videoId === videoId)!;
+  return { a, b, aVideos, bVideo, queue, jobOf };
+}
+
+/** Lets the held answer go and waits until every pull has ended (in 7: not a video). */
+async function releaseAll(videoIds: string[]): Promise<void> {
+  holding = false;
+  for (const answer of held.splice(0)) answer();
+  for (const id of videoIds) expect(await waitForIngest(s!.vop, id)).toBe(7);
+}

@@ -33,10 +33,14 @@ const MAX_CONCURRENCY = 64;
  *   GET   /jobs/:id
  *   POST  /jobs/:id/cancel     a queued or running job (a cancelled transcode leaves its video in 7)
  *   POST  /jobs/:id/retry      a failed or cancelled job (a transcode's video goes back from 7 to 5)
- *   PATCH /jobs/:id {priority} a queued job; higher runs first
+ *   PATCH /jobs/:id {priority} a queued job; higher runs first, whatever its application
+ *   POST  /jobs/:id/move {direction: 'top'}  a queued job runs next: its priority goes one above
+ *                              every other queued job's of its type
  *   POST  /jobs/:id/move {direction: 'up'|'down', places?}  a queued job changes places with its
- *                              neighbour in the queue, `places` times (1 by default; a drag in the
- *                              console moves it several), stopping at the end of the queue
+ *                              neighbour among its application's queued jobs (slots are shared
+ *                              fairly between applications, JobStore.claimNext), `places` times (1
+ *                              by default; a drag in the console moves it several), stopping at the
+ *                              end of that application's queue
  *   GET   /queue/:type?recent=20   the monitor's one request, however long the queue: every running
  *                              and queued job of the type in queue order, the last finished ones,
  *                              the title of each one's video, and the processing view
@@ -109,7 +113,16 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     const job = await load(req.params.id);
     const body = (req.body as Record<string, unknown> | undefined) ?? {};
     const direction = body.direction;
-    if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up" or "down"');
+    if (direction === 'top') {
+      // Runs next, whatever its application: its priority goes above every other queued job's
+      // (fairness between applications orders only jobs of equal priority; JobQueue.move).
+      const moved = await jobs.move(job.id, 'top');
+      if (moved === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
+      if (moved === 'edge') throw new ApiError('JOB_STATE_CONFLICT', 'the job already runs next');
+      res.json(view(await load(job.id)));
+      return;
+    }
+    if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up", "down" or "top"');
     const places = body.places ?? 1;
     if (!(Number.isSafeInteger(places) && (places as number) >= 1 && (places as number) <= MAX_MOVE_PLACES)) {
       throw new ApiError('INVALID_PARAMETER', `places must be a whole number from 1 to ${MAX_MOVE_PLACES}`);
