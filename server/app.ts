@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express, { type Express } from 'express';
@@ -10,7 +10,8 @@ import { VopEventBus } from './events.js';
 import { assertAdminAddress, requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
 import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientAddress.js';
-import { fastReadPath } from './http/fastReadPath.js';
+import { readCallPaths } from './http/fastReadPath.js';
+import { hotPaths } from './http/hotPaths.js';
 import { CallbackService } from './callbacks/callbackService.js';
 import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
@@ -18,11 +19,11 @@ import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
 import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
 import { createConsoleApi } from './routes/consoleApi.js';
-import { healthRouter } from './routes/health.js';
-import { mediaRouter } from './routes/media.js';
+import { healthCheck } from './routes/health.js';
+import { mediaDelivery } from './routes/media.js';
 import { uploadApiRouter } from './routes/uploadApi.js';
 import { videoApiRouter, videoReadCalls, type RequestOrigin } from './routes/videoApi.js';
-import { widgetRouter } from './routes/widget.js';
+import { widgetAssets, widgetRouter } from './routes/widget.js';
 import { AppService } from './services/appService.js';
 import { AuthService } from './services/authService.js';
 import { makeLocalDateFormatter } from './services/localTime.js';
@@ -125,18 +126,18 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // /healthz's details go to the admin only, by the admin API's own checks (consoleApi is made
   // below; this runs per request, long after).
   const isOwnHost = ownHostPredicate({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
-  const isAdmin = (req: express.Request): boolean => {
+  const isAdmin = (req: IncomingMessage): boolean => {
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (bearer === undefined || !isOwnHost(req.headers.host)) return false;
     try {
-      assertAdminAddress(req, options.adminRemote);
+      assertAdminAddress(req as express.Request, options.adminRemote);
       consoleApi.gate.verify(bearer, clientAddress(req));
       return true;
     } catch {
       return false;
     }
   };
-  app.use(healthRouter({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ ffmpeg: await processing.tools.status() }) }));
+  const health = healthCheck({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ ffmpeg: await processing.tools.status() }) });
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
   // The console and the admin API answer only to this server's own names (DNS rebinding).
   const ownNames = hostCheck({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
@@ -166,8 +167,19 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     }),
   );
 
-  // Spec 2.3-2.5: renditions, downloads, covers and HLS, for videos in status 1.
-  app.use(mediaRouter({ videos: stores.videos, media, covers: processing.covers, sendTimeoutMs: options.sendTimeoutMs }));
+  // The hot paths (issue 14), answered ahead of Express by listen(): the read calls, /healthz, the
+  // widget's files, and spec 2.3-2.5's renditions, downloads, covers and HLS of videos in status 1.
+  const hot = hotPaths(
+    {
+      exact: {
+        ...readCallPaths({ auth, reads, parseQuery: app.get('query parser fn'), viewContext, log }),
+        '/healthz': health,
+        ...widgetAssets({ log }),
+      },
+      prefixes: { '/media/': mediaDelivery({ videos: stores.videos, objects, covers: processing.covers, sendTimeoutMs: options.sendTimeoutMs, log }) },
+    },
+    log,
+  );
 
   const consoleApi = createConsoleApi({
     options, adminToken, stores, events, jobs, media, videoMedia, lifecycle, processing, tus: ingest.tus, viewContext, log,
@@ -209,15 +221,14 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing },
     listen(port, host) {
       return new Promise((resolve, reject) => {
-        // The read calls skip Express (see http/fastReadPath.ts); everything else goes to it.
-        const fastReads = fastReadPath({ auth, reads, parseQuery: app.get('query parser fn'), viewContext, log });
         const proxies = new TrustedProxies(options.trustedProxies);
         server = http.createServer((req, res) => {
           noteClientAddress(req, proxies);
           // Once closing, answers say so: the client takes a new connection for its next request
           // instead of sending it on one that is about to go.
           if (closing) res.setHeader('Connection', 'close');
-          if (!fastReads(req, res)) app(req, res);
+          // The hot paths skip Express (see http/hotPaths.ts); everything else goes to it.
+          if (!hot(req, res)) app(req, res);
         });
         limitConnectionsPerAddress(server, options.maxConnectionsPerAddress);
         server.keepAliveTimeout = 65_000;

@@ -1,7 +1,7 @@
 /**
- * The read calls answered ahead of Express (server/http/fastReadPath.ts) must answer exactly as
- * the Express routes of the same server do: same status, headers and bytes, for good and bad
- * calls alike. The listening server takes the fast path; `vop.app` alone is the Express one.
+ * The read calls answered ahead of Express (server/http/fastReadPath.ts, one of the hot paths of
+ * server/http/hotPaths.ts) must answer exactly as the Express routes of the same server do: same
+ * status, headers and bytes, for good and bad calls alike. The listening server takes the fast path; `vop.app` alone is the Express one.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -97,7 +97,7 @@ describe('read calls ahead of Express', () => {
     }
   });
 
-  it('leaves Express out of the read calls only', async () => {
+  it('leaves Express out of the hot paths only: the read calls, /healthz, media and the widget files', async () => {
     const app = s.vop.app as unknown as { handle: (...args: unknown[]) => unknown };
     const handle = app.handle;
     let calls = 0;
@@ -105,10 +105,15 @@ describe('read calls ahead of Express', () => {
     try {
       expect((await request(fastPort, 'GET', `/Api/Video/GetList?${c.query()}`)).status).toBe(200);
       expect((await request(fastPort, 'HEAD', `/api/video/get/?${c.query({ Id: id })}`)).status).toBe(200);
+      expect((await request(fastPort, 'GET', '/healthz')).status).toBe(200);
+      expect((await request(fastPort, 'GET', '/widget/initUploadWidget.js')).status).toBe(200);
+      expect((await request(fastPort, 'GET', `/media/cover/${publishedId}.jpg`)).status).toBe(404); // its file is not there
+      expect((await request(fastPort, 'POST', `/media/cover/${publishedId}.jpg`)).status).toBe(405);
       expect(calls).toBe(0);
       expect((await request(fastPort, 'POST', `/Api/Video/GetList?${c.query()}`)).status).toBe(405);
-      expect((await request(fastPort, 'GET', '/healthz')).status).toBe(200);
-      expect(calls).toBe(2);
+      expect((await request(fastPort, 'POST', '/healthz')).status).toBe(404);
+      expect((await request(fastPort, 'GET', '/widget/')).status).toBe(200);
+      expect(calls).toBe(3);
     } finally {
       app.handle = handle;
     }

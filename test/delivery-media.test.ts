@@ -6,18 +6,19 @@
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Request, Response } from 'express';
-import { parseRange, sendFileResponse } from '../server/http/fileResponse.js';
+import { parseRange, sendMediaObject, SYNC_READ_MAX_BYTES } from '../server/http/fileResponse.js';
 import { COVER_SIZES } from '../server/media/cover.js';
+import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
+import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
+import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { listFiles, placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
 let client: SpecClient;
@@ -48,6 +49,21 @@ afterAll(async () => {
 const get = (url: string, headers: Record<string, string> = {}, method = 'GET') => fetch(url, { method, headers });
 
 /**
+ * The two ways delivery reads an object (http/fileResponse.ts): the local store's open file, and
+ * stat then openRange, which every store has (S3 has only these). The second is taken by hiding
+ * the local store's openLocalFileSync for the tests that name it.
+ */
+const READ_WAYS = ['openLocalFileSync', 'stat and openRange'] as const;
+function readBy(way: (typeof READ_WAYS)[number]): void {
+  beforeAll(() => {
+    if (way === 'stat and openRange') (t.vop.objects as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
+  });
+  afterAll(() => {
+    delete (t.vop.objects as { openLocalFileSync?: unknown }).openLocalFileSync;
+  });
+}
+
+/**
  * A request with the path and headers sent exactly as written: fetch would normalise `..` and
  * `%2e`, and adds its own cache headers to conditional requests.
  */
@@ -74,7 +90,9 @@ async function imageSize(data: Buffer): Promise<{ width: number; height: number 
   return { width: s.width, height: s.height };
 }
 
-describe('renditions', () => {
+describe.each(READ_WAYS)('renditions, read by %s', (way) => {
+  readBy(way);
+
   it('plays at PlayURL + VideoURL: video/mp4, length, validators, ranges accepted', async () => {
     const r = await get(`${playUrl}${videoUrl}`);
     expect(r.status).toBe(200);
@@ -83,9 +101,11 @@ describe('renditions', () => {
     // media stop at once; the ETag makes it a 304), never sniffed.
     expect(r.headers.get('cache-control')).toBe('public, no-cache');
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(r.headers.get('access-control-allow-origin')).toBe('*');
     expect(r.headers.get('content-length')).toBe(String(bytes.length));
     expect(r.headers.get('accept-ranges')).toBe('bytes');
-    expect(r.headers.get('etag')).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/);
+    // The store's version of the object (MediaObjectInfo.etag), weak: it is not a hash of the bytes.
+    expect(r.headers.get('etag')).toBe(`W/"${(await t.vop.objects.stat(`play/${videoUrl}`))!.etag}"`);
     expect(r.headers.get('last-modified')).toBeTruthy();
     expect(r.headers.get('content-disposition')).toBeNull();
     expect(Buffer.from(await r.arrayBuffer()).equals(bytes)).toBe(true);
@@ -93,7 +113,12 @@ describe('renditions', () => {
     const head = await get(`${playUrl}${videoUrl}`, {}, 'HEAD');
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(bytes.length));
+    expect(head.headers.get('etag')).toBe(r.headers.get('etag'));
     expect((await head.arrayBuffer()).byteLength).toBe(0);
+    // HEAD takes no Range (as before, and as send does): the whole file's headers.
+    const headRange = await get(`${playUrl}${videoUrl}`, { Range: 'bytes=0-9' }, 'HEAD');
+    expect(headRange.status).toBe(200);
+    expect(headRange.headers.get('content-length')).toBe(String(bytes.length));
   });
 
   it('downloads at DownloadURL + VideoURL as an attachment named after the file', async () => {
@@ -169,6 +194,8 @@ describe('renditions', () => {
     const byEtag = await rawGet(url, { 'If-None-Match': etag });
     expect(byEtag.status).toBe(304);
     expect(byEtag.headers.etag).toBe(etag);
+    expect(byEtag.headers['cache-control']).toBe('public, no-cache');
+    expect(byEtag.headers['access-control-allow-origin']).toBe('*');
     expect(byEtag.body.length).toBe(0);
     expect((await rawGet(url, { 'If-None-Match': `"x", ${etag}` })).status).toBe(304);
     expect((await rawGet(url, { 'If-Modified-Since': lastModified })).status).toBe(304);
@@ -193,7 +220,9 @@ describe('renditions', () => {
   });
 });
 
-describe('large files', () => {
+describe.each(READ_WAYS)('large files, read by %s', (way) => {
+  readBy(way);
+
   it('streams a large rendition whole and in ranges, and lets a client hang up mid-answer without leaking', async () => {
     const [date] = videoUrl.split('/') as [string, string];
     const name = `${videoId}_big.mp4`;
@@ -231,36 +260,39 @@ describe('large files', () => {
     }
   });
 
-  it('reads nothing for a client that left before the answer began', async () => {
-    const file = path.join(makeTempDir(), 'big.bin');
-    fs.writeFileSync(file, crypto.randomBytes(4 * 1024 * 1024));
-    // FileHandle is not exported: its prototype is reached through an open handle.
-    const probeHandle = await fsp.open(file, 'r');
-    const read = vi.spyOn(Object.getPrototypeOf(probeHandle) as { read: () => unknown }, 'read');
-    await probeHandle.close();
-    let client: http.ClientRequest | undefined;
-    const answered = new Promise<void>((resolve, reject) => {
-      const server = http.createServer((req, res) => {
-        // The client hangs up once its request has arrived, and the answer starts only after the
-        // server has seen it go, 'close' and all: as when a client leaves while the file is opened.
-        res.once('close', () => {
-          sendFileResponse(req as Request, res as Response, file, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 60_000 })
-            .then(resolve, reject)
-            .finally(() => server.close());
-        });
-        client!.destroy();
-      });
-      server.listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as { port: number };
-        client = http.get({ host: '127.0.0.1', port, agent: false });
-        client.on('error', () => undefined);
-      });
-    });
+  it('reads nothing for a client that left before the answer began, small body or large', async () => {
+    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    if (way === 'stat and openRange') (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
+    const key = mediaKey('play', '20260101', 'big.mp4');
+    const source = path.join(makeTempDir(), 'big.bin');
+    fs.writeFileSync(source, crypto.randomBytes(4 * 1024 * 1024));
+    await store.put(key, { file: source });
+    const reads = [vi.spyOn(fs, 'read'), vi.spyOn(fs, 'readSync'), vi.spyOn(store, 'openRange')];
     try {
-      await answered;
-      expect(read).not.toHaveBeenCalled();
+      for (const range of [`bytes=0-${SYNC_READ_MAX_BYTES - 1}`, undefined]) {
+        let client: http.ClientRequest | undefined;
+        const answered = new Promise<boolean>((resolve, reject) => {
+          const server = http.createServer((req, res) => {
+            // The client hangs up once its request has arrived, and the answer starts only after the
+            // server has seen it go, 'close' and all: as when a client leaves while the video is looked up.
+            res.once('close', () => {
+              sendMediaObject(req, res, store, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 60_000 })
+                .then(resolve, reject)
+                .finally(() => server.close());
+            });
+            client!.destroy();
+          });
+          server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address() as { port: number };
+            client = http.get({ host: '127.0.0.1', port, agent: false, headers: range ? { Range: range } : {} });
+            client.on('error', () => undefined);
+          });
+        });
+        expect(await answered).toBe(true);
+      }
+      for (const spy of reads) expect(spy).not.toHaveBeenCalled();
     } finally {
-      read.mockRestore();
+      for (const spy of reads) spy.mockRestore();
     }
   });
 

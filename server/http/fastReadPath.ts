@@ -14,18 +14,20 @@
  * whose Express routes answer with the same functions), parameters are read by the query parser
  * Express is set to and ParamBag, the caller is authenticated by the same AuthService, and
  * failures go through the one catalogue (server/errors.ts) into the same envelope. Anything else
- * (other methods, paths and the 405 and 404 answers) goes on to Express.
+ * (other methods, paths and the 405 and 404 answers) goes on to Express. Dispatched by the one
+ * table of hot paths (http/hotPaths.ts), with media, /healthz and the widget's files (issue 14).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { AuthService } from '../services/authService.js';
 import type { ViewContext } from '../services/videoView.js';
 import { READ_PATHS, type ReadCall, type RequestOrigin, type VideoReadCalls } from '../routes/videoApi.js';
+import type { HotHandler, HotRequest } from './hotPaths.js';
 import { authenticateParams } from './appAuth.js';
 import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
 import { ParamBag } from './params.js';
 
-/** What {@link fastReadPath} answers with; each is the one the Express routes use. */
+/** What {@link readCallPaths} answers with; each is the one the Express routes use. */
 export interface FastReadPathDeps {
   auth: AuthService;
   reads: VideoReadCalls;
@@ -36,39 +38,18 @@ export interface FastReadPathDeps {
 }
 
 /**
- * Returns a request handler that answers GET and HEAD on the read paths and returns true, or
- * returns false without touching the request, for Express to take.
+ * The read paths as hot paths (http/hotPaths.ts, which matches them as Express does: without
+ * regard to case, one trailing slash allowed, GET and HEAD only).
  */
-export function fastReadPath(deps: FastReadPathDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
-  // Express's routing, as vop sets it: paths without regard to case, one trailing slash allowed,
-  // no decoding of the path (`/Api/Video/G%65t` is not a route there either).
-  const calls = new Map<string, ReadCall>(READ_PATHS.map((p) => [p.toLowerCase(), deps.reads[p]]));
-  const send = answerBatcher(deps.log);
-  return (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    let path = (q === -1 ? url : url.slice(0, q)).toLowerCase();
-    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const call = calls.get(path);
-    if (!call) return false;
-    void answer(deps, send, call, req, res, q === -1 ? '' : url.slice(q + 1));
-    return true;
-  };
+export function readCallPaths(deps: FastReadPathDeps): Record<string, HotHandler> {
+  return Object.fromEntries(READ_PATHS.map((p) => [p, (req, res, hot) => answer(deps, hot, deps.reads[p], req, res)] satisfies [string, HotHandler]));
 }
 
-async function answer(
-  deps: FastReadPathDeps,
-  send: (res: ServerResponse, status: number, json: Buffer) => void,
-  call: ReadCall,
-  req: IncomingMessage,
-  res: ServerResponse,
-  query: string,
-): Promise<void> {
+async function answer(deps: FastReadPathDeps, hot: HotRequest, call: ReadCall, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let status = 200;
   let json: Buffer;
   try {
-    const params = new ParamBag(deps.parseQuery(query));
+    const params = new ParamBag(deps.parseQuery(hot.query));
     const app = await authenticateParams(deps.auth, params, req);
     json = await call(app, params, deps.viewContext(origin(req)));
   } catch (err) {
@@ -78,36 +59,9 @@ async function answer(
     status = envelope.status;
     json = Buffer.from(JSON.stringify(envelope.body));
   }
-  send(res, status, json);
-}
-
-/**
- * Returns a function that writes an answer together with the others made in this turn of the
- * event loop, right after its poll phase (setImmediate), instead of each as soon as it is made.
- * Under load one turn reads requests from many connections; written in between, each answer's
- * send woke the client's side anew (on loopback the sender pays for that, in the kernel), and
- * `writev` took 30% of the server's time. Written back to back they cost less: 19,000 against
- * 24,500 detail calls per second at the same CPU (100,000 videos, 50 connections). With one
- * request in flight nothing waits: the check phase follows the poll phase at once.
- */
-function answerBatcher(log: (line: string) => void): (res: ServerResponse, status: number, json: Buffer) => void {
-  const answers: Array<{ res: ServerResponse; status: number; json: Buffer }> = [];
-  const sendAll = () => {
-    for (const { res, status, json } of answers.splice(0)) {
-      try {
-        // The headers res.json sends (vop turns off ETag and X-Powered-By); for HEAD, Node leaves out the body.
-        res.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length });
-        res.end(json);
-      } catch (err) {
-        log(`Error on ${res.req.method} ${res.req.url}: writing the answer failed: ${(err as Error)?.stack ?? String(err)}`);
-        res.destroy();
-      }
-    }
-  };
-  return (res, status, json) => {
-    answers.push({ res, status, json });
-    if (answers.length === 1) setImmediate(sendAll);
-  };
+  // The headers res.json sends (vop turns off ETag and X-Powered-By); written with the other
+  // answers of this turn (hotPaths.ts answerBatcher).
+  hot.answer(res, status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length }, json);
 }
 
 /** Express's `req.protocol` and `req.host` with 'trust proxy' off, as app.ts runs it. */

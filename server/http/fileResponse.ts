@@ -1,118 +1,277 @@
 /**
- * Answers GET and HEAD with a file: validators, conditional requests and single byte ranges
- * (RFC 9110 sections 8.8, 13 and 14), streamed through a few reused buffers.
+ * Answers GET and HEAD with a media object: validators, conditional requests and single byte
+ * ranges (RFC 9110 sections 8.8, 13 and 14), read through the MediaStore only.
  *
- * Why not Express's `res.sendFile` (the `send` module), which does the same HTTP: it streams with
- * `fs.createReadStream`, which allocates a fresh buffer for every chunk. On multi-gigabyte
- * renditions that churn costs a third more CPU per byte than reading into two buffers reused for
- * the whole answer (measured: about 600 against 850 ms of CPU per GiB at 1 MiB chunks), and a
- * file server spends its time on exactly that. The HTTP rules below follow `send`'s choices where
- * the RFC leaves room (weak comparison for ETags, a reversed range answered 416, several ranges
- * answered with the whole file), so clients see the same behaviour.
+ * Two ways to the bytes, the same HTTP for both:
+ * - a store with {@link MediaStore.openLocalFileSync} (local disk) opens the file once and answers
+ *   from that descriptor: a body up to {@link SYNC_READ_MAX_BYTES} is read with one blocking
+ *   pread and sent with the headers in one write, as nginx does (a Range of 1 or 64 KiB, a
+ *   playlist, a cover); a larger one streams through two reused buffers. This is what makes a
+ *   small Range answer cost about what a bare Node server answering the same bytes costs: every
+ *   trip through libuv's thread pool costs 30 to 50 µs of CPU on this hardware;
+ * - any other store (S3): {@link MediaStore.stat} for the validators, then
+ *   {@link MediaStore.openRange} for the bytes, piped out.
  *
- * The caller has already decided that `file` may be served (and checked that it lies inside its
- * area): this module only reads it.
+ * Why not Express's `res.sendFile` (the `send` module), which does the same HTTP: it allocates a
+ * fresh buffer for every chunk (a third more CPU per byte on multi-gigabyte renditions than two
+ * reused ones), reads by path rather than through the store, and costs thread-pool trips a small
+ * answer cannot afford. The HTTP rules follow `send`'s choices where the RFC leaves room (weak
+ * comparison for ETags, a reversed range answered 416, several ranges answered with the whole
+ * file), so clients see the same behaviour.
+ *
+ * A client that stops taking bytes has its answer given up after `sendTimeoutMs` (nginx's
+ * `send_timeout`): it would otherwise pin a descriptor and the buffers for ever.
  */
-import type { Stats } from 'node:fs';
-import fsp, { type FileHandle } from 'node:fs/promises';
-import type { Request, Response } from 'express';
+import fs from 'node:fs';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Answer } from './hotPaths.js';
+import { MediaObjectNotFoundError, type MediaObjectInfo, type MediaStore } from '../storage/media/mediaStore.js';
 
 export interface FileResponseOptions {
   /** Content-Type of a 200 or 206 answer. */
   contentType: string;
   /** `Cache-Control: public, max-age=<n>`; 0: `public, no-cache` (kept, but revalidated by its ETag on every use). */
   maxAgeSeconds: number;
-  /** Headers of a successful answer only (200, 206): Content-Disposition, say. */
-  headers?: Record<string, string>;
-  /** Bytes read from disk per chunk; two such buffers serve the whole answer. */
+  /** Headers of every answer about the object (200, 206, 304, 412, 416): CORS, nosniff. */
+  headers?: readonly string[];
+  /** Headers of a successful answer only (200, 206), as name, value, name, value: Content-Disposition, say. */
+  successHeaders?: readonly string[];
+  /** Bytes read per chunk when a body is streamed; two such buffers serve the whole answer. */
   chunkBytes: number;
-  /**
-   * How long one chunk may wait to be taken by the socket before the answer is given up (nginx's
-   * `send_timeout`): a client that stops reading would otherwise pin the two buffers for ever.
-   */
+  /** How long one chunk may wait to be taken by the socket before the answer is given up. */
   sendTimeoutMs: number;
+  /**
+   * Sends an answer made whole (no body, or one read at once): the hot paths' batched write
+   * (http/hotPaths.ts). Default: at once.
+   */
+  answer?: Answer;
 }
 
-/** The file is not there (or is not a regular file): the caller answers 404. */
-export class FileNotFoundError extends Error {
-  override name = 'FileNotFoundError';
-}
+/** Writes a whole answer at once. */
+const answerNow: Answer = (res, status, headers, body) => {
+  res.writeHead(status, headers as OutgoingHttpHeaders);
+  res.end(body);
+};
 
-/** Sends `file`; resolves once the answer is complete or the client has gone. */
-export async function sendFileResponse(req: Request, res: Response, file: string, o: FileResponseOptions): Promise<void> {
-  let fh: FileHandle;
+/**
+ * Bodies up to this size are read from a local file with one blocking pread (microseconds from
+ * the page cache; nginx reads every file so). Larger ones are read in the thread pool, chunk by
+ * chunk, so that a cold read of a large range never holds the event loop for long.
+ */
+export const SYNC_READ_MAX_BYTES = 128 * 1024;
+
+/**
+ * Sends the object under `key` (a key made by mediaKey: the caller has decided it may be served).
+ * Resolves true once the answer is complete or the client has gone; false, having sent nothing,
+ * if there is no object under `key`.
+ */
+export async function sendMediaObject(req: IncomingMessage, res: ServerResponse, objects: MediaStore, key: string, o: FileResponseOptions): Promise<boolean> {
+  // The client left while the request waited (a video lookup, a cover made): nothing to open for it.
+  if (res.destroyed) return true;
+  if (objects.openLocalFileSync) {
+    const file = objects.openLocalFileSync(key);
+    if (!file) return false;
+    await sendFromFd(req, res, file.fd, file.info, o);
+    return true;
+  }
+  const info = await objects.stat(key);
+  if (!info) return false;
+  const plan = answerPlan(req, info, o);
+  if (!plan.body) {
+    (o.answer ?? answerNow)(res, plan.status, plan.headers);
+    return true;
+  }
+  let stream: Readable;
   try {
-    // Open, then fstat the open file: what is checked is what is sent, even if the name is replaced meanwhile.
-    fh = await fsp.open(file, 'r');
+    stream = await objects.openRange(key, plan.body);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') throw new FileNotFoundError(file);
+    // Gone between the stat and the open: as if it had never been there.
+    if (err instanceof MediaObjectNotFoundError) return false;
     throw err;
   }
-  try {
-    const stat = await fh.stat();
-    if (!stat.isFile()) throw new FileNotFoundError(file);
-    const etag = weakEtag(stat);
-    res.setHeader('Accept-Ranges', 'bytes');
-    res.setHeader('ETag', etag);
-    res.setHeader('Last-Modified', stat.mtime.toUTCString());
-    res.setHeader('Cache-Control', o.maxAgeSeconds > 0 ? `public, max-age=${o.maxAgeSeconds}` : 'public, no-cache');
-
-    const pre = preconditions(req, etag, stat.mtime);
-    if (pre !== undefined) {
-      res.status(pre).end();
-      return;
-    }
-
-    const size = stat.size;
-    const range = req.method === 'GET' && isRangeFresh(req, etag, stat.mtime) ? parseRange(req.headers.range, size) : undefined;
-    if (range === 'unsatisfiable') {
-      // RFC 9110 15.5.17: the current length, as `bytes */<length>`.
-      res.status(416).setHeader('Content-Range', `bytes */${size}`);
-      res.end();
-      return;
-    }
-    for (const [k, v] of Object.entries(o.headers ?? {})) res.setHeader(k, v);
-    res.setHeader('Content-Type', o.contentType);
-    const start = range?.start ?? 0;
-    const end = range?.end ?? size - 1;
-    if (range) {
-      res.status(206).setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
-    }
-    res.setHeader('Content-Length', String(Math.max(0, end - start + 1)));
-    if (req.method === 'HEAD' || end < start) {
-      res.end();
-      return;
-    }
-    await streamRange(fh, res, start, end, o.chunkBytes, o.sendTimeoutMs);
-  } finally {
-    await fh.close().catch(() => undefined);
+  if (res.destroyed) {
+    stream.destroy();
+    return true;
   }
+  res.writeHead(plan.status, plan.headers);
+  await pump(stream, res, o.sendTimeoutMs);
+  return true;
 }
 
-/** `W/"<size hex>-<mtime ms hex>"`: the form `send` (the `etag` module) gives files. */
-function weakEtag(stat: Stats): string {
-  return `W/"${stat.size.toString(16)}-${stat.mtime.getTime().toString(16)}"`;
+/** What to answer: the status, its headers, and the bytes of the body if there is one. */
+interface AnswerPlan {
+  status: number;
+  headers: string[];
+  body?: { start: number; end: number };
+}
+
+/** The answer for `info`, by the request's method, conditions and Range. */
+function answerPlan(req: IncomingMessage, info: MediaObjectInfo, o: FileResponseOptions): AnswerPlan {
+  const etag = `W/"${info.etag}"`;
+  const mtime = Math.floor(info.modifiedAt / 1000);
+  const headers = [
+    'Accept-Ranges', 'bytes',
+    'ETag', etag,
+    'Last-Modified', new Date(mtime * 1000).toUTCString(),
+    'Cache-Control', o.maxAgeSeconds > 0 ? `public, max-age=${o.maxAgeSeconds}` : 'public, no-cache',
+    ...(o.headers ?? []),
+  ];
+  const pre = preconditions(req, etag, mtime);
+  if (pre !== undefined) return { status: pre, headers };
+  const size = info.size;
+  const range = req.method === 'GET' && isRangeFresh(req, etag, mtime) ? parseRange(req.headers.range, size) : undefined;
+  if (range === 'unsatisfiable') {
+    // RFC 9110 15.5.17: the current length, as `bytes */<length>`.
+    headers.push('Content-Range', `bytes */${size}`);
+    return { status: 416, headers };
+  }
+  headers.push(...(o.successHeaders ?? []), 'Content-Type', o.contentType);
+  const start = range?.start ?? 0;
+  const end = range?.end ?? size - 1;
+  if (range) headers.push('Content-Range', `bytes ${start}-${end}/${size}`);
+  headers.push('Content-Length', String(Math.max(0, end - start + 1)));
+  const status = range ? 206 : 200;
+  // HEAD: the headers a GET would have, no body (Node sends none for HEAD either way).
+  return req.method === 'HEAD' || end < start ? { status, headers } : { status, headers, body: { start, end } };
+}
+
+/** Answers from an open descriptor (openLocalFileSync), and closes it once done. */
+async function sendFromFd(req: IncomingMessage, res: ServerResponse, fd: number, info: MediaObjectInfo, o: FileResponseOptions): Promise<void> {
+  let plan: AnswerPlan;
+  let small: Buffer | undefined;
+  if (res.destroyed) {
+    // The client left while this request waited: nothing to read for it.
+    fs.closeSync(fd);
+    return;
+  }
+  try {
+    plan = answerPlan(req, info, o);
+    const length = plan.body ? plan.body.end - plan.body.start + 1 : 0;
+    if (plan.body && length <= SYNC_READ_MAX_BYTES) {
+      small = Buffer.allocUnsafe(length);
+      const read = fs.readSync(fd, small, 0, length, plan.body.start);
+      // The file shrank under us (it is replaced by rename, never cut, but a hand may cut it):
+      // the promised length cannot be met, so nothing is promised.
+      if (read !== length) throw new Error(`media object ${info.key} is shorter than its announced length`);
+    }
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  if (!plan.body || small) {
+    fs.closeSync(fd);
+    (o.answer ?? answerNow)(res, plan.status, plan.headers, small);
+    return;
+  }
+  res.writeHead(plan.status, plan.headers);
+  await streamFd(fd, res, plan.body.start, plan.body.end, o.chunkBytes, o.sendTimeoutMs);
+}
+
+/**
+ * Writes bytes `start`..`end` of `fd` to `res` through two reused buffers, then closes `fd`;
+ * resolves once the answer is complete or given up. A buffer is read into again only once the
+ * socket has taken what was last written from it. A chunk the socket has not taken within
+ * `sendTimeoutMs` ends the answer (the connection is destroyed); so does a client that leaves.
+ */
+function streamFd(fd: number, res: ServerResponse, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const size = Math.min(chunkBytes, end - start + 1);
+    const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
+    const taken = [true, true];
+    let slot = 0;
+    let pos = start;
+    let reading = false;
+    let ending = false;
+    let finished = false;
+    const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(stall);
+      // Never close under a read in flight: the number could be another file's by the time it runs.
+      if (!reading) fs.close(fd, () => undefined);
+      resolve();
+    };
+    res.once('close', finish);
+    const next = () => {
+      if (finished || reading || ending) return;
+      if (res.destroyed) return finish();
+      if (pos > end) {
+        ending = true;
+        res.end(finish);
+        return;
+      }
+      if (!taken[slot]) return; // the socket still holds this buffer: its write callback calls next
+      const buf = buffers[slot]!;
+      const mine = slot;
+      reading = true;
+      fs.read(fd, buf, 0, Math.min(size, end - pos + 1), pos, (err, bytesRead) => {
+        reading = false;
+        if (finished) {
+          fs.close(fd, () => undefined);
+          return;
+        }
+        if (err || bytesRead === 0) {
+          // Unreadable, or shorter than announced: the promised length cannot be met.
+          res.destroy(err ?? new Error('file shorter than its announced length'));
+          return finish();
+        }
+        pos += bytesRead;
+        taken[mine] = false;
+        slot = 1 - mine;
+        stall.refresh();
+        res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => {
+          taken[mine] = true;
+          stall.refresh();
+          next();
+        });
+        next();
+      });
+    };
+    next();
+  });
+}
+
+/** Pipes a store's stream to `res`, under the same send timeout; resolves once done or gone. */
+async function pump(stream: Readable, res: ServerResponse, sendTimeoutMs: number): Promise<void> {
+  const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
+  const closed = new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
+  try {
+    for await (const chunk of stream) {
+      if (res.destroyed) break;
+      if (!res.write(chunk)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
+      stall.refresh();
+    }
+    if (!res.destroyed) await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
+  } catch (err) {
+    // The store's stream failed mid-answer: the length promised cannot be met.
+    res.destroy(err as Error);
+  } finally {
+    clearTimeout(stall);
+    stream.destroy();
+  }
 }
 
 /**
  * RFC 9110 13.2.2, in its order: If-Match / If-Unmodified-Since (412), then If-None-Match /
  * If-Modified-Since (304 for GET and HEAD). Resolves with the status to answer, if any.
+ * `mtime` is in whole seconds, as HTTP dates are.
  */
-function preconditions(req: Request, etag: string, mtime: Date): 304 | 412 | undefined {
+function preconditions(req: IncomingMessage, etag: string, mtime: number): 304 | 412 | undefined {
   const ifMatch = req.headers['if-match'];
   if (ifMatch !== undefined) {
     if (!matchesAny(ifMatch, etag)) return 412;
   } else {
     const since = parseDate(req.headers['if-unmodified-since']);
-    if (since !== undefined && wholeSeconds(mtime) > since) return 412;
+    if (since !== undefined && mtime > since) return 412;
   }
   const ifNoneMatch = req.headers['if-none-match'];
   if (ifNoneMatch !== undefined) {
     return matchesAny(ifNoneMatch, etag) ? 304 : undefined;
   }
   const modifiedSince = parseDate(req.headers['if-modified-since']);
-  if (modifiedSince !== undefined && wholeSeconds(mtime) <= modifiedSince) return 304;
+  if (modifiedSince !== undefined && mtime <= modifiedSince) return 304;
   return undefined;
 }
 
@@ -124,14 +283,14 @@ function matchesAny(header: string, etag: string): boolean {
   return header.split(',').some((t) => opaque(t) === ours);
 }
 
-/** If-Range (RFC 9110 13.1.5): the range applies only if the file is still the one named. */
-function isRangeFresh(req: Request, etag: string, mtime: Date): boolean {
+/** If-Range (RFC 9110 13.1.5): the range applies only if the object is still the one named. */
+function isRangeFresh(req: IncomingMessage, etag: string, mtime: number): boolean {
   const header = req.headers['if-range'];
   if (header === undefined) return true;
   const ifRange = Array.isArray(header) ? header.join(',') : header;
   if (/^\s*(W\/)?"/.test(ifRange)) return ifRange.trim() === etag;
   const date = parseDate(ifRange);
-  return date !== undefined && wholeSeconds(mtime) <= date;
+  return date !== undefined && mtime <= date;
 }
 
 /**
@@ -158,57 +317,9 @@ export function parseRange(header: string | undefined, size: number): { start: n
   return { start, end: Math.min(last, size - 1) };
 }
 
-/**
- * Writes bytes `start`..`end` of the open file to `res`, through two reused buffers. A chunk the
- * socket has not taken within `sendTimeoutMs` ends the answer (the connection is destroyed).
- */
-async function streamRange(fh: FileHandle, res: Response, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
-  const length = end - start + 1;
-  const size = Math.min(chunkBytes, length);
-  const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
-  // A buffer is read into again only once the socket has taken what was last written from it.
-  const flushed: Array<Promise<void>> = [Promise.resolve(), Promise.resolve()];
-  // The client may have left during the open and stat awaits, its 'close' already fired: ask
-  // `res.destroyed` (set when the socket closes) rather than wait for an event that has passed.
-  const closed = new Promise<void>((resolve) => {
-    if (res.destroyed) resolve();
-    else res.once('close', () => resolve());
-  });
-  // One timer for the whole answer, pushed back by every chunk the socket takes: the limit is on
-  // a stall, not on the length of the answer. Destroying the answer settles `closed`.
-  const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
-  let pos = start;
-  let i = 0;
-  try {
-    while (pos <= end && !res.destroyed) {
-      const slot = i++ % 2;
-      await Promise.race([flushed[slot], closed]);
-      if (res.destroyed) return;
-      stall.refresh();
-      const buf = buffers[slot]!;
-      const { bytesRead } = await fh.read(buf, 0, Math.min(size, end - pos + 1), pos);
-      if (bytesRead === 0) {
-        // The file shrank under us: the promised length cannot be met, so the answer is cut off.
-        res.destroy(new Error('file shorter than its announced length'));
-        return;
-      }
-      pos += bytesRead;
-      flushed[slot] = new Promise<void>((resolve) => res.write(bytesRead === buf.length ? buf : buf.subarray(0, bytesRead), () => resolve()));
-    }
-    if (res.destroyed) return;
-    await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
-  } finally {
-    clearTimeout(stall);
-  }
-}
-
+/** An HTTP date in whole seconds since the epoch, or undefined if it is none. */
 function parseDate(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : undefined;
-}
-
-/** HTTP dates have whole seconds: a file modified at 12.345 s is "not modified since 12 s". */
-function wholeSeconds(d: Date): number {
-  return Math.floor(d.getTime() / 1000);
 }

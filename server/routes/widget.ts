@@ -5,6 +5,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../errors.js';
 import { clientAddress } from '../http/clientAddress.js';
 import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
+import type { HotHandler } from '../http/hotPaths.js';
 import { ParamBag } from '../http/params.js';
 import type { IngestService } from '../ingest/ingestService.js';
 import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
@@ -60,26 +61,9 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
   const r = express.Router();
   const dir = deps.widgetDir ?? WIDGET_DIR;
   const page = { ...DEFAULT_UPLOAD_PAGE_OPTIONS, ...deps.page };
-
-  // Loaded by <script> from any origin: say so (CORP), and allow CORS for pages that use crossorigin.
-  const crossOrigin = { 'Cross-Origin-Resource-Policy': 'cross-origin', 'Access-Control-Allow-Origin': '*' };
-  const sameOrigin = { 'Cross-Origin-Resource-Policy': 'same-origin' };
-  const assets: Record<string, StaticAsset> = {
-    // Each form is one self-contained script: the shared part, then the form's own (one source, two scripts).
-    '/widget/initUploadWidget.js': loadScriptBundle(widgetSources(dir, 'window'), JS, crossOrigin),
-    '/widget/initUploadABoxWidget.js': loadScriptBundle(widgetSources(dir, 'overlay'), JS, crossOrigin),
-    '/widget/page/upload.js': loadAsset(path.join(dir, 'page/upload.js'), JS, sameOrigin),
-    '/widget/page/failed.js': loadAsset(path.join(dir, 'page/failed.js'), JS, sameOrigin),
-    '/widget/page/upload.css': loadAsset(path.join(dir, 'page/upload.css'), 'text/css; charset=utf-8', sameOrigin),
-  };
+  // The scripts and the page's files are served on the hot paths: widgetAssets below.
   const tus = tusClientFile();
-  if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);
-  else deps.log('WARNING: tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).');
   const template = fs.readFileSync(path.join(dir, 'page/upload.html'), 'utf8');
-
-  for (const [route, asset] of Object.entries(assets)) {
-    r.get(route, (req, res) => sendAsset(req, res, asset, page.assetMaxAgeSeconds));
-  }
 
   // Where the scripts are, for people and consoles setting up an application.
   r.get('/widget/', (req, res) => {
@@ -134,6 +118,30 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
   });
 
   return r;
+}
+
+/**
+ * Spec 4.5's two widget scripts and the upload page's static files, by path, answered on the hot
+ * paths (http/hotPaths.ts, issue 14): every host page that shows a widget loads them.
+ */
+export function widgetAssets(deps: Pick<WidgetRouterDeps, 'log' | 'page' | 'widgetDir'>): Record<string, HotHandler> {
+  const dir = deps.widgetDir ?? WIDGET_DIR;
+  const page = { ...DEFAULT_UPLOAD_PAGE_OPTIONS, ...deps.page };
+  // Loaded by <script> from any origin: say so (CORP), and allow CORS for pages that use crossorigin.
+  const crossOrigin = { 'Cross-Origin-Resource-Policy': 'cross-origin', 'Access-Control-Allow-Origin': '*' };
+  const sameOrigin = { 'Cross-Origin-Resource-Policy': 'same-origin' };
+  const assets: Record<string, StaticAsset> = {
+    // Each form is one self-contained script: the shared part, then the form's own (one source, two scripts).
+    '/widget/initUploadWidget.js': loadScriptBundle(widgetSources(dir, 'window'), JS, crossOrigin),
+    '/widget/initUploadABoxWidget.js': loadScriptBundle(widgetSources(dir, 'overlay'), JS, crossOrigin),
+    '/widget/page/upload.js': loadAsset(path.join(dir, 'page/upload.js'), JS, sameOrigin),
+    '/widget/page/failed.js': loadAsset(path.join(dir, 'page/failed.js'), JS, sameOrigin),
+    '/widget/page/upload.css': loadAsset(path.join(dir, 'page/upload.css'), 'text/css; charset=utf-8', sameOrigin),
+  };
+  const tus = tusClientFile();
+  if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);
+  else deps.log('WARNING: tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).');
+  return Object.fromEntries(Object.entries(assets).map(([route, asset]) => [route, (req, res, hot) => sendAsset(req, res, asset, page.assetMaxAgeSeconds, hot.answer)]));
 }
 
 /** The source files of a widget form's script, in the order they run. */

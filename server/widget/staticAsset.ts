@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Answer } from '../http/hotPaths.js';
 
 /** A file served from memory with a strong validator: the widget scripts and the page's assets. */
 export interface StaticAsset {
@@ -48,19 +49,20 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 
 /**
  * Sends the asset with a short max-age: a host page picks up a new widget release within
- * minutes, and revalidation is a 304 thanks to the ETag.
+ * minutes, and revalidation is a 304 thanks to the ETag. Answered on the hot paths
+ * (http/hotPaths.ts, whose `answer` writes it), with the headers Express's res.send gave it.
  */
-export function sendAsset(req: Request, res: Response, asset: StaticAsset, maxAgeSeconds: number): void {
-  res.set({
+export function sendAsset(req: IncomingMessage, res: ServerResponse, asset: StaticAsset, maxAgeSeconds: number, answer: Answer): void {
+  const headers = {
     'Content-Type': asset.contentType,
     'Cache-Control': `public, max-age=${maxAgeSeconds}`,
     ETag: asset.etag,
     'X-Content-Type-Options': 'nosniff',
     ...asset.headers,
-  });
-  if (matches(req.get('if-none-match'), asset.etag)) {
-    res.status(304).end();
+  };
+  if (matches(req.headers['if-none-match'], asset.etag)) {
+    answer(res, 304, headers);
     return;
   }
-  res.status(200).send(asset.body);
+  answer(res, 200, { ...headers, 'Content-Length': asset.body.length }, asset.body);
 }
