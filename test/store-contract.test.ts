@@ -295,6 +295,30 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await ids({ text: 'sea' }, { offset: 1, limit: 2 })).toEqual({ total: 4, ids: ['v3', 'v2'] });
         expect((await s.videos.search({ appId: b.appId }, { offset: 0, limit: 1 })).items).toEqual([vs[3]]);
       });
+
+      it('searches the text in title, uploader, tags and description, any of them, wildcards as typed (issue 13, item 4)', async () => {
+        const a = await newApp();
+        const vs = [
+          videoRecord(a.appId, { id: 'w1', title: 'Lecture one', createUser: 'Zhang_Wei', tags: 'math,algebra', description: '', createdAt: 1 }),
+          videoRecord(a.appId, { id: 'w2', title: 'Lecture two', createUser: 'li.na', tags: 'physics', description: 'Covers 100% of OPTICS', createdAt: 2 }),
+          videoRecord(a.appId, { id: 'w3', title: 'Algebra recap', createUser: 'zhangwei', tags: '', description: 'short', createdAt: 3 }),
+        ];
+        for (const v of vs) await s.videos.insert(v);
+        const ids = async (text: string, extra: Partial<Parameters<Stores['videos']['search']>[0]> = {}) =>
+          (await s.videos.search({ text, ...extra }, { offset: 0, limit: 10 })).items.map((v) => v.id);
+        // Uploader, partly and ignoring ASCII case; `_` only as itself.
+        expect(await ids('zhang')).toEqual(['w3', 'w1']);
+        expect(await ids('ZHANG_')).toEqual(['w1']);
+        // Tags and title alike.
+        expect(await ids('algebra')).toEqual(['w3', 'w1']);
+        expect(await ids('physics')).toEqual(['w2']);
+        // Description, `%` only as itself.
+        expect(await ids('optics')).toEqual(['w2']);
+        expect(await ids('0% of')).toEqual(['w2']);
+        expect(await ids('%')).toEqual(['w2']);
+        expect(await ids('lecture', { createUser: 'li.na' })).toEqual(['w2']);
+        expect((await s.videos.search({ text: 'e' }, { offset: 0, limit: 1 })).total).toBe(3);
+      });
     });
 
     describe('JobStore', () => {

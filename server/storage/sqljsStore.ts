@@ -3,6 +3,9 @@ import { SqlJsCallbackStore } from '../callbacks/sqljsCallbackStore.js';
 import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 
+/** The fields VideoSearch.text looks in: title, uploader, tags, description. */
+const SEARCHED_FIELDS = ['title', 'create_user', 'tags', 'description'] as const;
+
 /** Options of {@link openSqlJsStores}. */
 export interface SqlJsStoreOptions {
   /** The data directory; the database lives in it as `vop.db` plus `journal/`. */
@@ -313,9 +316,10 @@ class SqlJsVideoStore implements VideoStore {
     const where: string[] = [];
     const params: SqlParam[] = [];
     if (filter.text) {
-      // LIKE with its wildcards escaped: the text is matched as it is.
-      where.push("title LIKE ? ESCAPE '\\'");
-      params.push(`%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      // LIKE with its wildcards escaped: the text is matched as it is, in any of the four fields.
+      const pattern = `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.push(`(${SEARCHED_FIELDS.map((f) => `${f} LIKE ? ESCAPE '\\'`).join(' OR ')})`);
+      params.push(...SEARCHED_FIELDS.map(() => pattern));
     }
     if (filter.statuses && filter.statuses.length > 0) {
       where.push(`status IN (${filter.statuses.map(() => '?').join(', ')})`);

@@ -85,7 +85,11 @@ export interface Page {
 
 /** The console's search of videos (admin API); every given filter must match. */
 export interface VideoSearch {
-  /** Text the title contains (case-insensitive for ASCII letters). */
+  /**
+   * Text that the title, the uploader (createUser), the tags or the description contains, any of
+   * them (case-insensitive for ASCII letters; `%`, `_` and `\` are matched as themselves). The
+   * admin API bounds its length; a search reads every row it matches, no index helps a contains.
+   */
   text?: string;
   /** Any of these statuses. */
   statuses?: number[];

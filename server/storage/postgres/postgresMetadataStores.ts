@@ -188,7 +188,13 @@ export class PostgresVideoStore implements VideoStore {
     const add = (sql: (n: string) => string, v: PgParam) => (params.push(v), where.push(sql(`$${params.length}`)));
     // LIKE with its wildcards escaped: the text is matched as it is. ILIKE ignores case for
     // ASCII letters as SQLite's LIKE does (and for others too, which the contract allows).
-    if (filter.text) add((n) => `title ILIKE ${n} ESCAPE '\\'`, `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    // One bound pattern for the four fields VideoSearch.text looks in.
+    if (filter.text) {
+      add(
+        (n) => `(${['title', 'create_user', 'tags', 'description'].map((f) => `${f} ILIKE ${n} ESCAPE '\\'`).join(' OR ')})`,
+        `%${filter.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+      );
+    }
     if (filter.statuses && filter.statuses.length > 0) add((n) => `status = ANY(${n}::int[])`, filter.statuses);
     if (filter.createUser !== undefined) add((n) => `create_user = ${n}`, filter.createUser);
     if (filter.appId !== undefined) add((n) => `app_id = ${n}`, filter.appId);
