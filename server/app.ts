@@ -41,6 +41,7 @@ import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js'
 import { openS3MediaStore } from './storage/media/s3MediaStore.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
 import { VideoMedia } from './storage/media/videoMedia.js';
+import { addressLimitKey } from './services/addressLimitKey.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
@@ -300,7 +301,8 @@ function loadOrCreateAdminToken(dataDir: string): string {
 function limitConnectionsPerAddress(server: http.Server, max: number): void {
   const open = new Map<string, number>();
   server.on('connection', (socket) => {
-    const address = socket.remoteAddress ?? 'unknown';
+    // Counted per /64 for IPv6 (services/addressLimitKey.ts).
+    const address = addressLimitKey(socket.remoteAddress ?? 'unknown');
     const n = (open.get(address) ?? 0) + 1;
     if (n > max) {
       socket.destroy();

@@ -3,6 +3,7 @@
  * swept, the number of keys is capped, and an AppId that names no application adds no key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addressLimitKey } from '../server/services/addressLimitKey.js';
 import { FailureLimiter } from '../server/services/failureLimiter.js';
 import { getFrom } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -28,6 +29,18 @@ describe('FailureLimiter', () => {
 
   it('refuses a maxKeys that is not a whole number above 0', () => {
     expect(() => new FailureLimiter({ windowMs: 1000, maxFailures: 1, maxKeys: 0 })).toThrow(/maxKeys/);
+  });
+});
+
+describe('the key a client is counted under', () => {
+  it('is an IPv4 address itself, and an IPv6 address its /64 (one subscriber holds a whole /64)', () => {
+    expect(addressLimitKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(addressLimitKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(addressLimitKey('2001:db8:1:2::a')).toBe('2001:db8:1:2::/64');
+    expect(addressLimitKey('[2001:db8:1:2:ffff:ffff:ffff:ffff]')).toBe('2001:db8:1:2::/64');
+    expect(addressLimitKey('2001:db8:1:3::a')).toBe('2001:db8:1:3::/64');
+    expect(addressLimitKey('::1')).toBe('::/64');
+    expect(addressLimitKey('unknown')).toBe('unknown');
   });
 });
 
@@ -59,5 +72,30 @@ describe('through the spec API', () => {
     const res = await getFrom('127.0.0.5', `${t.baseUrl}/Api/Video/GetList?${c.query({}, c.auth({ Token: '0'.repeat(32) }))}`);
     expect(res.body.AuthMsg.ResultCode).toBe('104');
     expect(t.vop.services.auth.limiterKeys().apps).toBe(1);
+  });
+});
+
+describe('per-address limits over IPv6', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startServer();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('counts the failures of every address of one IPv6 /64 together, and another /64 apart', async () => {
+    const c = await t.newApp();
+    const bad = { appId: c.appId, timestamp: String(Math.floor(Date.now() / 1000)), token: '0'.repeat(32) };
+    const auth = t.vop.services.auth;
+    // A different address of the same /64 for each try, as a client holding the /64 would do.
+    const codes: string[] = [];
+    for (let i = 1; i <= 40; i++) {
+      codes.push(await auth.authenticate(bad, `2001:db8:1:2::${i.toString(16)}`).then(() => 'ok', (e: { code: string }) => e.code));
+    }
+    expect(codes.at(-1)).toBe('106');
+    expect(await auth.authenticate(bad, '2001:db8:1:2:abcd::1').catch((e: { code: string }) => e.code)).toBe('106');
+    // Another /64 is another client: its first failure is an ordinary one.
+    expect(await auth.authenticate(bad, '2001:db8:1:3::1').catch((e: { code: string }) => e.code)).not.toBe('106');
   });
 });

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
+import { addressLimitKey } from '../services/addressLimitKey.js';
 import { CONSOLE_HEADER, type ConsoleSessions } from '../services/consoleSessions.js';
 import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
 import { safeEqual } from '../services/tokens.js';
@@ -49,8 +50,10 @@ export class AdminTokenGate {
   /** Throws ADMIN_UNAUTHORIZED (with `wrong` as the detail) or TOO_MANY_AUTH_FAILURES unless `candidate` is the token. */
   verify(candidate: string, address: string, wrong?: string): void {
     if (safeEqual(candidate, this.token)) return;
-    if (this.failures.isLimited(address)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
-    this.failures.recordFailure(address);
+    // Counted per /64 for IPv6 (services/addressLimitKey.ts).
+    const key = addressLimitKey(address);
+    if (this.failures.isLimited(key)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
+    this.failures.recordFailure(key);
     throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
   }
 }

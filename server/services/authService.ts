@@ -1,5 +1,6 @@
 import { ApiError, RESULT_CODES } from '../errors.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
+import { addressLimitKey } from './addressLimitKey.js';
 import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
 import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
 import { tokenMatches } from './tokens.js';
@@ -71,14 +72,16 @@ export class AuthService {
    */
   async authenticate(creds: Credentials, clientAddress: string, opts: { apiCall?: boolean } = {}): Promise<AppRecord> {
     const now = this.now();
-    const addressLimited = this.byAddress.isLimited(clientAddress, now);
+    // Counted per /64 for IPv6 (services/addressLimitKey.ts).
+    const addressKey = addressLimitKey(clientAddress);
+    const addressLimited = this.byAddress.isLimited(addressKey, now);
     let app: AppRecord;
     try {
       app = await this.check(creds, now);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (addressLimited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
-      this.byAddress.recordFailure(clientAddress, now);
+      this.byAddress.recordFailure(addressKey, now);
       // Keyed only on an AppId that exists: a made-up one (of any length) adds no key.
       if (creds.appId && !UNKEYED_FAILURES.has(err.code)) {
         const limited = this.byApp.isLimited(creds.appId, now);
