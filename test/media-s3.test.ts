@@ -1,8 +1,8 @@
 /**
  * Media in S3-compatible object storage (issue 11, item 2), end to end on a real Ceph RGW
  * (test/helpers/ceph.ts): uploads (multipart and tus) become objects in the bucket, the transcode
- * reads its source from there and stores renditions, every cover size and HLS there, and
- * deletion removes them. The nodes'
+ * reads its source from there and stores renditions, every cover size and HLS there, delivery
+ * serves them through the server (Range, HEAD, validators), and deletion removes them. The nodes'
  * own disks keep nothing of a video once it is 1.
  */
 import crypto from 'node:crypto';
@@ -73,7 +73,7 @@ async function uploadMultipart(videoId: string, data: Buffer): Promise<string> {
 }
 
 describe('media in S3-compatible object storage (Ceph RGW)', () => {
-  it('stores an upload, transcodes it from the bucket into the bucket, and deletes it from there', async () => {
+  it('stores an upload, transcodes it from the bucket into the bucket, serves it from there, and deletes it', async () => {
     const id = await client.register();
     expect(await uploadMultipart(id, clip)).toBe('1');
     expect(await waitForStatus(t.vop, id, [1, 7], 60_000)).toBe(1);
@@ -94,6 +94,31 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
     // The source in the bucket is the upload, byte for byte; nothing of the video stays on the node.
     expect(sha256(Buffer.concat(await (await bucket.openRange(`sources/${id}/source`)).toArray()))).toBe(sha256(clip));
     expect(localFilesOf(id)).toEqual([]);
+
+    // Delivery through the server, from the bucket: whole, a range, HEAD, a validator.
+    const url = `${body.MediaSever.PlayURL}${file!.VideoURL}`;
+    const stored = (await bucket.stat(`play/${file!.VideoURL}`))!;
+    const whole = await fetch(url);
+    expect(whole.status).toBe(200);
+    expect(Number(whole.headers.get('content-length'))).toBe(stored.size);
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    const range = await fetch(url, { headers: { Range: 'bytes=100-1123' } });
+    expect(range.status).toBe(206);
+    expect(range.headers.get('content-range')).toBe(`bytes 100-1123/${stored.size}`);
+    expect(Buffer.from(await range.arrayBuffer())).toEqual(bytes.subarray(100, 1124));
+    const head = await fetch(url, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe(stored.size);
+    const etag = whole.headers.get('etag');
+    expect(etag).toBeTruthy();
+    expect((await fetch(url, { headers: { 'If-None-Match': etag! } })).status).toBe(304);
+    for (const u of [body.VideoModel.PicSavePath, `${body.VideoModel.PicSavePath}?t=3`, body.HlsURL, body.HlsURL.replace('master.m3u8', '180p/index.m3u8')]) {
+      const r = await fetch(u);
+      expect(r.status, u).toBe(200);
+      expect((await r.arrayBuffer()).byteLength, u).toBeGreaterThan(0);
+    }
+    // No cover size was made on request: the worker made them all (a serving node needs no ffmpeg).
+    expect(t.logs.filter((l) => /ffmpeg/i.test(l) && /cover/i.test(l))).toEqual([]);
 
     // Deletion removes every object of the video from the bucket.
     expect((await t.admin.request('DELETE', `/videos/${id}`)).status).toBe(200);
