@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { api, errorMessage, onUnauthorized } from './api.js';
 import { connectEvents, disconnectEvents, useEventsLive } from './events.js';
+import { LanguageSwitch } from './components/LanguageSwitch.js';
+import { useT } from './i18n.js';
 import { Link, match, useLocation } from './router.js';
 import { AppPage } from './pages/AppPage.js';
 import { Applications } from './pages/Applications.js';
@@ -13,13 +15,13 @@ import { VideoPage } from './pages/VideoPage.js';
 import { Videos } from './pages/Videos.js';
 
 const NAV = [
-  { to: '/', label: 'Overview' },
-  { to: '/apps', label: 'Applications' },
-  { to: '/videos', label: 'Videos' },
-  { to: '/transcode', label: 'Transcode monitor' },
-  { to: '/transfers', label: 'Uploads and downloads' },
-  { to: '/settings', label: 'Settings' },
-];
+  { to: '/', key: 'overview' },
+  { to: '/apps', key: 'apps' },
+  { to: '/videos', key: 'videos' },
+  { to: '/transcode', key: 'transcode' },
+  { to: '/transfers', key: 'transfers' },
+  { to: '/settings', key: 'settings' },
+] as const;
 
 type Auth = { state: 'checking' } | { state: 'out'; message: string } | { state: 'in' };
 
@@ -28,6 +30,7 @@ type Auth = { state: 'checking' } | { state: 'out'; message: string } | { state:
  * it), then shows the page for the address.
  */
 export function App() {
+  const t = useT();
   const [auth, setAuth] = useState<Auth>({ state: 'checking' });
 
   const start = useCallback(async () => {
@@ -49,7 +52,7 @@ export function App() {
     void start();
     return onUnauthorized(() => {
       disconnectEvents();
-      setAuth({ state: 'out', message: 'Your session has ended. Enter the admin token again.' });
+      setAuth({ state: 'out', message: 'sessionEnded' });
     });
   }, [start]);
 
@@ -57,20 +60,23 @@ export function App() {
     if (auth.state === 'in') connectEvents();
   }, [auth.state]);
 
-  if (auth.state === 'checking') return <p className="loading-screen">Loading the console…</p>;
-  if (auth.state === 'out') return <Login initialMessage={auth.message} onLoggedIn={() => setAuth({ state: 'in' })} />;
+  if (auth.state === 'checking') return <p className="loading-screen">{t.shell.loading}</p>;
+  // The reasons the app itself gives are keys, said in the language of the moment.
+  const said = auth.state === 'out' && (auth.message === 'sessionEnded' || auth.message === 'loggedOut') ? t.shell[auth.message] : auth.state === 'out' ? auth.message : '';
+  if (auth.state === 'out') return <Login initialMessage={said} onLoggedIn={() => setAuth({ state: 'in' })} />;
   return (
     <Shell
       onLogout={async () => {
         await api('DELETE', '/session').catch(() => undefined);
         disconnectEvents();
-        setAuth({ state: 'out', message: 'You have logged out.' });
+        setAuth({ state: 'out', message: 'loggedOut' });
       }}
     />
   );
 }
 
 function Shell({ onLogout }: { onLogout: () => void }) {
+  const t = useT();
   const loc = useLocation();
   const live = useEventsLive();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -90,28 +96,29 @@ function Shell({ onLogout }: { onLogout: () => void }) {
   return (
     <div className="shell">
       <a className="skip" href="#main">
-        Skip to content
+        {t.shell.skip}
       </a>
       <header className="topbar">
         <Link to="/" className="brand">
-          vop <span>console</span>
+          vop <span>{t.shell.console}</span>
         </Link>
         <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen((o) => !o)}>
-          Menu
+          {t.shell.menu}
         </button>
-        <span className={`live ${live ? 'on' : 'off'}`} title={live ? 'Updates arrive as they happen' : 'Reconnecting to the server…'}>
-          {live ? 'Live' : 'Offline'}
+        <span className={`live ${live ? 'on' : 'off'}`} title={live ? t.shell.liveTitle : t.shell.offlineTitle}>
+          {live ? t.shell.live : t.shell.offline}
         </span>
+        <LanguageSwitch />
         <button type="button" className="small logout" onClick={onLogout}>
-          Log out
+          {t.shell.logout}
         </button>
       </header>
-      <nav id="nav" className={`nav ${menuOpen ? 'open' : ''}`} aria-label="Console">
+      <nav id="nav" className={`nav ${menuOpen ? 'open' : ''}`} aria-label={t.shell.navLabel}>
         <ul>
           {NAV.map((n) => (
             <li key={n.to}>
               <Link to={n.to} aria-current={section === n.to || (n.to === '/' && loc.path === '/') ? 'page' : undefined}>
-                {n.label}
+                {t.shell.nav[n.key]}
               </Link>
             </li>
           ))}
@@ -125,6 +132,7 @@ function Shell({ onLogout }: { onLogout: () => void }) {
 }
 
 function Page({ path, search }: { path: string; search: URLSearchParams }) {
+  const t = useT();
   if (path === '/' || path === '') return <OverviewPage />;
   if (path === '/apps') return <Applications />;
   let m = match('/apps/:appId', path);
@@ -138,10 +146,10 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   return (
     <>
       <h1 id="page-title" tabIndex={-1}>
-        Not found
+        {t.shell.notFound}
       </h1>
       <p>
-        There is no console page at this address. <Link to="/">Go to the overview</Link>.
+        {t.shell.notFoundText} <Link to="/">{t.shell.goOverview}</Link>
       </p>
     </>
   );

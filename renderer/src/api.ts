@@ -4,6 +4,7 @@
  * Failures become {@link ApiError}s whose message a person can read.
  */
 import type { VopDesktopApi } from '../../main/preloadApi.js';
+import { messages } from './i18n.js';
 
 declare global {
   interface Window {
@@ -58,7 +59,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, 'NETWORK', 'The server did not answer. Is vop running?');
+    throw new ApiError(0, 'NETWORK', messages().common.noAnswer);
   }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
@@ -70,7 +71,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   }
   if (!res.ok) {
     const e = (data as { error?: { code?: string; message?: string } & Record<string, unknown> } | undefined)?.error;
-    const err = new ApiError(res.status, e?.code ?? '', e?.message ?? (text.trim() || `The server answered ${res.status} ${res.statusText}`), e);
+    const err = new ApiError(res.status, e?.code ?? '', e?.message ?? (text.trim() || messages().common.serverAnswered(res.status, res.statusText)), e);
     if (err.unauthorized && !opts.quiet401) notifyUnauthorized(err);
     throw err;
   }
@@ -105,5 +106,5 @@ export async function copyText(text: string): Promise<void> {
   area.select();
   const ok = document.execCommand('copy');
   area.remove();
-  if (!ok) throw new Error('Copying is not allowed here: select the text and copy it by hand.');
+  if (!ok) throw new Error(messages().common.copyRefused);
 }

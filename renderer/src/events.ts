@@ -4,6 +4,7 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { API_BASE, ApiError, api, notifyUnauthorized } from './api.js';
+import { messages } from './i18n.js';
 import type { ServerEvents } from './types.js';
 
 type Name = keyof ServerEvents;
@@ -37,7 +38,7 @@ export function connectEvents(): void {
     if (source?.readyState !== EventSource.CLOSED) return;
     source = undefined;
     api<{ loggedIn: boolean }>('GET', '/session', undefined, { quiet401: true }).then(
-      (s) => (s.loggedIn ? window.setTimeout(connectEvents, RECONNECT_MS) : notifyUnauthorized(new ApiError(401, '', 'Your session has ended.'))),
+      (s) => (s.loggedIn ? window.setTimeout(connectEvents, RECONNECT_MS) : notifyUnauthorized(new ApiError(401, '', messages().common.sessionEnded))),
       () => window.setTimeout(connectEvents, RECONNECT_MS),
     );
   };

@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
+import { useT } from '../i18n.js';
 
 /**
  * A modal question (the native <dialog>: focus stays inside, Escape cancels). Renders nothing
@@ -14,6 +15,7 @@ export function ConfirmDialog(props: {
   onConfirm: () => void;
   onCancel: () => void;
 }) {
+  const t = useT();
   const ref = useRef<HTMLDialogElement>(null);
   // Its own id: a page with several of these (a Cancel per row) must not name every one after the first.
   const titleId = useId();
@@ -29,7 +31,7 @@ export function ConfirmDialog(props: {
       <div>{props.children}</div>
       <div className="row end">
         <button type="button" onClick={props.onCancel} autoFocus>
-          Cancel
+          {t.common.cancel}
         </button>
         <button type="button" className={props.danger ? 'danger' : 'primary'} onClick={props.onConfirm} disabled={props.busy}>
           {props.confirmLabel}

@@ -1,8 +1,11 @@
 import { useState } from 'react';
 import { copyText, errorMessage } from '../api.js';
+import { useT } from '../i18n.js';
 
 /** A button that copies `text`; says "Copied" (to screen readers too) or why it could not. */
-export function CopyButton({ text, label = 'Copy', what }: { text: string; label?: string; what?: string }) {
+export function CopyButton({ text, label, what }: { text: string; label?: string; what?: string }) {
+  const t = useT();
+  const shown = label ?? t.common.copy;
   const [state, setState] = useState<'' | 'copied' | string>('');
   const copy = async () => {
     try {
@@ -15,11 +18,11 @@ export function CopyButton({ text, label = 'Copy', what }: { text: string; label
   };
   return (
     <span className="copy">
-      <button type="button" className="small" onClick={copy} aria-label={what ? `${label} ${what}` : undefined}>
-        {label}
+      <button type="button" className="small" onClick={copy} aria-label={what ? t.common.copyWhat(shown, what) : undefined}>
+        {shown}
       </button>
       <span className="copy-state" aria-live="polite">
-        {state === 'copied' ? 'Copied' : state}
+        {state === 'copied' ? t.common.copied : state}
       </span>
     </span>
   );

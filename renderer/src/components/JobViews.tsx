@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from 'react';
 import { useServerEvent } from '../events.js';
 import { formatTime, shortId } from '../format.js';
+import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { JobView, ServerEvents } from '../types.js';
 import { DataTable } from './DataTable.js';
@@ -53,8 +54,9 @@ export function JobProgress({ figures, label, children }: { figures: JobFigures;
  * error. `action` adds a last column (a Retry button), given the job and its video's name.
  */
 export function FinishedJobsTable({ jobs, titles, action }: { jobs: JobView[]; titles: Record<string, string>; action?: (job: JobView, name: string) => ReactNode }) {
+  const t = useT();
   return (
-    <DataTable columns={['Video', 'State', 'Finished', 'Error', ...(action ? [{ hidden: 'Actions' }] : [])]}>
+    <DataTable columns={[t.finished.video, t.finished.state, t.finished.finished, t.finished.error, ...(action ? [{ hidden: t.finished.actions }] : [])]}>
       {jobs.map((j) => {
         const name = titles[j.videoId] || shortId(j.videoId);
         return (

@@ -5,6 +5,7 @@ import { CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
 import { AppStateBadge, CallbackAddressWarning, ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
 import { formatTime, shortId } from '../format.js';
+import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { AppView, DeliveryView } from '../types.js';
 import { useAction } from '../useAction.js';
@@ -14,6 +15,7 @@ import { Integrate } from './Integrate.js';
 
 /** One application: its callback address, test callback, secret, enable/disable, how to integrate it, delivery log. */
 export function AppPage({ appId }: { appId: string }) {
+  const t = useT();
   const app = useResource(() => api<AppView>('GET', `/apps/${encodeURIComponent(appId)}`), [appId]);
   const log = useResource(() => api<{ deliveries: DeliveryView[]; nextBefore: string | null }>('GET', `/apps/${encodeURIComponent(appId)}/deliveries?limit=50`), [appId]);
   const [secret, setSecret] = useState('');
@@ -24,40 +26,40 @@ export function AppPage({ appId }: { appId: string }) {
     void act(async () => {
       await api('PATCH', `/apps/${appId}`, { disabled });
       await app.reload();
-      return disabled ? 'The application is disabled: its calls are refused and it gets no callbacks.' : 'The application is enabled.';
+      return disabled ? t.app.disabledNotice : t.app.enabledNotice;
     });
   return (
     <>
       <p className="crumbs">
-        <Link to="/apps">Applications</Link> /
+        <Link to="/apps">{t.app.crumb}</Link> /
       </p>
-      <PageHeader title={a ? a.name : 'Application'}>
+      <PageHeader title={a ? a.name : t.app.title}>
         {a ? (
           <>
             <ConfirmButton
-              label="Rotate the secret"
+              label={t.app.rotate}
               disabled={busy}
-              title="Rotate the secret?"
-              confirmLabel="Rotate"
+              title={t.app.rotateTitle}
+              confirmLabel={t.app.rotateConfirm}
               danger
               onConfirm={() =>
                 void act(async () => {
                   const r = await api<{ appSecret: string }>('POST', `/apps/${appId}/secret`);
                   setSecret(r.appSecret);
-                  return 'A new secret was issued; the old one no longer works.';
+                  return t.app.rotated;
                 })
               }
             >
-              <p>The current secret stops working at once: the application's calls fail until it has the new one.</p>
+              <p>{t.app.rotateExplain}</p>
             </ConfirmButton>
             {a.disabled ? (
               <button type="button" disabled={busy} onClick={() => setDisabled(false)}>
-                Enable
+                {t.app.enable}
               </button>
             ) : (
               // Disabling stops a running application's calls and callbacks: it asks first.
-              <ConfirmButton label="Disable" disabled={busy} title={`Disable “${a.name}”?`} confirmLabel="Disable" danger onConfirm={() => setDisabled(true)}>
-                <p>Its calls are refused and it gets no callbacks until it is enabled again. Its videos stay.</p>
+              <ConfirmButton label={t.app.disable} disabled={busy} title={t.app.disableTitle(a.name)} confirmLabel={t.app.disable} danger onConfirm={() => setDisabled(true)}>
+                <p>{t.app.disableExplain}</p>
               </ConfirmButton>
             )}
           </>
@@ -65,25 +67,25 @@ export function AppPage({ appId }: { appId: string }) {
       </PageHeader>
       <ErrorMessage error={app.error || error} />
       <Notice>{notice}</Notice>
-      {secret ? <SecretOnce title="New secret" appId={appId} secret={secret} onDone={() => setSecret('')} /> : null}
+      {secret ? <SecretOnce title={t.app.newSecret} appId={appId} secret={secret} onDone={() => setSecret('')} /> : null}
       {a ? (
         <div className="grid">
           <section className="card" aria-labelledby="app-facts">
-            <h2 id="app-facts">Details</h2>
+            <h2 id="app-facts">{t.app.details}</h2>
             <dl className="facts">
               <dt>AppId</dt>
               <dd>
                 <CopyValue value={a.appId} what="AppId" />
               </dd>
-              <dt>State</dt>
+              <dt>{t.app.state}</dt>
               <dd>
                 <AppStateBadge disabled={a.disabled} />
               </dd>
-              <dt>Created</dt>
+              <dt>{t.app.created}</dt>
               <dd>{formatTime(a.createdAt)}</dd>
-              <dt>Videos</dt>
+              <dt>{t.app.videos}</dt>
               <dd>
-                <Link to={`/videos?appId=${a.appId}`}>See its videos</Link>
+                <Link to={`/videos?appId=${a.appId}`}>{t.app.seeVideos}</Link>
               </dd>
             </dl>
           </section>
@@ -94,7 +96,7 @@ export function AppPage({ appId }: { appId: string }) {
               act(async () => {
                 await api('PATCH', `/apps/${appId}`, { callbackUrl: url.trim() === '' ? null : url.trim() });
                 await app.reload();
-                return url.trim() ? 'Callback address saved.' : 'Callback address removed.';
+                return url.trim() ? t.app.callbackSaved : t.app.callbackRemoved;
               })
             }
             onTest={() =>
@@ -103,8 +105,8 @@ export function AppPage({ appId }: { appId: string }) {
                 await log.reload();
                 const at = d.attempts.at(-1);
                 return d.state === 'delivered'
-                  ? `Test callback delivered (HTTP ${at?.httpStatus}, ${at?.latencyMs} ms).`
-                  : `Test callback failed: ${d.lastError || at?.error || `HTTP ${at?.httpStatus}`}.`;
+                  ? t.app.testDelivered(String(at?.httpStatus), String(at?.latencyMs))
+                  : t.app.testFailed(d.lastError || at?.error || `HTTP ${at?.httpStatus}`);
               })
             }
           />
@@ -115,9 +117,7 @@ export function AppPage({ appId }: { appId: string }) {
               act(async () => {
                 const saved = await api<AppView>('PATCH', `/apps/${appId}`, { apiNetworks: networks });
                 await app.reload();
-                return saved.apiNetworks.length
-                  ? `API calls are now accepted only from ${saved.apiNetworks.join(', ')}.`
-                  : 'API calls are accepted from any address again.';
+                return saved.apiNetworks.length ? t.app.networksSaved(saved.apiNetworks.join(t.common.listSeparator)) : t.app.networksOpen;
               })
             }
           />
@@ -130,6 +130,7 @@ export function AppPage({ appId }: { appId: string }) {
 }
 
 function CallbackForm({ app, busy, onSave, onTest }: { app: AppView; busy: boolean; onSave: (url: string) => void; onTest: () => void }) {
+  const t = useT();
   const [url, setUrl] = useState(app.callbackUrl);
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -137,17 +138,17 @@ function CallbackForm({ app, busy, onSave, onTest }: { app: AppView; busy: boole
   };
   return (
     <form className="card form" onSubmit={submit} aria-labelledby="cb-title">
-      <h2 id="cb-title">Status callback</h2>
-      <p className="muted small-text">vop POSTs here when a video becomes playable (1) or fails (4, 7). Empty: no callbacks.</p>
-      <label htmlFor="callback-url">Callback address</label>
+      <h2 id="cb-title">{t.app.callbackTitle}</h2>
+      <p className="muted small-text">{t.app.callbackHelp}</p>
+      <label htmlFor="callback-url">{t.app.callbackLabel}</label>
       <input id="callback-url" type="url" value={url} placeholder="https://site.example/vop/callback" onChange={(e) => setUrl(e.target.value)} />
       <CallbackAddressWarning address={url} />
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>
-          Save address
+          {t.app.saveAddress}
         </button>
-        <button type="button" disabled={busy || !app.callbackUrl} onClick={onTest} title={app.callbackUrl ? undefined : 'Save a callback address first'}>
-          Send a test callback
+        <button type="button" disabled={busy || !app.callbackUrl} onClick={onTest} title={app.callbackUrl ? undefined : t.app.saveFirst}>
+          {t.app.sendTest}
         </button>
       </div>
     </form>
@@ -169,6 +170,7 @@ function hostNetwork(address: string): string {
  * the addresses its calls came from lately, with one click to allow them.
  */
 function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; onSave: (networks: string[]) => void }) {
+  const t = useT();
   const [text, setText] = useState(app.apiNetworks.join('\n'));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -179,38 +181,34 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
   const suggested = [...new Set([...app.apiNetworks, ...addresses.map(hostNetwork)])];
   return (
     <form className="card form" onSubmit={submit} aria-labelledby="networks-title" data-testid="api-networks">
-      <h2 id="networks-title">API callers</h2>
-      <p className="muted small-text">
-        The widget's page is given this application's AppId, Timestamp and Token: for ten minutes they work as its API credential, from anyone's browser — enough to list
-        every video of the application. API calls should come only from your application's server: list its addresses or networks here, and calls from anywhere else
-        are refused (302). The upload page and its uploads keep working from any address. Empty: any address.
-      </p>
+      <h2 id="networks-title">{t.app.callersTitle}</h2>
+      <p className="muted small-text">{t.app.callersHelp}</p>
       {app.apiNetworks.length === 0 ? (
         <p className="error" data-testid="networks-open">
-          Any address may call this application's API.
+          {t.app.anyMayCall}
         </p>
       ) : null}
-      <label htmlFor="api-networks">Allowed networks (one per line, e.g. 203.0.113.10 or 10.0.0.0/8)</label>
+      <label htmlFor="api-networks">{t.app.networksLabel}</label>
       <textarea id="api-networks" rows={3} value={text} spellCheck={false} onChange={(e) => setText(e.target.value)} />
       <div className="row">
         <button type="submit" className="primary" disabled={busy}>
-          Save networks
+          {t.app.saveNetworks}
         </button>
       </div>
-      <h3>Recent API callers</h3>
+      <h3>{t.app.recentCallers}</h3>
       {app.recentCallers.length === 0 ? (
-        <p className="muted small-text">No API call since the server started.</p>
+        <p className="muted small-text">{t.app.noCall}</p>
       ) : (
         <>
           <ul className="plain" data-testid="recent-callers">
             {app.recentCallers.map((c) => (
               <li key={c.address}>
                 <code>{c.address}</code> <span className="muted small-text">{formatTime(c.lastSeen)}</span>
-                {c.allowed ? null : <span className="muted small-text"> · refused</span>}
+                {c.allowed ? null : <span className="muted small-text">{t.app.refused}</span>}
               </li>
             ))}
           </ul>
-          <p className="muted small-text">Check that these are your application's servers (a visitor using a page's values would show here too) before allowing them.</p>
+          <p className="muted small-text">{t.app.checkCallers}</p>
           {outside.length > 0 || app.apiNetworks.length === 0 ? (
             <button
               type="button"
@@ -220,7 +218,7 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
                 onSave(suggested);
               }}
             >
-              {app.apiNetworks.length === 0 ? 'Allow only these addresses' : 'Allow these addresses too'}
+              {app.apiNetworks.length === 0 ? t.app.allowOnly : t.app.allowToo}
             </button>
           ) : null}
         </>
@@ -230,6 +228,7 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
 }
 
 function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView[] | undefined; error: string; onReload: () => void }) {
+  const t = useT();
   const { run, busyKey, error: rowError } = useAction(onReload);
   const redeliver = (id: string) =>
     run(async () => {
@@ -238,39 +237,39 @@ function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView
   return (
     <section aria-labelledby="log-title" className="section">
       <div className="row between">
-        <h2 id="log-title">Delivery log</h2>
+        <h2 id="log-title">{t.app.logTitle}</h2>
         <button type="button" className="small" onClick={onReload}>
-          Refresh
+          {t.common.refresh}
         </button>
       </div>
       <ErrorMessage error={error || rowError} />
-      {deliveries && deliveries.length === 0 ? <p className="muted">No callback sent yet.</p> : null}
+      {deliveries && deliveries.length === 0 ? <p className="muted">{t.app.noDelivery}</p> : null}
       {deliveries && deliveries.length > 0 ? (
-        <DataTable className="deliveries" columns={['When', 'Kind', 'Video', 'State', 'Last attempt', { hidden: 'Actions' }]}>
+        <DataTable className="deliveries" columns={[t.app.when, t.app.kind, t.app.video, t.app.state2, t.app.lastAttempt, { hidden: t.app.actions }]}>
           {deliveries.map((d) => {
             const last = d.attempts.at(-1);
             return (
               <tr key={d.id} data-delivery={d.id}>
                 <td>{formatTime(d.createdAt)}</td>
-                <td>{d.kind === 'test' ? 'test' : `status ${d.videoStatus}`}</td>
+                <td>{d.kind === 'test' ? t.app.test : t.app.statusKind(d.videoStatus)}</td>
                 <td>{d.kind === 'test' ? '—' : <Link to={`/videos/${d.videoId}`} title={d.videoId}>{shortId(d.videoId)}</Link>}</td>
                 <td>
                   <StateBadge state={d.state} />
-                  {d.series > 1 ? <span className="muted small-text"> series {d.series}</span> : null}
+                  {d.series > 1 ? <span className="muted small-text">{t.app.series(d.series)}</span> : null}
                 </td>
                 <td className="break">
                   {last ? (
                     <>
-                      {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : 'no answer'} · {last.latencyMs} ms · {d.attempts.length} attempt{d.attempts.length === 1 ? '' : 's'}
+                      {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : t.app.noAnswer} · {last.latencyMs} ms · {t.app.attempts(d.attempts.length)}
                       {last.error ? <div className="muted small-text">{last.error}</div> : null}
                     </>
                   ) : (
-                    <span className="muted">{d.lastError || 'not sent yet'}</span>
+                    <span className="muted">{d.lastError || t.app.notSent}</span>
                   )}
                 </td>
                 <td>
-                  <button type="button" className="small" disabled={busyKey === d.id} onClick={() => void redeliver(d.id)} aria-label={`Redeliver ${d.kind} callback of ${formatTime(d.createdAt)}`}>
-                    Redeliver
+                  <button type="button" className="small" disabled={busyKey === d.id} onClick={() => void redeliver(d.id)} aria-label={t.app.redeliverAria(d.kind === 'test' ? t.app.test : t.app.statusKind(d.videoStatus), formatTime(d.createdAt))}>
+                    {t.app.redeliver}
                   </button>
                 </td>
               </tr>

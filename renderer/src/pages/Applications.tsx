@@ -4,32 +4,34 @@ import { CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
 import { AppStateBadge, CallbackAddressWarning, ErrorMessage, PageHeader } from '../components/Feedback.js';
 import { formatTime } from '../format.js';
+import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { AppView } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useResource } from '../useResource.js';
 
 export function Applications() {
+  const t = useT();
   const { data, error, reload } = useResource(() => api<{ apps: AppView[] }>('GET', '/apps'), []);
   const [created, setCreated] = useState<{ appId: string; appSecret: string; name: string }>();
 
   return (
     <>
-      <PageHeader title="Applications" />
-      <p className="muted">Each application calls the API with its AppId and a token made from its secret (spec section 5).</p>
+      <PageHeader title={t.apps.title} />
+      <p className="muted">{t.apps.intro}</p>
       <CreateApp
         onCreated={(a) => {
           setCreated(a);
           void reload();
         }}
       />
-      {created ? <SecretOnce title={`“${created.name}” created`} appId={created.appId} secret={created.appSecret} onDone={() => setCreated(undefined)} /> : null}
+      {created ? <SecretOnce title={t.apps.created(created.name)} appId={created.appId} secret={created.appSecret} onDone={() => setCreated(undefined)} /> : null}
       <ErrorMessage error={error} />
       <section aria-labelledby="apps-list-title">
-        <h2 id="apps-list-title">All applications</h2>
-        {data && data.apps.length === 0 ? <p className="muted">No application yet: create one above.</p> : null}
+        <h2 id="apps-list-title">{t.apps.all}</h2>
+        {data && data.apps.length === 0 ? <p className="muted">{t.apps.none}</p> : null}
         {data && data.apps.length > 0 ? (
-          <DataTable columns={['Name', 'AppId', 'State', 'Callback address', 'API callers', 'Created']}>
+          <DataTable columns={[t.apps.name, t.apps.appId, t.apps.state, t.apps.callback, t.apps.callers, t.apps.createdAt]}>
             {data.apps.map((a) => (
               <tr key={a.appId}>
                 <td>
@@ -41,9 +43,13 @@ export function Applications() {
                 <td>
                   <AppStateBadge disabled={a.disabled} />
                 </td>
-                <td className="break">{a.callbackUrl || <span className="muted">none</span>}</td>
+                <td className="break">{a.callbackUrl || <span className="muted">{t.apps.noCallback}</span>}</td>
                 <td className="break">
-                  {a.apiNetworks.length ? a.apiNetworks.join(', ') : <Link to={`/apps/${a.appId}`} title="Restrict the API to your application's server">any address</Link>}
+                  {a.apiNetworks.length ? a.apiNetworks.join(', ') : (
+                    <Link to={`/apps/${a.appId}`} title={t.apps.restrictTitle}>
+                      {t.apps.anyAddress}
+                    </Link>
+                  )}
                 </td>
                 <td>{formatTime(a.createdAt)}</td>
               </tr>
@@ -56,6 +62,7 @@ export function Applications() {
 }
 
 function CreateApp({ onCreated }: { onCreated: (a: { appId: string; appSecret: string; name: string }) => void }) {
+  const t = useT();
   const [name, setName] = useState('');
   const [callbackUrl, setCallbackUrl] = useState('');
   const { run, busy, error } = useAction();
@@ -70,20 +77,20 @@ function CreateApp({ onCreated }: { onCreated: (a: { appId: string; appSecret: s
   };
   return (
     <form className="card form" onSubmit={submit} aria-labelledby="create-app-title">
-      <h2 id="create-app-title">Create an application</h2>
+      <h2 id="create-app-title">{t.apps.create}</h2>
       <div className="fields">
         <div className="field">
-          <label htmlFor="app-name">Name</label>
+          <label htmlFor="app-name">{t.apps.name}</label>
           <input id="app-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
         </div>
         <div className="field grow">
-          <label htmlFor="app-callback">Callback address (optional)</label>
+          <label htmlFor="app-callback">{t.apps.callbackOptional}</label>
           <input id="app-callback" type="url" placeholder="https://site.example/vop/callback" value={callbackUrl} onChange={(e) => setCallbackUrl(e.target.value)} />
           <CallbackAddressWarning address={callbackUrl} />
         </div>
         <div className="field end">
           <button type="submit" className="primary" disabled={busy}>
-            Create
+            {t.apps.createButton}
           </button>
         </div>
       </div>
@@ -94,13 +101,14 @@ function CreateApp({ onCreated }: { onCreated: (a: { appId: string; appSecret: s
 
 /** A new secret, shown this once: the server keeps it but never shows it again. */
 export function SecretOnce({ title, appId, secret, onDone }: { title: string; appId: string; secret: string; onDone: () => void }) {
+  const t = useT();
   return (
     <section className="card secret" role="alert" aria-labelledby="secret-title">
       <h2 id="secret-title">{title}</h2>
       <p>
-        <strong>Copy the secret now: it is shown only once.</strong> Put it in the application's server configuration; never in a web page.
+        <strong>{t.apps.secretCopyNow}</strong> {t.apps.secretWhere}
       </p>
-      <p className="muted small-text">Once the application's server has made a call, restrict its API to that server on the application's page (API callers).</p>
+      <p className="muted small-text">{t.apps.secretRestrict}</p>
       <dl className="facts">
         <dt>AppId</dt>
         <dd>
@@ -114,7 +122,7 @@ export function SecretOnce({ title, appId, secret, onDone }: { title: string; ap
         </dd>
       </dl>
       <button type="button" onClick={onDone}>
-        I have copied it
+        {t.apps.copiedIt}
       </button>
     </section>
   );

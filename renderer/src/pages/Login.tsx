@@ -1,10 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api.js';
 import { ErrorMessage } from '../components/Feedback.js';
+import { LanguageSwitch } from '../components/LanguageSwitch.js';
+import { useT } from '../i18n.js';
 import { useAction } from '../useAction.js';
 
 /** Headless: asks for the admin token once; the server answers with a session cookie. */
 export function Login({ initialMessage, onLoggedIn }: { initialMessage: string; onLoggedIn: () => void }) {
+  const t = useT();
   const [token, setToken] = useState('');
   const { run, busy, error } = useAction();
   const submit = (e: FormEvent) => {
@@ -17,12 +20,15 @@ export function Login({ initialMessage, onLoggedIn }: { initialMessage: string; 
   return (
     <main className="login">
       <form className="card login-card" onSubmit={submit} aria-labelledby="login-title">
-        <p className="brand big">
-          vop <span>console</span>
-        </p>
-        <h1 id="login-title">Log in</h1>
+        <div className="row between">
+          <p className="brand big">
+            vop <span>{t.shell.console}</span>
+          </p>
+          <LanguageSwitch />
+        </div>
+        <h1 id="login-title">{t.login.title}</h1>
         {initialMessage && !error ? <p className="notice">{initialMessage}</p> : null}
-        <label htmlFor="token">Admin token</label>
+        <label htmlFor="token">{t.login.token}</label>
         <input
           id="token"
           name="token"
@@ -35,12 +41,13 @@ export function Login({ initialMessage, onLoggedIn }: { initialMessage: string; 
           aria-describedby="token-help"
         />
         <p id="token-help" className="muted small-text">
-          The token given with <code>--admin-token</code>, or the one vop generated in <code>&lt;data-dir&gt;/admin-token</code>. You stay
-          logged in for 12 hours in this browser.
+          {t.login.help1} <code>--admin-token</code>
+          {t.login.help2} <code>&lt;data-dir&gt;/admin-token</code>
+          {t.login.help3}
         </p>
         <ErrorMessage error={error} />
         <button type="submit" className="primary" disabled={busy}>
-          {busy ? 'Logging in…' : 'Log in'}
+          {busy ? t.login.busy : t.login.submit}
         </button>
       </form>
     </main>
