@@ -5,7 +5,7 @@ import { intParam, stringParam } from '../http/params.js';
 import { COVER_SIZES } from '../media/cover.js';
 import { VIDEO_ID_RE } from '../services/videoStatus.js';
 import type { Processing } from '../processing/createProcessing.js';
-import type { VideoAdmin } from '../services/videoAdmin.js';
+import { MAX_BULK_VIDEOS, type VideoAdmin } from '../services/videoAdmin.js';
 import { coverUrl, mediaServer, type ViewContext } from '../services/videoView.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { AppStore, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
@@ -30,6 +30,9 @@ const MAX_TEXT = 200;
  *   GET    /videos/:id/playback   play and download addresses of each rendition, covers, HLS
  *   POST   /videos/:id/retry      7 → 5 (transcode again) or 4 → 2 (download again)
  *   DELETE /videos/:id            status 0, live jobs cancelled, files purged; the record stays
+ *   POST   /videos/bulk {action: 'delete'|'retry', ids: [...]}   the same for up to 100 videos, each
+ *                                 on its own: {results: [{id, ok: true, video, action?} |
+ *                                 {id, ok: false, error: {code, message}}]}, in the order given
  */
 export function adminVideosRouter(deps: AdminVideosDeps): Router {
   const r = express.Router();
@@ -102,6 +105,29 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       coverUrl: cover,
       covers: cover ? Object.entries(COVER_SIZES).map(([t, s]) => ({ t: Number(t), width: s.width, height: s.height, url: `${cover}?t=${t}` })) : [],
       hlsUrl: hlsUrlOf(await deps.processing.detailExtras(video, ctx)),
+    });
+  });
+
+  r.post('/videos/bulk', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const action = body.action;
+    if (action !== 'delete' && action !== 'retry') throw new ApiError('INVALID_PARAMETER', 'action must be "delete" or "retry"');
+    const ids = body.ids;
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_VIDEOS || !ids.every((id) => typeof id === 'string')) {
+      throw new ApiError('INVALID_PARAMETER', `ids must be a list of 1 to ${MAX_BULK_VIDEOS} video ids`);
+    }
+    // Each id once; one that is not of our form is reported as not found, as the single calls do.
+    const requested = [...new Set((ids as string[]).map((id) => id.toLowerCase()))];
+    const valid = requested.filter((id) => VIDEO_ID_RE.test(id));
+    const outcomes = new Map((valid.length > 0 ? await deps.admin.bulk(action, valid) : []).map((o) => [o.id, o]));
+    const notFound = new ApiError('VIDEO_NOT_FOUND');
+    const [names, ctx] = [await appNames(), deps.viewContext(req)];
+    res.json({
+      results: requested.map((id) => {
+        const o = outcomes.get(id);
+        if (!o) return { id, ok: false, error: { code: notFound.code, message: notFound.message } };
+        return o.ok ? { id, ok: true, video: row(o.video, names, ctx), ...(o.action ? { action: o.action } : {}) } : { id, ok: false, error: o.error };
+      }),
     });
   });
 

@@ -22,6 +22,17 @@ export interface VideoAdminDeps {
 /** What a retry did. */
 export type RetryAction = 'transcode' | 'download';
 
+/** What the console may do to several videos at once. */
+export type BulkAction = 'delete' | 'retry';
+
+/** Most videos one bulk request may name: each delete purges files, so a request stays short. */
+export const MAX_BULK_VIDEOS = 100;
+
+/** How one video of a bulk request fared: done (with the video after it), or refused and why, as the admin API's errors say it. */
+export type BulkOutcome =
+  | { id: string; ok: true; video: VideoRecord; action?: RetryAction }
+  | { id: string; ok: false; error: { code: string; message: string } };
+
 /**
  * What the console does to one video beyond the spec API: retry a failed one, delete one. Used by
  * routes/adminVideos.ts; no HTTP here.
@@ -77,6 +88,31 @@ export class VideoAdmin {
     await this.deps.videos.setRenditions(videoId, []);
     await this.deps.videos.updateMedia(videoId, { sourceFile: '', coverFile: '' });
     return this.require(videoId);
+  }
+
+  /**
+   * {@link retry} or {@link remove} for each of `ids` in turn (at most {@link MAX_BULK_VIDEOS},
+   * duplicates once), each on its own: one that is refused (not found, in a state the action does
+   * not apply to, changed meanwhile) is reported with the catalogue's code and message and the
+   * others go on. Errors that are not the catalogue's (storage failing) end the request.
+   */
+  async bulk(action: BulkAction, ids: readonly string[]): Promise<BulkOutcome[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0 || unique.length > MAX_BULK_VIDEOS) throw new ApiError('INVALID_PARAMETER', `name from 1 to ${MAX_BULK_VIDEOS} videos`);
+    const out: BulkOutcome[] = [];
+    for (const id of unique) {
+      try {
+        if (action === 'delete') out.push({ id, ok: true, video: await this.remove(id) });
+        else {
+          const { video, action: did } = await this.retry(id);
+          out.push({ id, ok: true, video, action: did });
+        }
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        out.push({ id, ok: false, error: { code: err.code, message: err.message } });
+      }
+    }
+    return out;
   }
 
   private async require(videoId: string): Promise<VideoRecord> {

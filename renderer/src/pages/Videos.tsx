@@ -1,11 +1,14 @@
 import { useState, type FormEvent } from 'react';
 import { api, query } from '../api.js';
+import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { DataTable } from '../components/DataTable.js';
-import { ErrorMessage, PageHeader, StatusBadge } from '../components/Feedback.js';
+import { ErrorMessage, Notice, PageHeader, StatusBadge } from '../components/Feedback.js';
 import { useServerEvent } from '../events.js';
 import { formatDuration, formatTime, STATUS_NAMES } from '../format.js';
 import { Link, navigate } from '../router.js';
+import { useT } from '../i18n.js';
 import type { AppView, VideoRow } from '../types.js';
+import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
 
 const PAGE = 25;
@@ -24,6 +27,27 @@ export function Videos({ search }: { search: URLSearchParams }) {
   const apps = useResource(() => api<{ apps: AppView[] }>('GET', '/apps'), []);
   const refresh = useDebounced(() => void list.reload(), 400);
   useServerEvent('video.status', refresh);
+  const t = useT();
+  const h = t.housekeeping;
+  /** Ids picked for a bulk action, on this page (a new page or filter starts afresh). */
+  const [picked, setPicked] = useState<{ key: string; ids: Set<string> }>({ key, ids: new Set() });
+  const selected = picked.key === key ? picked.ids : new Set<string>();
+  const setSelected = (ids: Set<string>) => setPicked({ key, ids });
+  const [refused, setRefused] = useState<string[]>([]);
+  const action = useAction(() => list.reload());
+  const onPage = list.data?.videos ?? [];
+  const allPicked = onPage.length > 0 && onPage.every((v) => selected.has(v.id));
+  /** POST /videos/bulk: each video on its own; what was refused is listed with the server's reason. */
+  const bulk = (kind: 'delete' | 'retry') =>
+    action.run(async () => {
+      const ids = [...selected];
+      const { results } = await api<{ results: Array<{ id: string; ok: boolean; error?: { message: string } }> }>('POST', '/videos/bulk', { action: kind, ids });
+      const names = new Map(onPage.map((v) => [v.id, v.title || v.id]));
+      const notDone = results.filter((r) => !r.ok);
+      setRefused(notDone.map((r) => h.refusedItem(names.get(r.id) ?? r.id, r.error?.message ?? '')));
+      setSelected(new Set(notDone.map((r) => r.id)));
+      return h.bulkDone(kind, results.length - notDone.length, notDone.length);
+    }, `bulk-${kind}`);
 
   const go = (f: Partial<typeof filters>) => {
     const next = { ...filters, offset: 0, ...f };
@@ -34,7 +58,15 @@ export function Videos({ search }: { search: URLSearchParams }) {
     <>
       <PageHeader title="Videos" />
       <Filters key={key} initial={filters} apps={apps.data?.apps ?? []} onApply={go} />
-      <ErrorMessage error={list.error} />
+      <ErrorMessage error={list.error || action.error} />
+      <Notice>{action.notice}</Notice>
+      {refused.length > 0 && action.notice ? (
+        <ul className="refused" aria-label={h.bulkDone('retry', 0, refused.length)}>
+          {refused.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+      ) : null}
       {list.data ? (
         <>
           <p className="muted" aria-live="polite">
@@ -43,9 +75,50 @@ export function Videos({ search }: { search: URLSearchParams }) {
               : `${list.data.total} video${list.data.total === 1 ? '' : 's'}; showing ${filters.offset + 1} to ${filters.offset + list.data.videos.length}, newest first.`}
           </p>
           {list.data.videos.length > 0 ? (
-            <DataTable className="videos" columns={[{ hidden: 'Cover', className: 'thumb-cell' }, 'Title', 'Status', 'Application', 'Uploader', 'Length', 'Registered']}>
+            <div className="row bulk" role="group" aria-label={h.selected(selected.size)}>
+              <label className="row">
+                <input type="checkbox" checked={allPicked} onChange={(e) => setSelected(new Set(e.target.checked ? onPage.map((v) => v.id) : []))} />
+                {h.selectPage}
+              </label>
+              <span className="muted" aria-live="polite">
+                {h.selected(selected.size)}
+              </span>
+              <button type="button" disabled={selected.size === 0 || action.busy} onClick={() => void bulk('retry')}>
+                {h.retrySelected}
+              </button>
+              <ConfirmButton
+                label={h.deleteSelected}
+                className="danger"
+                disabled={selected.size === 0 || action.busy}
+                title={h.deleteTitle(selected.size)}
+                confirmLabel={h.deleteConfirm}
+                danger
+                onConfirm={() => void bulk('delete')}
+              >
+                <p>{h.deleteBody}</p>
+              </ConfirmButton>
+              <button type="button" disabled={selected.size === 0} onClick={() => setSelected(new Set())}>
+                {h.clearSelection}
+              </button>
+            </div>
+          ) : null}
+          {list.data.videos.length > 0 ? (
+            <DataTable className="videos" columns={[{ hidden: h.selectPage, className: 'pick-cell' }, { hidden: 'Cover', className: 'thumb-cell' }, 'Title', 'Status', 'Application', 'Uploader', 'Length', 'Registered']}>
               {list.data.videos.map((v) => (
-                <tr key={v.id}>
+                <tr key={v.id} data-video={v.id}>
+                  <td className="pick-cell">
+                    <input
+                      type="checkbox"
+                      aria-label={h.selectVideo(v.title || v.id)}
+                      checked={selected.has(v.id)}
+                      onChange={(e) => {
+                        const next = new Set(selected);
+                        if (e.target.checked) next.add(v.id);
+                        else next.delete(v.id);
+                        setSelected(next);
+                      }}
+                    />
+                  </td>
                   <td className="thumb-cell">{v.coverUrl && v.status === 1 ? <img className="thumb" src={`${v.coverUrl}?t=4`} alt="" loading="lazy" /> : <span className="thumb empty" />}</td>
                   <td>
                     <Link to={`/videos/${v.id}`}>{v.title || '(no title)'}</Link>
@@ -77,6 +150,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
 
 function Filters({ initial, apps, onApply }: { initial: { q: string; status: string; createUser: string; appId: string }; apps: AppView[]; onApply: (f: { q: string; status: string; createUser: string; appId: string }) => void }) {
   const [f, setF] = useState(initial);
+  const t = useT();
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onApply(f);
@@ -85,7 +159,7 @@ function Filters({ initial, apps, onApply }: { initial: { q: string; status: str
     <form className="card form filters" onSubmit={submit} role="search" aria-label="Find videos">
       <div className="fields">
         <div className="field grow">
-          <label htmlFor="f-q">Title contains</label>
+          <label htmlFor="f-q">{t.housekeeping.searchLabel}</label>
           <input id="f-q" type="search" value={f.q} onChange={(e) => setF({ ...f, q: e.target.value })} />
         </div>
         <div className="field">
