@@ -1,28 +1,37 @@
 /**
- * `npm run bench -- delivery`: a large rendition (1 GiB by default) downloaded in full by a few
- * clients at once, through vop (`/media/play/...`) and through nginx with sendfile serving the
- * same file, in the same run; the figure is MB/s and vop's share of nginx's.
+ * `npm run bench -- delivery`, in two parts, through vop and through nginx in the same run:
  *
- * Both servers are single processes on loopback (nginx with `master_process off`: one process
- * serving, like vop); the clients are curl processes writing to /dev/null, so that the load
- * generator is not what limits either. Each server's CPU time per GB is printed too: on a machine
- * shared with other work, wall-clock rates move with the neighbours, CPU per byte much less. nginx
- * comes from the distribution: if it is missing, the bench installs it when it runs as root on
- * Debian (`apt-get install -y nginx`, with the service kept from starting) or says what to run.
+ * 1. Throughput: a large rendition (1 GiB by default) downloaded in full by a few clients at once
+ *    (`/media/play/...`); the figure is MB/s and vop's share of nginx's, with CPU per GB. The
+ *    clients are curl processes writing to /dev/null, so that the load generator is not what
+ *    limits either server.
+ * 2. Requests (issue 14): what a player asks for, one request at a time — 1 and 64 KiB Ranges,
+ *    HEAD, a cover at `?t=3`, an HLS playlist and a segment, and 200 viewers each walking an HLS
+ *    rendition — through vop, nginx and a bare Node server answering the same bytes
+ *    (bench/deliveryRequests.ts).
+ *
+ * All servers are single processes on loopback (nginx with `master_process off`: one process
+ * serving, like vop). Each server's CPU time is printed too: on a machine shared with other work,
+ * wall-clock rates move with the neighbours, CPU per byte or per request much less. nginx comes
+ * from the distribution: if it is missing, the bench installs it when it runs as root on Debian
+ * (`apt-get install -y nginx`, with the service kept from starting) or says what to run.
+ * Cluster mode through an API node (issue 14, item 4) is not measured: there is no cluster mode yet.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { createServer } from '../server/app.js';
-import { makeDateFolder, playFileName } from '../server/processing/mediaNames.js';
+import { defaultFfmpegBinaries } from '../server/media/ffmpegBinaries.js';
+import { COVER_FILE, HLS_MASTER, makeDateFolder, playFileName } from '../server/processing/mediaNames.js';
 import { findExecutable } from '../server/media/findExecutable.js';
-import { VOP_SERVER, cpuTimeMs, loadAverage, progress, spawnServer, verdict, type BenchSection, type ChildServer, type Target } from './lib.js';
-
-/** nginx lives in sbin, which a user's PATH may leave out. */
-const SBIN = ['/usr/sbin', '/sbin'];
+import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
+import { mirrorFromVop, runRequestCases, type RequestCase, type Served } from './deliveryRequests.js';
+import { VOP_SERVER, cpuTimeMs, loadAverage, progress, ServerFleet, verdict, type BenchSection, type Target } from './lib.js';
+import { findOrInstallNginx, nginxVersion, SBIN, startNginx, type RunningNginx } from './nginx.js';
 
 /** Settings of the delivery benchmark; the environment may change them. */
 export interface DeliveryBenchSettings {
@@ -32,9 +41,17 @@ export interface DeliveryBenchSettings {
   clients: number;
   /** Full downloads per client, per server. */
   rounds: number;
+  /** Seconds of load per request case and server. */
+  requestSeconds: number;
 }
 
-const DEFAULT_SETTINGS: DeliveryBenchSettings = { fileMb: 1024, clients: 4, rounds: 2 };
+const DEFAULT_SETTINGS: DeliveryBenchSettings = { fileMb: 1024, clients: 4, rounds: 2, requestSeconds: 5 };
+
+/** The small rendition the Range cases read (the size of issue 14's measurements), and the HLS rendition's shape. */
+const SMALL_RENDITION_BYTES = 2_400_000;
+const HLS_SEGMENTS = 12;
+/** 2 s at about 750 kbit/s: a 360p segment. */
+const HLS_SEGMENT_BYTES = 188 * 1000;
 
 /** Issue 4's target: vop serves at least 70% of nginx's throughput. */
 const MIN_RATIO = 0.7;
@@ -42,101 +59,184 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 export const deliverySection: BenchSection = {
   name: 'delivery',
-  about: 'a 1 GiB rendition downloaded by parallel clients, MB/s through vop vs nginx with sendfile (VOP_BENCH_DELIVERY_MB, VOP_BENCH_DELIVERY_CLIENTS)',
+  about:
+    'a 1 GiB rendition downloaded by parallel clients (MB/s), then Ranges, HEAD, covers, HLS and 200 viewers (req/s, p99, CPU per request), vop vs nginx vs bare Node ' +
+    '(VOP_BENCH_DELIVERY_MB, VOP_BENCH_DELIVERY_CLIENTS, VOP_BENCH_DELIVERY_SECONDS)',
   run: () =>
     deliveryBench({
       ...DEFAULT_SETTINGS,
       ...(process.env.VOP_BENCH_DELIVERY_MB ? { fileMb: Number(process.env.VOP_BENCH_DELIVERY_MB) } : {}),
       ...(process.env.VOP_BENCH_DELIVERY_CLIENTS ? { clients: Number(process.env.VOP_BENCH_DELIVERY_CLIENTS) } : {}),
+      ...(process.env.VOP_BENCH_DELIVERY_SECONDS ? { requestSeconds: Number(process.env.VOP_BENCH_DELIVERY_SECONDS) } : {}),
     }),
 };
 
 export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-bench-delivery-'));
   const dataDir = path.join(work, 'data');
-  let vop: ChildServer | undefined;
-  let nginx: ChildProcess | undefined;
+  const fleet = new ServerFleet();
+  let nginx: RunningNginx | undefined;
   try {
     const curl = findExecutable('curl', undefined, SBIN);
     if (!curl) throw new Error('the delivery bench downloads with curl: install it (apt-get install -y curl) and run again');
     console.log(
-      `delivery: a ${s.fileMb} MiB file, ${s.clients} clients × ${s.rounds} full downloads per server; ` +
+      `delivery: a ${s.fileMb} MiB file, ${s.clients} clients × ${s.rounds} full downloads per server, then request cases of ${s.requestSeconds} s; ` +
         `${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}`,
     );
 
-    progress(`seeding a playable video with a ${s.fileMb} MiB rendition`);
-    const { videoUrl, file } = await seedLargeRendition(dataDir, s.fileMb);
-    const bytes = fs.statSync(file).size;
+    progress(`seeding a playable video: a ${s.fileMb} MiB rendition, a small one, a cover and an HLS rendition`);
+    const seeded = await seedVideo(dataDir, s.fileMb);
+    const bytes = fs.statSync(seeded.bigFile).size;
 
-    vop = await spawnServer({
+    const vop = await fleet.start({
       name: 'vop',
       script: VOP_SERVER,
       args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN],
       listening: /vop listening on (http:\/\/\S+)/,
     });
-    const vopUrl = `${vop.baseUrl}/media/play/${videoUrl}`;
-    const vopRun = await measure('vop', curl, vopUrl, bytes, s, vop.pid);
+    const vopRun = await measure('vop', curl, `${vop.baseUrl}/media/play/${seeded.bigUrl}`, bytes, s, vop.pid);
 
     const targets: Target[] = [];
     const mbps = (bps: number) => `${(bps / 1e6).toFixed(0)} MB/s`;
     const cpu = (r: Measured) => `${r.cpuMsPerGb.toFixed(0)} ms CPU per GB`;
     const nginxPath = findOrInstallNginx();
-    if (!nginxPath) {
-      console.log(`  vop: ${mbps(vopRun.bytesPerSecond)}, ${cpu(vopRun)}; nginx: not measured (see above)`);
+    // What nginx and bare Node serve for the request cases: vop's own answers, byte for byte.
+    const docroot = path.join(work, 'docroot');
+    await mirrorFromVop(vop.baseUrl, docroot, seeded.mirrored);
+    if (nginxPath) {
+      nginx = await startNginx(nginxPath, work, { '/media/play/': path.join(dataDir, 'media', 'play'), '/same/': docroot });
+      const nginxRun = await measure('nginx', curl, `${nginx.baseUrl}/media/play/${seeded.bigUrl}`, bytes, s, nginx.pid);
+      const ratio = vopRun.bytesPerSecond / nginxRun.bytesPerSecond;
+      const met = ratio >= MIN_RATIO;
+      console.log(`  whole ${s.fileMb} MiB downloads:`);
+      console.log(`    vop:   ${mbps(vopRun.bytesPerSecond)}, ${cpu(vopRun)}`);
+      console.log(`    nginx: ${mbps(nginxRun.bytesPerSecond)}, ${cpu(nginxRun)}  (sendfile on, one process; ${nginxVersion(nginxPath)})`);
+      console.log(`    vop / nginx: ${ratio.toFixed(3)}  (target ≥ ${MIN_RATIO.toFixed(2)})  ${verdict(met)}; CPU per byte, nginx / vop: ${(nginxRun.cpuMsPerGb / vopRun.cpuMsPerGb).toFixed(3)}`);
+      targets.push({ what: 'vop/nginx throughput', text: `${ratio.toFixed(3)} (≥ ${MIN_RATIO.toFixed(2)})`, met });
+    } else {
+      console.log(`  whole downloads: vop ${mbps(vopRun.bytesPerSecond)}, ${cpu(vopRun)}; nginx: not measured (see above)`);
       targets.push({ what: 'vop/nginx throughput', text: 'not measured: nginx is not installed', met: false });
-      return targets;
     }
-    const started = await startNginx(nginxPath, work, path.join(dataDir, 'media', 'play'));
-    nginx = started.child;
-    const nginxRun = await measure('nginx', curl, `${started.baseUrl}/media/play/${videoUrl}`, bytes, s, nginx.pid!);
 
-    const ratio = vopRun.bytesPerSecond / nginxRun.bytesPerSecond;
-    const met = ratio >= MIN_RATIO;
-    console.log(`  vop:   ${mbps(vopRun.bytesPerSecond)}, ${cpu(vopRun)}`);
-    console.log(`  nginx: ${mbps(nginxRun.bytesPerSecond)}, ${cpu(nginxRun)}  (sendfile on, one process; ${spawnSync(nginxPath, ['-v'], { encoding: 'utf8' }).stderr.trim()})`);
-    console.log(`  vop / nginx: ${ratio.toFixed(3)}  (target ≥ ${MIN_RATIO.toFixed(2)})  ${verdict(met)}; CPU per byte, nginx / vop: ${(nginxRun.cpuMsPerGb / vopRun.cpuMsPerGb).toFixed(3)}`);
-    targets.push({ what: 'vop/nginx throughput', text: `${ratio.toFixed(3)} (≥ ${MIN_RATIO.toFixed(2)})`, met });
+    const bare = await fleet.start({ name: 'bare', script: 'bench/bareMediaServer.ts', args: [docroot, '/same'], listening: /bare listening on (http:\/\/\S+)/ });
+    const others: Served[] = [...(nginx ? [{ name: 'nginx', baseUrl: nginx.baseUrl, pid: nginx.pid }] : []), { name: 'bare', baseUrl: bare.baseUrl, pid: bare.pid }];
+    targets.push(...(await runRequestCases(requestCases(seeded), { name: 'vop', baseUrl: vop.baseUrl, pid: vop.pid }, others, { seconds: s.requestSeconds })));
+    console.log('  cluster mode through an API node (issue 14, item 4): not measured, there is no cluster mode yet');
     return targets;
   } finally {
-    await vop?.stop();
-    if (nginx && nginx.exitCode === null) {
-      const exited = new Promise((r) => nginx!.once('exit', r));
-      nginx.kill('SIGTERM'); // nginx: fast shutdown
-      await exited;
-    }
+    await fleet.stopAll();
+    await nginx?.stop();
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
 
+/** What {@link seedVideo} made, as URLs below `/media/`. */
+interface SeededVideo {
+  /** `<date>/<file>` of the large rendition, and its file. */
+  bigUrl: string;
+  bigFile: string;
+  /** `<date>/<file>` of the small rendition. */
+  smallUrl: string;
+  videoId: string;
+  /** `<label>/<file>` of the HLS rendition's segments, in order, and its playlist. */
+  segments: string[];
+  playlist: string;
+  /** What nginx and bare Node serve under `/same/`: vop's paths and theirs. */
+  mirrored: Array<{ from: string; to: string }>;
+}
+
+/** The request cases (issue 14, item 3), each on the same bytes through every server. */
+function requestCases(v: SeededVideo): RequestCase[] {
+  const play = `/media/play/${v.smallUrl}`;
+  const same = `/same/play/${v.smallUrl}`;
+  const range = (from: number, length: number) => ({ Range: `bytes=${from}-${from + length - 1}` });
+  const one = (name: string, vopPath: string, refPath: string, bodyBytes: number, extra: Partial<RequestCase> = {}, headers?: Record<string, string>): RequestCase => ({
+    name,
+    connections: 50,
+    vop: [{ path: vopPath, headers, method: extra.head ? 'HEAD' : 'GET' }],
+    reference: [{ path: refPath, headers, method: extra.head ? 'HEAD' : 'GET' }],
+    bodyBytes,
+    ...extra,
+  });
+  return [
+    one('Range 1 KiB', play, same, 1024, { targeted: true }, range(1000, 1024)),
+    one('Range 64 KiB', play, same, 64 * 1024, { targeted: true }, range(1_000_000, 64 * 1024)),
+    one('HEAD', play, same, 0, { head: true }),
+    one('cover ?t=3', `/media/cover/${v.videoId}.jpg?t=3`, `/same/cover/${v.videoId}/t3.jpg`, 1000),
+    one('HLS playlist', `/media/hls/${v.videoId}/${v.playlist}`, `/same/hls/${v.videoId}/${v.playlist}`, 200),
+    one('HLS segment', `/media/hls/${v.videoId}/${v.segments[0]}`, `/same/hls/${v.videoId}/${v.segments[0]}`, HLS_SEGMENT_BYTES),
+    {
+      name: 'many viewers (HLS walk)',
+      connections: 200,
+      // Each connection a viewer: the rendition's playlist, then its segments in order, then again.
+      vop: [v.playlist, ...v.segments].map((f) => ({ path: `/media/hls/${v.videoId}/${f}` })),
+      reference: [v.playlist, ...v.segments].map((f) => ({ path: `/same/hls/${v.videoId}/${f}` })),
+      bodyBytes: (HLS_SEGMENT_BYTES * HLS_SEGMENTS) / (HLS_SEGMENTS + 1),
+    },
+  ];
+}
+
 /**
- * A video in status 1 whose one rendition is a file of `mb` MiB (random bytes: the content does
- * not matter to delivery), written through the server's own stores while no server runs.
+ * A video in status 1, written through the server's own stores while no server runs: a
+ * rendition of `mb` MiB and a small one (random bytes: the content does not matter to
+ * delivery), a real cover (ffmpeg: the sizes of `?t=` are made from it) and an HLS rendition
+ * (playlists and random segments).
  */
-async function seedLargeRendition(dataDir: string, mb: number): Promise<{ videoUrl: string; file: string }> {
+async function seedVideo(dataDir: string, mb: number): Promise<SeededVideo> {
   const vop = await createServer({ dataDir, adminToken: ADMIN_TOKEN, log: () => undefined });
   try {
     const app = await vop.services.apps.create({ name: 'bench delivery' });
     const appRecord = (await vop.stores.apps.get(app.appId))!;
     const video = await vop.services.videos.register(appRecord, { VideoTitle: 'large', SourceFileGetType: '1' });
     const date = makeDateFolder()(Date.now());
-    const name = playFileName(video.id, '720p', 'mp4');
-    const file = vop.media.path('play', date, name);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const big = playFileName(video.id, '720p', 'mp4');
+    const small = playFileName(video.id, '360p', 'mp4');
     const chunk = crypto.randomBytes(1024 * 1024);
-    const fd = fs.openSync(file, 'w');
-    try {
-      for (let i = 0; i < mb; i++) fs.writeSync(fd, chunk);
-    } finally {
-      fs.closeSync(fd);
-    }
+    await put(vop.objects, mediaKey('play', date, big), Readable.from((function* () {
+      for (let i = 0; i < mb; i++) yield chunk;
+    })()));
+    await put(vop.objects, mediaKey('play', date, small), Readable.from([crypto.randomBytes(SMALL_RENDITION_BYTES)]));
     await vop.stores.videos.setRenditions(video.id, [
-      { videoId: video.id, label: '720p', width: 1280, height: 720, bitrateKbps: 2928, file: `${date}/${name}`, bytes: mb * 1024 * 1024 },
+      { videoId: video.id, label: '720p', width: 1280, height: 720, bitrateKbps: 2928, file: `${date}/${big}`, bytes: mb * 1024 * 1024 },
+      { videoId: video.id, label: '360p', width: 640, height: 360, bitrateKbps: 800, file: `${date}/${small}`, bytes: SMALL_RENDITION_BYTES },
     ]);
+
+    const cover = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vop-bench-cover-')), COVER_FILE);
+    const { ffmpeg } = await defaultFfmpegBinaries();
+    await promisify(execFile)(ffmpeg.path, ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720', '-frames:v', '1', '-y', cover]);
+    await vop.objects.put(mediaKey('covers', video.id, COVER_FILE), { file: cover });
+    fs.rmSync(path.dirname(cover), { recursive: true, force: true });
+    await vop.stores.videos.updateMedia(video.id, { coverFile: mediaKey('covers', video.id, COVER_FILE) });
+
+    const segments = Array.from({ length: HLS_SEGMENTS }, (_, i) => `seg_${String(i).padStart(5, '0')}.ts`);
+    const playlist = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:2', '#EXT-X-PLAYLIST-TYPE:VOD', ...segments.flatMap((seg) => ['#EXTINF:2.000000,', seg]), '#EXT-X-ENDLIST', ''].join('\n');
+    await put(vop.objects, mediaKey('hls', video.id, '360p', 'index.m3u8'), Readable.from([Buffer.from(playlist)]));
+    await put(vop.objects, mediaKey('hls', video.id, HLS_MASTER), Readable.from([Buffer.from('#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360\n360p/index.m3u8\n')]));
+    for (const seg of segments) await put(vop.objects, mediaKey('hls', video.id, '360p', seg), Readable.from([crypto.randomBytes(HLS_SEGMENT_BYTES)]));
+
     await vop.services.lifecycle.move(video.id, 1);
-    return { videoUrl: `${date}/${name}`, file };
+    const hlsFiles = ['360p/index.m3u8', ...segments.map((seg) => `360p/${seg}`)];
+    return {
+      bigUrl: `${date}/${big}`,
+      bigFile: vop.media.path('play', date, big),
+      smallUrl: `${date}/${small}`,
+      videoId: video.id,
+      segments: segments.map((seg) => `360p/${seg}`),
+      playlist: '360p/index.m3u8',
+      mirrored: [
+        { from: `/media/play/${date}/${small}`, to: `play/${date}/${small}` },
+        // The sized cover is made by vop's first request for it (the warm-up of a real player's first view).
+        { from: `/media/cover/${video.id}.jpg?t=3`, to: `cover/${video.id}/t3.jpg` },
+        ...hlsFiles.map((f) => ({ from: `/media/hls/${video.id}/${f}`, to: `hls/${video.id}/${f}` })),
+      ],
+    };
   } finally {
     await vop.close();
   }
+}
+
+async function put(objects: MediaStore, key: string, stream: Readable): Promise<void> {
+  await objects.put(key, { stream });
 }
 
 interface Measured {
@@ -173,95 +273,5 @@ function download(curl: string, url: string, bytes: number): Promise<void> {
       if (code === 0 && out.trim() === `200 ${bytes}`) resolve();
       else reject(new Error(`download of ${url} failed: curl exit ${code}, "${out.trim()}"`));
     });
-  });
-}
-
-/** nginx on PATH (or /usr/sbin); else installed when root on Debian; else undefined after saying what to run. */
-function findOrInstallNginx(): string | undefined {
-  const found = findExecutable('nginx', undefined, SBIN);
-  if (found) return found;
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot || !fs.existsSync('/etc/debian_version')) {
-    console.log('  nginx is not installed. To compare with it, run:  sudo apt-get install -y nginx   then run the bench again.');
-    return undefined;
-  }
-  progress('nginx is not installed: apt-get install -y nginx (the service is kept from starting: RUNLEVEL=1)');
-  // RUNLEVEL=1 makes invoke-rc.d skip starting the packaged service: the bench runs its own nginx.
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', RUNLEVEL: '1' };
-  let r = spawnSync('apt-get', ['install', '-y', 'nginx'], { stdio: 'inherit', env });
-  if (r.status !== 0) {
-    spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
-    r = spawnSync('apt-get', ['install', '-y', 'nginx'], { stdio: 'inherit', env });
-  }
-  const installed = findExecutable('nginx', undefined, SBIN);
-  if (!installed) console.log('  Installing nginx failed. Run:  apt-get install -y nginx   then run the bench again.');
-  return installed;
-}
-
-/**
- * nginx with a config of its own in `work`: one process (no master, so no switch to another user:
- * it runs as the current user), sendfile on, no daemon, logs and temp files under `work`, serving
- * `playDir` at /media/play/ on a free loopback port.
- */
-async function startNginx(nginx: string, work: string, playDir: string): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const prefix = path.join(work, 'nginx');
-  fs.mkdirSync(path.join(prefix, 'logs'), { recursive: true });
-  const port = await freePort();
-  const conf = `
-daemon off;
-master_process off;
-pid ${prefix}/nginx.pid;
-error_log ${prefix}/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_timeout 65;
-  client_body_temp_path ${prefix}/client_body;
-  proxy_temp_path ${prefix}/proxy;
-  fastcgi_temp_path ${prefix}/fastcgi;
-  uwsgi_temp_path ${prefix}/uwsgi;
-  scgi_temp_path ${prefix}/scgi;
-  types { video/mp4 mp4; }
-  default_type application/octet-stream;
-  server {
-    listen 127.0.0.1:${port};
-    location /media/play/ { alias ${playDir}/; }
-  }
-}
-`;
-  const confFile = path.join(prefix, 'nginx.conf');
-  fs.writeFileSync(confFile, conf);
-  const child = spawn(nginx, ['-p', prefix, '-c', confFile, '-e', path.join(prefix, 'logs', 'error.log')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr!.on('data', (d) => (err += d));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited: ${err}${fs.readFileSync(path.join(prefix, 'logs', 'error.log'), 'utf8')}`);
-    if (await canConnect(port)) break;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port}: ${err}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return { child, baseUrl: `http://127.0.0.1:${port}` };
-}
-
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
   });
 }

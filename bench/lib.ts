@@ -226,7 +226,7 @@ export function tokenSource(secret: string): () => { timestamp: string; token: s
 
 /** One request as the load generator sends it. */
 export interface LoadRequest {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'HEAD';
   path: string;
   headers?: Record<string, string>;
   body?: string;
@@ -241,8 +241,12 @@ export interface LoadOptions {
   durationS?: number;
   /** ...or until this many responses have arrived. */
   amount?: number;
-  /** Called for every request, so each carries a fresh Timestamp and Token. */
-  next: () => LoadRequest;
+  /** Called for every request, so each carries a fresh Timestamp and Token... */
+  next?: () => LoadRequest;
+  /** ...or these requests, which every connection sends in turn, from the first again after the last (a player walking an HLS rendition). */
+  sequence?: LoadRequest[];
+  /** Every request is a HEAD: the answers' Content-Length announces no body to wait for. */
+  head?: boolean;
   /** The server's process, to measure its CPU time per response. */
   serverPid?: number;
 }
@@ -272,14 +276,19 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     connections: opts.connections,
     ...(opts.amount !== undefined ? { amount: opts.amount } : { duration: opts.durationS ?? 10 }),
     timeout: 10,
-    requests: [
-      {
-        setupRequest: (req) => {
-          const n = opts.next();
-          return { ...req, method: n.method ?? 'GET', path: n.path, headers: { ...req.headers, ...n.headers }, body: n.body ?? '' };
-        },
-      },
-    ],
+    requests: opts.sequence
+      ? opts.sequence.map((n) => ({ method: n.method ?? 'GET', path: n.path, headers: n.headers ?? {}, ...(n.body ? { body: n.body } : {}) }))
+      : [
+          {
+            setupRequest: (req) => {
+              const n = opts.next!();
+              return { ...req, method: n.method ?? 'GET', path: n.path, headers: { ...req.headers, ...n.headers }, body: n.body ?? '' };
+            },
+          },
+        ],
+    // autocannon's parser (http-parser-js) would wait for the body a HEAD answer's Content-Length
+    // announces: told from the headers-complete hook that there is none, as Node's client is.
+    ...(opts.head ? { setupClient: skipBodies } : {}),
   });
   const responses = r.requests.total;
   return {
@@ -294,6 +303,22 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     cpuUsPerResponse: opts.serverPid !== undefined ? ((cpuTimeMs(opts.serverPid) - cpuBefore) * 1000) / responses : NaN,
   };
 }
+
+/**
+ * Makes an autocannon client's parser skip every answer's body (HEAD). The client sets its
+ * parser's hooks after calling setupClient, in the same turn: they are wrapped right after it,
+ * long before the first answer can arrive.
+ */
+function skipBodies(client: unknown): void {
+  queueMicrotask(() => {
+    const parser = (client as { parser: Record<number, (...args: unknown[]) => unknown> }).parser;
+    const headersComplete = parser[HEADERS_COMPLETE]!;
+    parser[HEADERS_COMPLETE] = (...args: unknown[]) => (headersComplete(...args), true);
+  });
+}
+
+/** http-parser-js's HTTPParser.kOnHeadersComplete: the hook whose true return means "no body". */
+const HEADERS_COMPLETE = 2;
 
 /** Throws if a run saw failures or answers much smaller than the real body (failed auth, say). */
 export function assertHealthyRun(label: string, r: LoadResult, expectedBodyBytes: number): void {
