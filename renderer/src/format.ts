@@ -1,6 +1,20 @@
 /** How the console writes numbers, sizes, times and statuses for people, in the chosen language. */
 import { currentLocale, messages } from './i18n.js';
 
+/** Spec section 3: the values of a video's Status. */
+export const STATUSES = [0, 1, 2, 3, 4, 5, 6, 7, 8] as const;
+
+/** The server's names of its addresses (admin overview: 'This machine', 'LAN (eth0)', …) in the chosen language. */
+export function addressLabel(label: string): string {
+  const t = messages().integrate;
+  if (label === 'This machine') return t.thisMachine; // i18n-ignore: the server's name, compared
+  if (label === 'Public URL') return t.publicUrl; // i18n-ignore: the server's name, compared
+  if (label === 'Script address') return t.scriptAddress; // i18n-ignore: the server's name, compared
+  if (label === 'Bound address') return t.boundAddress; // i18n-ignore: the server's name, compared
+  const lan = /^LAN \((.*)\)$/.exec(label);
+  return lan ? t.lan(lan[1]!) : label;
+}
+
 /** Spec section 3: a video's Status in words. */
 export function statusName(s: number): string {
   return messages().status.names[s] ?? messages().status.unknown(s);
@@ -64,8 +78,9 @@ export function shortId(id: string): string {
   return id.slice(0, 8);
 }
 
+
 /** The statuses 0 to 8 by number, named in the chosen language (read when listed, so a switch of language shows at once). */
 export const STATUS_NAMES: Readonly<Record<number, string>> = Object.defineProperties(
   {},
-  Object.fromEntries([0, 1, 2, 3, 4, 5, 6, 7, 8].map((s) => [s, { get: () => statusName(s), enumerable: true }])),
+  Object.fromEntries(STATUSES.map((s) => [s, { get: () => statusName(s), enumerable: true }])),
 );

@@ -2,24 +2,14 @@ import { useState, type KeyboardEvent } from 'react';
 import { api } from '../api.js';
 import { CopyButton, CopyValue } from '../components/CopyButton.js';
 import { ErrorMessage } from '../components/Feedback.js';
+import { addressLabel } from '../format.js';
 import { useT } from '../i18n.js';
 import { integrationSnippets, type SnippetKind } from '../integrationSnippets.js';
-import type { Messages } from '../messages/en.js';
 import type { AppView, Overview } from '../types.js';
 import { useResource } from '../useResource.js';
 
 const SERVER_SIDE: SnippetKind[] = ['node', 'php', 'python', 'csharp'];
 const PAGE_SIDE: SnippetKind[] = ['window', 'overlay'];
-
-/** The server's names for its addresses, in the chosen language. */
-function addressLabel(t: Messages, label: string): string {
-  if (label === 'This machine') return t.integrate.thisMachine;
-  if (label === 'Public URL') return t.integrate.publicUrl;
-  if (label === 'Script address') return t.integrate.scriptAddress;
-  if (label === 'Bound address') return t.integrate.boundAddress;
-  const lan = /^LAN \((.*)\)$/.exec(label);
-  return lan ? t.integrate.lan(lan[1]!) : label;
-}
 
 /**
  * How an application talks to vop (issue 13, item 2): the API base, the widget scripts, and code
@@ -38,9 +28,9 @@ export function Integrate({ app }: { app: AppView }) {
   const served = o.addresses.filter((a) => a.served);
   // The public URL when there is one, else the address this console was opened at, else the first served.
   const chosen =
-    served.find((a) => a.baseUrl === address) ?? served.find((a) => a.label === 'Public URL') ?? served.find((a) => a.baseUrl === window.location.origin) ?? served[0];
+    served.find((a) => a.baseUrl === address) ?? served.find((a) => a.label === 'Public URL') /* i18n-ignore: the server's name */ ?? served.find((a) => a.baseUrl === window.location.origin) ?? served[0];
   if (!chosen) return null;
-  const scripts = o.widgetScripts.find((w) => w.label === chosen.label) ?? o.widgetScripts.find((w) => w.label === 'Script address') ?? o.widgetScripts[0];
+  const scripts = o.widgetScripts.find((w) => w.label === chosen.label) ?? o.widgetScripts.find((w) => w.label === 'Script address') /* i18n-ignore: the server's name */ ?? o.widgetScripts[0];
   const windowScript = scripts?.window ?? `${chosen.baseUrl}/widget/initUploadWidget.js`;
   const overlayScript = scripts?.overlay ?? `${chosen.baseUrl}/widget/initUploadABoxWidget.js`;
   const snippets = integrationSnippets({ appId: app.appId, appName: app.name, apiBase: chosen.apiUrl, windowScript, overlayScript });
@@ -55,7 +45,7 @@ export function Integrate({ app }: { app: AppView }) {
           <select id="integrate-address" value={chosen.baseUrl} onChange={(e) => setAddress(e.target.value)}>
             {served.map((a) => (
               <option key={a.baseUrl} value={a.baseUrl}>
-                {addressLabel(t, a.label)} · {a.baseUrl}
+                {addressLabel(a.label)} · {a.baseUrl}
               </option>
             ))}
           </select>

@@ -4,13 +4,15 @@ import { api } from '../api.js';
 import { CopyValue } from '../components/CopyButton.js';
 import { ErrorMessage, Notice, PageHeader } from '../components/Feedback.js';
 import { useServerEvent } from '../events.js';
-import { formatBytes, STATUS_NAMES, statusTone } from '../format.js';
+import { addressLabel, formatBytes, formatNumber, STATUSES, statusName, statusTone } from '../format.js';
+import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { Overview } from '../types.js';
 import { useDebounced, useResource } from '../useResource.js';
 import { SecretOnce } from './Applications.js';
 
 export function OverviewPage() {
+  const t = useT();
   const { data, error, reload } = useResource(() => api<Overview>('GET', '/overview'), []);
   const refresh = useDebounced(() => void reload(), 500);
   useServerEvent('video.status', refresh);
@@ -18,14 +20,14 @@ export function OverviewPage() {
 
   return (
     <>
-      <PageHeader title="Overview">
+      <PageHeader title={t.overview.title}>
         <button type="button" onClick={() => void reload()}>
-          Refresh
+          {t.common.refresh}
         </button>
       </PageHeader>
       <FirstRunWelcome />
       <ErrorMessage error={error} />
-      {data ? <OverviewBody o={data} /> : error ? null : <p className="muted">Loading…</p>}
+      {data ? <OverviewBody o={data} /> : error ? null : <p className="muted">{t.common.loading}</p>}
     </>
   );
 }
@@ -35,6 +37,7 @@ export function OverviewPage() {
  * once (main/main.ts); it is shown here with the API address, like a secret made in Applications.
  */
 function FirstRunWelcome() {
+  const t = useT();
   const [info, setInfo] = useState<FirstRunInfo | null>(null);
   useEffect(() => {
     let live = true;
@@ -47,10 +50,10 @@ function FirstRunWelcome() {
   return (
     <>
       <Notice>
-        Welcome to vop. Applications call the API at <code>{info.apiAddress}</code>.
+        {t.overview.welcome} <code>{info.apiAddress}</code>
       </Notice>
       <SecretOnce
-        title={`Your first application, “${info.appName}”`}
+        title={t.overview.firstApp(info.appName)}
         appId={info.appId}
         secret={info.appSecret}
         onDone={() => {
@@ -73,113 +76,118 @@ function takeFirstRunOnce(): Promise<FirstRunInfo | null> {
 }
 
 function OverviewBody({ o }: { o: Overview }) {
+  const t = useT();
   const used = o.disk.totalBytes > 0 ? (o.disk.usedBytes / o.disk.totalBytes) * 100 : 0;
   const statusTotal = Object.values(o.videosByStatus).reduce((a, b) => a + b, 0);
   return (
     <div className="grid">
       <section className="card wide" aria-labelledby="addr-title">
-        <h2 id="addr-title">API base addresses</h2>
-        <p className="muted small-text">Applications call the spec API here. LAN addresses reach this machine from other computers.</p>
+        <h2 id="addr-title">{t.overview.apiTitle}</h2>
+        <p className="muted small-text">{t.overview.apiHelp}</p>
         <ul className="plain">
           {o.addresses.map((a) => (
             <li key={a.apiUrl} className="addr">
               <span className="addr-label">
-                {a.label}
-                {a.served ? '' : ' (not served: vop listens on this machine only)'}
+                {addressLabel(a.label)}
+                {a.served ? '' : t.overview.notServed}
               </span>
-              <CopyValue value={a.apiUrl} what={`${a.label} API address`} />
+              <CopyValue value={a.apiUrl} what={t.overview.apiWhat(addressLabel(a.label))} />
             </li>
           ))}
         </ul>
       </section>
 
       <section className="card wide" aria-labelledby="widget-title">
-        <h2 id="widget-title">Widget script addresses</h2>
+        <h2 id="widget-title">{t.overview.widgetTitle}</h2>
         <p className="muted small-text">
-          Host pages load one of these (spec 4.5): <code>initUploadWidget.js</code> opens a window, <code>initUploadABoxWidget.js</code> an overlay.
+          {t.overview.widgetHelp1} <code>initUploadWidget.js</code> {t.overview.widgetHelp2} <code>initUploadABoxWidget.js</code> {t.overview.widgetHelp3}
         </p>
         <ul className="plain">
           {o.widgetScripts.flatMap((w) => [
             <li key={w.window} className="addr">
-              <span className="addr-label">{w.label} · window</span>
-              <CopyValue value={w.window} what={`${w.label} window widget address`} />
+              <span className="addr-label">
+                {addressLabel(w.label)} · {t.overview.window}
+              </span>
+              <CopyValue value={w.window} what={t.overview.widgetWhat(addressLabel(w.label), t.overview.window)} />
             </li>,
             <li key={w.overlay} className="addr">
-              <span className="addr-label">{w.label} · overlay</span>
-              <CopyValue value={w.overlay} what={`${w.label} overlay widget address`} />
+              <span className="addr-label">
+                {addressLabel(w.label)} · {t.overview.overlay}
+              </span>
+              <CopyValue value={w.overlay} what={t.overview.widgetWhat(addressLabel(w.label), t.overview.overlay)} />
             </li>,
           ])}
         </ul>
       </section>
 
       <section className="card" aria-labelledby="videos-title">
-        <h2 id="videos-title">Videos by status</h2>
+        <h2 id="videos-title">{t.overview.byStatus}</h2>
         <table className="compact">
-          <caption className="sr-only">Number of videos in each status</caption>
+          <caption className="sr-only">{t.overview.byStatusCaption}</caption>
           <thead>
             <tr>
-              <th scope="col">Status</th>
+              <th scope="col">{t.overview.status}</th>
               <th scope="col" className="num">
-                Videos
+                {t.overview.videos}
               </th>
             </tr>
           </thead>
           <tbody>
-            {Object.entries(STATUS_NAMES).map(([s, name]) => (
+            {STATUSES.map((s) => (
               <tr key={s}>
                 <td>
-                  <span className={`dot ${statusTone(Number(s))}`} aria-hidden="true" />
+                  <span className={`dot ${statusTone(s)}`} aria-hidden="true" />
                   <Link to={`/videos?status=${s}`}>
-                    {s} · {name}
+                    {s} · {statusName(s)}
                   </Link>
                 </td>
-                <td className="num">{o.videosByStatus[s] ?? 0}</td>
+                <td className="num">{formatNumber(o.videosByStatus[s] ?? 0)}</td>
               </tr>
             ))}
           </tbody>
           <tfoot>
             <tr>
-              <th scope="row">All</th>
-              <td className="num">{statusTotal}</td>
+              <th scope="row">{t.overview.all}</th>
+              <td className="num">{formatNumber(statusTotal)}</td>
             </tr>
           </tfoot>
         </table>
       </section>
 
       <section className="card" aria-labelledby="disk-title">
-        <h2 id="disk-title">Disk</h2>
-        <div className="meter" role="meter" aria-label="Disk used" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(used)}>
+        <h2 id="disk-title">{t.overview.disk}</h2>
+        <div className="meter" role="meter" aria-label={t.overview.diskUsed} aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(used)}>
           <div className="meter-fill" style={{ width: `${used}%` }} />
         </div>
         <dl className="facts">
-          <dt>Used</dt>
+          <dt>{t.overview.used}</dt>
           <dd>{formatBytes(o.disk.usedBytes)}</dd>
-          <dt>Free</dt>
+          <dt>{t.overview.free}</dt>
           <dd>{formatBytes(o.disk.freeBytes)}</dd>
-          <dt>Size</dt>
+          <dt>{t.overview.size}</dt>
           <dd>{formatBytes(o.disk.totalBytes)}</dd>
         </dl>
-        <h2>Work in progress</h2>
+        <h2>{t.overview.work}</h2>
         <dl className="facts">
-          <dt>Applications</dt>
+          <dt>{t.overview.applications}</dt>
           <dd>
             <Link to="/apps">{o.apps.total}</Link>
-            {o.apps.disabled ? ` (${o.apps.disabled} disabled)` : ''}
+            {o.apps.disabled ? t.overview.disabledCount(o.apps.disabled) : ''}
           </dd>
-          {['transcode', 'download', 'callback'].map((t) => (
-            <FactJobs key={t} type={t} counts={o.jobs[t]} />
+          {['transcode', 'download', 'callback'].map((type) => (
+            <FactJobs key={type} type={type} counts={o.jobs[type]} />
           ))}
         </dl>
       </section>
 
       <section className="card" aria-labelledby="ffmpeg-title">
-        <h2 id="ffmpeg-title">ffmpeg in use</h2>
+        <h2 id="ffmpeg-title">{t.overview.ffmpegTitle}</h2>
         {o.ffmpeg.ok ? (
           <>
             <dl className="facts">
               <BinaryFact name="ffmpeg" binary={o.ffmpeg.ffmpeg} />
               <BinaryFact name="ffprobe" binary={o.ffmpeg.ffprobe} />
-              <dt>Checked on</dt>
+              <dt>{t.overview.checkedOn}</dt>
               <dd>
                 {o.ffmpeg.proof.containers.map((c, i) => (
                   <span key={c.container} className={c.ok ? undefined : 'error'} title={c.problem}>
@@ -192,7 +200,7 @@ function OverviewBody({ o }: { o: Overview }) {
             {o.ffmpeg.proof.summary && <FfmpegAdvice summary={o.ffmpeg.proof.summary} />}
           </>
         ) : (
-          <p className="error">No usable ffmpeg: {o.ffmpeg.error}</p>
+          <p className="error">{t.overview.noFfmpeg(o.ffmpeg.error)}</p>
         )}
       </section>
     </div>
@@ -204,26 +212,26 @@ function OverviewBody({ o }: { o: Overview }) {
  * the tool's failure (retryable), until a better ffmpeg is installed or pointed at.
  */
 function FfmpegAdvice({ summary }: { summary: string }) {
+  const t = useT();
   return (
     <div className="error" role="alert">
+      <p>{t.overview.cannotProcess(summary)}</p>
       <p>
-        Videos in these formats cannot be processed with the ffmpeg in use: {summary}
-      </p>
-      <p>
-        Install a newer ffmpeg (on Debian or Ubuntu: <code>sudo apt-get install ffmpeg</code>) and restart vop, or point vop at one
-        with <code>VOP_FFMPEG_PATH</code> and <code>VOP_FFPROBE_PATH</code>. Videos that failed meanwhile can be retried from their page.
+        {t.overview.advice1} <code>sudo apt-get install ffmpeg</code>
+        {t.overview.advice2} <code>VOP_FFMPEG_PATH</code> {t.overview.advice3} <code>VOP_FFPROBE_PATH</code>
+        {t.overview.advice4}
       </p>
     </div>
   );
 }
 
 function FactJobs({ type, counts }: { type: string; counts: { queued: number; running: number } | undefined }) {
-  const names: Record<string, string> = { transcode: 'Transcodes', download: 'Downloads', callback: 'Callbacks' };
+  const t = useT();
   return (
     <>
-      <dt>{names[type] ?? type}</dt>
+      <dt>{t.overview.jobNames[type] ?? type}</dt>
       <dd>
-        {counts ? `${counts.running} running, ${counts.queued} queued` : 'none'}
+        {counts ? t.overview.jobCounts(counts.running, counts.queued) : t.common.none}
       </dd>
     </>
   );
@@ -231,6 +239,7 @@ function FactJobs({ type, counts }: { type: string; counts: { queued: number; ru
 
 /** One binary in use: where it is, its version, which rule chose it. */
 function BinaryFact({ name, binary }: { name: string; binary: { path: string; source: string; version: string } }) {
+  const t = useT();
   return (
     <>
       <dt>{name}</dt>
@@ -238,7 +247,7 @@ function BinaryFact({ name, binary }: { name: string; binary: { path: string; so
         <code className="break">{binary.path}</code>
         <br />
         <span className="muted" title={binary.version}>
-          version {shortVersion(binary.version)} · from {binary.source}
+          {t.overview.version(shortVersion(binary.version), binary.source)}
         </span>
       </dd>
     </>
