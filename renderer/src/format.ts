@@ -79,8 +79,3 @@ export function shortId(id: string): string {
 }
 
 
-/** The statuses 0 to 8 by number, named in the chosen language (read when listed, so a switch of language shows at once). */
-export const STATUS_NAMES: Readonly<Record<number, string>> = Object.defineProperties(
-  {},
-  Object.fromEntries(STATUSES.map((s) => [s, { get: () => statusName(s), enumerable: true }])),
-);

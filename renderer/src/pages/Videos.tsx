@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorMessage, Notice, PageHeader, StatusBadge } from '../components/Feedback.js';
 import { useServerEvent } from '../events.js';
-import { formatDuration, formatTime, STATUS_NAMES } from '../format.js';
+import { formatDuration, formatTime, STATUSES, statusName } from '../format.js';
 import { Link, navigate } from '../router.js';
 import { useT } from '../i18n.js';
 import type { AppView, VideoRow } from '../types.js';
@@ -56,7 +56,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
 
   return (
     <>
-      <PageHeader title="Videos" />
+      <PageHeader title={t.videos.title} />
       <Filters key={key} initial={filters} apps={apps.data?.apps ?? []} onApply={go} />
       <ErrorMessage error={list.error || action.error} />
       <Notice>{action.notice}</Notice>
@@ -71,8 +71,8 @@ export function Videos({ search }: { search: URLSearchParams }) {
         <>
           <p className="muted" aria-live="polite">
             {list.data.total === 0
-              ? 'No video matches.'
-              : `${list.data.total} video${list.data.total === 1 ? '' : 's'}; showing ${filters.offset + 1} to ${filters.offset + list.data.videos.length}, newest first.`}
+              ? t.videos.noMatch
+              : t.videos.count(list.data.total, filters.offset + 1, filters.offset + list.data.videos.length)}
           </p>
           {list.data.videos.length > 0 ? (
             <div className="row bulk" role="group" aria-label={h.selected(selected.size)}>
@@ -103,7 +103,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
             </div>
           ) : null}
           {list.data.videos.length > 0 ? (
-            <DataTable className="videos" columns={[{ hidden: h.selectPage, className: 'pick-cell' }, { hidden: 'Cover', className: 'thumb-cell' }, 'Title', 'Status', 'Application', 'Uploader', 'Length', 'Registered']}>
+            <DataTable className="videos" columns={[{ hidden: h.selectPage, className: 'pick-cell' }, { hidden: t.videos.cover, className: 'thumb-cell' }, t.videos.videoTitle, t.videos.status, t.videos.application, t.videos.uploader, t.videos.length, t.videos.registered]}>
               {list.data.videos.map((v) => (
                 <tr key={v.id} data-video={v.id}>
                   <td className="pick-cell">
@@ -121,7 +121,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
                   </td>
                   <td className="thumb-cell">{v.coverUrl && v.status === 1 ? <img className="thumb" src={`${v.coverUrl}?t=4`} alt="" loading="lazy" /> : <span className="thumb empty" />}</td>
                   <td>
-                    <Link to={`/videos/${v.id}`}>{v.title || '(no title)'}</Link>
+                    <Link to={`/videos/${v.id}`}>{v.title || t.video.noTitle}</Link>
                   </td>
                   <td>
                     <StatusBadge status={v.status} />
@@ -136,10 +136,10 @@ export function Videos({ search }: { search: URLSearchParams }) {
           ) : null}
           <div className="row">
             <button type="button" disabled={filters.offset === 0} onClick={() => go({ offset: Math.max(0, filters.offset - PAGE) })}>
-              Newer
+              {t.videos.newer}
             </button>
             <button type="button" disabled={filters.offset + PAGE >= list.data.total} onClick={() => go({ offset: filters.offset + PAGE })}>
-              Older
+              {t.videos.older}
             </button>
           </div>
         </>
@@ -156,32 +156,32 @@ function Filters({ initial, apps, onApply }: { initial: { q: string; status: str
     onApply(f);
   };
   return (
-    <form className="card form filters" onSubmit={submit} role="search" aria-label="Find videos">
+    <form className="card form filters" onSubmit={submit} role="search" aria-label={t.videos.find}>
       <div className="fields">
         <div className="field grow">
           <label htmlFor="f-q">{t.housekeeping.searchLabel}</label>
           <input id="f-q" type="search" value={f.q} onChange={(e) => setF({ ...f, q: e.target.value })} />
         </div>
         <div className="field">
-          <label htmlFor="f-status">Status</label>
+          <label htmlFor="f-status">{t.videos.status}</label>
           <select id="f-status" value={f.status} onChange={(e) => setF({ ...f, status: e.target.value })}>
-            <option value="">Any</option>
-            {Object.entries(STATUS_NAMES).map(([s, name]) => (
+            <option value="">{t.common.any}</option>
+            {STATUSES.map((s) => (
               <option key={s} value={s}>
-                {s} · {name}
+                {s} · {statusName(s)}
               </option>
             ))}
-            <option value="4,7">Failed (4 or 7)</option>
+            <option value="4,7">{t.videos.failed}</option>
           </select>
         </div>
         <div className="field">
-          <label htmlFor="f-user">Uploader</label>
+          <label htmlFor="f-user">{t.videos.uploader}</label>
           <input id="f-user" value={f.createUser} onChange={(e) => setF({ ...f, createUser: e.target.value })} />
         </div>
         <div className="field">
-          <label htmlFor="f-app">Application</label>
+          <label htmlFor="f-app">{t.videos.application}</label>
           <select id="f-app" value={f.appId} onChange={(e) => setF({ ...f, appId: e.target.value })}>
-            <option value="">Any</option>
+            <option value="">{t.common.any}</option>
             {apps.map((a) => (
               <option key={a.appId} value={a.appId}>
                 {a.name}
@@ -191,7 +191,7 @@ function Filters({ initial, apps, onApply }: { initial: { q: string; status: str
         </div>
         <div className="field end row">
           <button type="submit" className="primary">
-            Search
+            {t.videos.search}
           </button>
           <button
             type="button"
@@ -201,7 +201,7 @@ function Filters({ initial, apps, onApply }: { initial: { q: string; status: str
               onApply(empty);
             }}
           >
-            Clear
+            {t.videos.clear}
           </button>
         </div>
       </div>
