@@ -109,7 +109,8 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // Uploads (tus, multipart) and pulls from a URL (issue 3): registers the download job.
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, lifecycle, events, jobs, tools, log });
+  const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, database, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
   const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });
@@ -270,7 +271,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
           await stopped;
           clearTimeout(timer);
         }
-        ingest.stop();
+        await ingest.stop();
         await callbacks.stop();
         await jobs.stop();
         await processing.stop();

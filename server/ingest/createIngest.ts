@@ -1,10 +1,13 @@
+import path from 'node:path';
 import type { VopEventBus } from '../events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
+import type { RetryConfig } from '../jobs/retry.js';
 import type { AuthService } from '../services/authService.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { SourceFileGetType } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
+import { S3MediaStore } from '../storage/media/s3MediaStore.js';
 import type { Stores } from '../storage/types.js';
 import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
@@ -22,8 +25,10 @@ export interface IngestDeps {
   auth: AuthService;
   stores: Stores;
   media: LocalMediaStore;
-  /** Where sources are kept once complete (local disk or S3). */
+  /** Where sources are kept once complete (local disk or S3); with S3, tus uploads under way live there too. */
   objects: MediaStore;
+  /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */
+  database?: { url: string; connectRetry: RetryConfig };
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
@@ -32,13 +37,20 @@ export interface IngestDeps {
   log: (line: string) => void;
 }
 
+/**
+ * Connections of the tus lock pool: each PATCH or HEAD in flight holds one while it has its
+ * upload's lock (a 31st waits for one, bounded by the lock's timeout), plus one that listens.
+ */
+const TUS_LOCK_CONNECTIONS = 31;
+
 /** Ingest as the server runs it: the service, the tus endpoint, and the pull job with its trigger. */
 export interface Ingest {
   service: IngestService;
   tus: TusUploads;
   /** Finishes what a stop cut off (stored but unchecked sources), removes expired uploads, starts the sweep timer. */
   start(): Promise<void>;
-  stop(): void;
+  /** Stops the sweep and lets go of the cluster's lock connections. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -57,7 +69,22 @@ export function createIngest(deps: IngestDeps): Ingest {
     credentials: UploadCredentials.open(deps.dataDir),
     options: deps.options,
   });
-  const tus = new TusUploads({ ingest: service, media, publicUrl: deps.publicUrl, log });
+  const { database } = deps;
+  const tus = new TusUploads({
+    ingest: service,
+    media,
+    publicUrl: deps.publicUrl,
+    // Cluster mode (issue 11, item 3): uploads under way in the bucket, locked in the database.
+    objectStorage: deps.objects instanceof S3MediaStore ? { s3: deps.objects.options, scratchDir: path.join(deps.dataDir, 'scratch', 'tus') } : undefined,
+    openLocker: database
+      ? async () => {
+          // Loaded only in cluster mode, as the stores' own PostgreSQL code.
+          const { openAdvisoryLocker } = await import('../storage/postgres/advisoryLocker.js');
+          return openAdvisoryLocker({ url: database.url, connectRetry: database.connectRetry, maxConnections: TUS_LOCK_CONNECTIONS, log });
+        }
+      : undefined,
+    log,
+  });
 
   deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle }));
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
@@ -76,8 +103,8 @@ export function createIngest(deps: IngestDeps): Ingest {
       if (resumed > 0) log(`Ingest: checked ${resumed} source file(s) stored before the last stop.`);
       await tus.start();
     },
-    stop() {
-      tus.stop();
+    async stop() {
+      await tus.stop();
     },
   };
 }

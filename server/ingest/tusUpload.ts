@@ -1,23 +1,22 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
-import type { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ReadableStream } from 'node:stream/web';
-import { FileStore } from '@tus/file-store';
-import { ERRORS, EVENTS, EXPOSED_HEADERS, Server, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
+import { EVENTS, EXPOSED_HEADERS, Server, type DataStore, type Locker, type ServerOptions as TusServerOptions, type Upload } from '@tus/server';
 import type { RequestHandler } from 'express';
 import { sendNodeResponse } from 'srvx/node';
 import { ApiError } from '../errors.js';
 import { clientAddress } from '../http/clientAddress.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
 import { notAVideoError, type IntakeResult } from './sourceIntake.js';
+import { S3TusStorage } from './tusS3Storage.js';
+import { FileTusStorage, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
 
 /** Where the tus endpoint answers (spec 4.5 leaves the receiving address open). */
 export const TUS_PATH = '/upload/tus';
@@ -41,9 +40,6 @@ const TUS_CORS_HEADERS = {
   'Access-Control-Expose-Headers': `${EXPOSED_HEADERS}, ${VIDEO_STATUS_HEADER}`,
 };
 
-/** tus upload ids as @tus/server names them (16 random bytes, hex). */
-const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
-
 /**
  * How old a ledger entry of a tus upload must be before a sweep that finds no upload of that id
  * in the store drops it: between onUploadCreate (the reservation) and the store's create (the
@@ -53,68 +49,30 @@ const LEDGER_GRACE_MS = 60_000;
 
 type TusRequest = Parameters<NonNullable<TusServerOptions['onUploadCreate']>>[0];
 
-/**
- * Bytes the write stream of a PATCH buffers. FileStore's own stream keeps Node's default (16 KiB),
- * below the 64 KiB a socket read delivers: every chunk then waited for the previous one to reach
- * the file, one pwrite each. With room for several, the chunks that arrive during a write go to
- * the file together in one writev.
- */
-const WRITE_HIGH_WATER_MARK = 1024 * 1024;
-
-/** What BufferedFileStore asks of TusUploads. */
-interface StoreHooks {
-  /** The upload's data file, through the media store's containment check. */
-  fileOf(id: string): string;
-  /** The meter the bytes of a write pass through (reservation, free-space checks). */
-  meter(id: string, offset: number): Transform;
-  /** A write starts (+1) or ends (-1). */
-  receiving(id: string, delta: 1 | -1): void;
-}
-
-/**
- * @tus/file-store's FileStore with a write stream that buffers {@link WRITE_HIGH_WATER_MARK}
- * bytes, whose path goes through the media store's containment check, and whose bytes pass
- * through the upload's meter (a disk that fills up meanwhile stops the write with 507, the bytes
- * before it kept). Otherwise as FileStore.write: the stream's bytes at `offset`, resolving with
- * the new offset.
- */
-class BufferedFileStore extends FileStore {
-  constructor(
-    options: ConstructorParameters<typeof FileStore>[0],
-    private readonly hooks: StoreHooks,
-  ) {
-    super(options);
-  }
-
-  override async write(readable: Readable, id: string, offset: number): Promise<number> {
-    const out = fs.createWriteStream(this.hooks.fileOf(id), { flags: 'r+', start: offset, highWaterMark: WRITE_HIGH_WATER_MARK });
-    this.hooks.receiving(id, 1);
-    try {
-      await pipeline(readable, this.hooks.meter(id, offset), out);
-    } catch (err) {
-      // A refusal from the meter (the disk filled up): the bytes before it are on disk, and the
-      // upload's offset (its file's size) keeps them.
-      if (typeof (err as { status_code?: unknown }).status_code === 'number') throw err;
-      throw ERRORS.FILE_WRITE_ERROR;
-    } finally {
-      this.hooks.receiving(id, -1);
-    }
-    return offset + out.bytesWritten;
-  }
-}
-
 export interface TusUploadsDeps {
   ingest: IngestService;
   media: LocalMediaStore;
   /** Absolute base URL for Location headers; absent: relative Locations. */
   publicUrl?: string;
+  /**
+   * Cluster mode's object storage: uploads under way live in its bucket (@tus/s3-store), and a
+   * finished one is fetched to `scratchDir` for intake. Absent: the media folder (@tus/file-store).
+   */
+  objectStorage?: { s3: S3MediaStoreOptions; scratchDir: string };
+  /**
+   * A lock every node sees (PostgreSQL advisory locks), opened by {@link TusUploads.start} and
+   * closed by {@link TusUploads.stop}. Absent: @tus/server's MemoryLocker, this process only.
+   */
+  openLocker?: () => Promise<Locker & { close(): Promise<void> }>;
   log: (line: string) => void;
 }
 
 /**
  * tus 1.0 (core, creation, creation-with-upload, termination, expiration) on @tus/server with
- * its FileStore under the media store's `incoming/tus`. Each request is authorised for the
- * upload's own video; the finished file goes through {@link SourceIntake.accept}.
+ * its FileStore under the media store's `incoming/tus`, or in cluster mode its S3Store in the
+ * media bucket with a lock every node sees, so that an upload begun on one API node resumes on
+ * another. Each request is authorised for the upload's own video; the finished file goes through
+ * {@link SourceIntake.accept}.
  *
  * Authorisation: creation takes either `X-Upload-Credential` (the upload page) or the spec's
  * values as Upload-Metadata (`appId`, `timestamp`, `token`, `videoId`). Later requests on an
@@ -125,33 +83,37 @@ export interface TusUploadsDeps {
  */
 export class TusUploads {
   readonly server: Server;
-  readonly store: FileStore;
+  /** Where uploads under way are kept: the media folder, or the bucket in cluster mode. */
+  readonly storage: TusStorage;
+  readonly store: DataStore;
+  /** The embedded mode's folder of uploads under way (empty with object storage). */
   readonly directory: string;
   private timer: NodeJS.Timeout | undefined;
+  private locker: (Locker & { close(): Promise<void> }) | undefined;
 
   constructor(private readonly deps: TusUploadsDeps) {
     const opts = deps.ingest.options;
     this.directory = deps.media.path('incoming', 'tus');
     fs.mkdirSync(this.directory, { recursive: true });
     const ledger = deps.ingest.uploads;
-    this.store = new BufferedFileStore(
-      { directory: this.directory, expirationPeriodInMilliseconds: opts.uploadExpiryMs },
-      {
-        fileOf: (id) => deps.media.path('incoming', 'tus', id),
-        meter: (id, offset) =>
-          receiveMeter({
-            onBytes: (n) => ledger.progress(id, offset + n),
-            // The meter's error also reaches @tus/server through its own pipeline, which answers
-            // with the status_code and body of what it caught: the refusal is an Error that has them.
-            check: () =>
-              deps.ingest.checkRoomWhileReceiving().catch((err: unknown) => {
-                throw Object.assign(new Error((err as Error).message), tusRefusal(err));
-              }),
-            everyBytes: opts.spaceCheckIntervalBytes,
-          }),
-        receiving: (id, delta) => ledger.receiving(id, delta),
-      },
-    );
+    const hooks: StoreHooks = {
+      meter: (id, offset) =>
+        receiveMeter({
+          onBytes: (n) => ledger.progress(id, offset + n),
+          // The meter's error also reaches @tus/server through its own pipeline, which answers
+          // with the status_code and body of what it caught: the refusal is an Error that has them.
+          check: () =>
+            deps.ingest.checkRoomWhileReceiving().catch((err: unknown) => {
+              throw Object.assign(new Error((err as Error).message), tusRefusal(err));
+            }),
+          everyBytes: opts.spaceCheckIntervalBytes,
+        }),
+      receiving: (id, delta) => ledger.receiving(id, delta),
+    };
+    this.storage = deps.objectStorage
+      ? new S3TusStorage({ ...deps.objectStorage, expiryMs: opts.uploadExpiryMs }, hooks)
+      : new FileTusStorage(deps.media, opts.uploadExpiryMs, hooks);
+    this.store = this.storage.store;
     // Deferred length would let an upload start before its size is checked against its
     // uploadType and the free space: without the extension, such a POST gets 501.
     this.store.extensions = this.store.extensions.filter((e) => e !== 'creation-defer-length');
@@ -194,8 +156,16 @@ export class TusUploads {
     await this.server.handle(req, res);
   };
 
-  /** Removes expired uploads now and every `expirySweepMs` from now on. */
+  /**
+   * Opens the cluster's lock (if any), then removes expired uploads now and every
+   * `expirySweepMs` from now on.
+   */
   async start(): Promise<void> {
+    if (this.deps.openLocker && !this.locker) {
+      this.locker = await this.deps.openLocker();
+      // Read per request by @tus/server (BaseHandler.getLocker); no request arrives before start.
+      this.server.options.locker = this.locker;
+    }
     await this.sweepExpired(0);
     // A finish in progress (its probe included) must not be raced by the sweep.
     const settleMs = this.deps.ingest.options.probeTimeoutMs + 60_000;
@@ -203,9 +173,13 @@ export class TusUploads {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Stops the sweep, and closes the cluster's lock (once no request is in flight). */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    const locker = this.locker;
+    this.locker = undefined;
+    await locker?.close();
   }
 
   /**
@@ -216,9 +190,8 @@ export class TusUploads {
   async sweepExpired(settleMs = 0): Promise<number> {
     let removed = 0;
     try {
-      await this.finishComplete(await this.listUploadIds(), settleMs);
-      removed += await this.removeOrphans();
-      removed += await this.store.deleteExpired();
+      await this.finishComplete(await this.storage.listUploadIds(), settleMs);
+      removed += await this.storage.removeStale();
       await this.reconcileLedger();
     } catch (err) {
       this.deps.log(`tus: removing expired uploads failed: ${String((err as { body?: string }).body ?? err)}`);
@@ -227,9 +200,10 @@ export class TusUploads {
   }
 
   /**
-   * The ids of the uploads in the store's folder (those with a metadata file), checked against
-   * @tus/server's id format: a path built from one stays inside the folder. Rejects if the
-   * folder cannot be read.
+   * The ids of the uploads in the embedded mode's folder (those with a metadata file), checked
+   * against @tus/server's id format: a path built from one stays inside the folder. Rejects if
+   * the folder cannot be read. (The console's upload monitor reads these; with object storage
+   * the folder stays empty.)
    */
   async listUploadIds(): Promise<string[]> {
     const names = await fs.promises.readdir(this.directory);
@@ -237,13 +211,14 @@ export class TusUploads {
   }
 
   /**
-   * Brings the ledger of uploads under way (IngestService.uploads) in line with the store's
-   * folder: at start (the uploads a restart found), and after each sweep (expired and removed
-   * uploads go; offsets are read again from the files). Entries being written are left alone.
+   * Brings the ledger of uploads under way (IngestService.uploads) in line with the store: at
+   * start (the uploads a restart found), and after each sweep (expired and removed uploads go;
+   * offsets are read again). Entries being written are left alone. With object storage the
+   * store holds every node's uploads, so each node learns of the others' at its sweep.
    */
   async reconcileLedger(): Promise<void> {
     const ledger = this.deps.ingest.uploads;
-    const ids = new Set(await this.listUploadIds());
+    const ids = new Set(await this.storage.listUploadIds());
     const now = Date.now();
     for (const key of ledger.keys()) {
       const entry = ledger.get(key);
@@ -272,28 +247,6 @@ export class TusUploads {
         owner: upload.metadata?.owner || undefined,
       });
     }
-  }
-
-  private async removeOrphans(): Promise<number> {
-    const names = new Set(await fs.promises.readdir(this.directory));
-    const cutoff = Date.now() - this.deps.ingest.options.uploadExpiryMs;
-    let n = 0;
-    for (const name of names) {
-      const id = name.endsWith('.json') ? name.slice(0, -5) : name;
-      if (!UPLOAD_ID_RE.test(id)) continue;
-      const file = path.join(this.directory, name);
-      if (name.endsWith('.json') && !names.has(id)) {
-        await fs.promises.rm(file, { force: true });
-        n++;
-      } else if (!name.endsWith('.json') && !names.has(`${id}.json`)) {
-        const stat = await fs.promises.stat(file).catch(() => undefined);
-        if (stat && stat.mtimeMs < cutoff) {
-          await fs.promises.rm(file, { force: true });
-          n++;
-        }
-      }
-    }
-    return n;
   }
 
   /** onUploadCreate: who may create this upload, for which video, of what size. */
@@ -362,7 +315,7 @@ export class TusUploads {
   private async authorizeExisting(req: TusRequest, id: string): Promise<void> {
     if (req.method === 'POST') return; // checked in onUploadCreate, with the metadata parsed
     if (!UPLOAD_ID_RE.test(id)) throw { status_code: 404, body: 'The file for this url was not found\n' };
-    const info = await this.store.configstore.get(id);
+    const info = await this.storage.info(id);
     if (!info) return; // @tus/server answers 404 (or 410 if only the metadata is left)
     const videoId = info.metadata?.videoId ?? '';
     const credential = req.headers.get(CREDENTIAL_HEADER);
@@ -400,26 +353,54 @@ export class TusUploads {
    * sweep to finish.
    */
   private async accept(upload: Upload): Promise<IntakeResult> {
+    if (this.storage.kind === 'file') return this.acceptNow(upload);
+    // With the bucket, any node may finish an upload: the final PATCH's node (@tus/server calls
+    // onUploadFinish after releasing the PATCH's lock) and every node's sweep. Under the upload's
+    // lock, and only if it is still there and complete, it is finished exactly once; requests on
+    // it meanwhile wait (bounded), then find it gone (404).
+    return this.underLock(upload.id, async () => {
+      const now = await this.store.getUpload(upload.id).catch(() => undefined);
+      if (!now || now.size === undefined || now.offset !== now.size) {
+        throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+      }
+      return this.acceptNow(now);
+    });
+  }
+
+  private async acceptNow(upload: Upload): Promise<IntakeResult> {
     const meta = upload.metadata ?? {};
-    const file = this.deps.media.path('incoming', 'tus', upload.id);
     let result: IntakeResult;
     try {
-      result = await this.deps.ingest.intake.accept(meta.videoId ?? '', file, {
-        from: VideoStatus.NotUploaded,
-        keepSource: meta.needHandleSepcial === 'true',
-      });
+      result = await this.storage.withLocalFile(upload.id, (file) =>
+        this.deps.ingest.intake.accept(meta.videoId ?? '', file, {
+          from: VideoStatus.NotUploaded,
+          keepSource: meta.needHandleSepcial === 'true',
+        }),
+      );
     } catch (err) {
-      if (err instanceof ApiError) await this.forget(upload.id, file);
+      if (err instanceof ApiError) await this.forget(upload.id);
       throw err;
     }
-    await this.forget(upload.id, file);
+    await this.forget(upload.id);
     return result;
   }
 
+  /** Runs `fn` holding the upload's lock, as @tus/server's handlers hold it; a finish is not asked to stop early. */
+  private async underLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const configured = this.server.options.locker;
+    const locker = await (typeof configured === 'function' ? configured(new Request('http://localhost/')) : configured);
+    const lock = locker.newLock(id);
+    await lock.lock(new AbortController().signal, () => undefined);
+    try {
+      return await fn();
+    } finally {
+      await lock.unlock();
+    }
+  }
+
   /** Drops an upload's data (if still there) and its metadata, so its URL answers 404. */
-  private async forget(id: string, file: string): Promise<void> {
-    await fs.promises.rm(file, { force: true });
-    await this.store.configstore.delete(id).catch(() => undefined);
+  private async forget(id: string): Promise<void> {
+    await this.storage.forget(id);
     this.deps.ingest.uploads.release(id);
   }
 
@@ -433,8 +414,9 @@ export class TusUploads {
       try {
         upload = await this.store.getUpload(id);
         if (upload.size === undefined || upload.offset !== upload.size) continue;
-        const stat = await fs.promises.stat(this.deps.media.path('incoming', 'tus', id));
-        if (Date.now() - stat.mtimeMs < settleMs) continue;
+        const written = await this.storage.lastWriteMs(id);
+        if (written === undefined) throw new Error('no data');
+        if (Date.now() - written < settleMs) continue;
       } catch {
         continue; // gone meanwhile, or no data file: removeOrphans deals with it
       }

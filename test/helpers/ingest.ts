@@ -105,3 +105,12 @@ export async function tusPatch(url: string, offset: number, data: Buffer, header
 export async function tusHead(url: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, { method: 'HEAD', headers: { 'Tus-Resumable': '1.0.0', ...headers } });
 }
+
+/** A multipart upload (`POST /Api/Video/Upload`, the form a server-side uploader sends) of `data` for `videoId`; resolves with the ResultCode. */
+export async function multipartUpload(client: SpecClient, videoId: string, data: Buffer, filename = 'clip.mp4'): Promise<string> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) form.append(k, v);
+  form.append('file', new Blob([Uint8Array.from(data)], { type: 'video/mp4' }), filename);
+  const res = await fetch(`${client.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form });
+  return (await res.json()).AuthMsg.ResultCode;
+}
