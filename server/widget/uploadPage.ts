@@ -36,6 +36,18 @@ export interface ErrorPageData {
   mode: WidgetMode;
 }
 
+/**
+ * The error page's title in the upload page's languages (widget/page/upload.js has the page's
+ * catalogue); its one line of text is the spec's, the same in every language.
+ */
+const ERROR_PAGE_TITLE = { en: 'Upload a video', 'zh-CN': '上传视频' } as const;
+
+/** The browser's language among the upload page's: any Chinese is zh-CN, else English. */
+export function pageLanguage(req: Request): keyof typeof ERROR_PAGE_TITLE {
+  const best = req.acceptsLanguages('en', 'zh', 'zh-CN', 'zh-Hans', 'zh-TW', 'zh-HK', 'zh-SG');
+  return typeof best === 'string' && best.startsWith('zh') ? 'zh-CN' : 'en';
+}
+
 /** Where the template takes the session block. */
 const SESSION_MARK = '<!--VOP_SESSION-->';
 
@@ -122,8 +134,10 @@ export function sendWidgetError(req: Request, res: Response, err: ApiError, page
     return;
   }
   const data: ErrorPageData = { code: err.code, message: err.message, ...page };
+  const lang = pageLanguage(req);
+  res.vary('Accept-Language');
   const html =
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Upload a video</title>` +
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${ERROR_PAGE_TITLE[lang]}</title>` +
     `<script type="application/json" id="vop-error">${jsonForScriptBlock(data)}</script>` +
     `<script src="page/failed.js" defer></script></head>` +
     `<body><pre>${escapeHtml(text)}</pre></body></html>`;

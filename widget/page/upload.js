@@ -43,6 +43,113 @@
 
   const MESSAGE_TAG = 'vop-upload';
 
+  // ---- messages ----
+  // Every text the page shows, in English and Simplified Chinese (the same keys: ZH_CN's type is
+  // EN's, which `npx tsc -p widget` checks, and test/console-i18n.test.ts finds no sentence outside
+  // this block). The page speaks the browser's language; what it posts to the host page (the
+  // `reason` of onFailure and onError) stays English, as host pages may read it.
+
+  const EN = {
+    title: 'Upload a video',
+    chooseFile: 'Choose a video file',
+    orDrop: 'or drop it here',
+    progress: 'Upload progress',
+    pause: 'Pause',
+    resume: 'Resume',
+    cancel: 'Cancel',
+    close: 'Close',
+    /** @type {(resumable: boolean, max: string) => string} */
+    limit: (resumable, max) => `${resumable ? 'Resumable upload' : 'Upload'} of up to ${max}`,
+    bytes: 'bytes',
+    /** @type {(h: number, m: number, s: number) => string} */
+    duration: (h, m, s) => (h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s} s` : `${s} s`),
+    /** @type {(d: string) => string} */
+    left: (d) => `${d} left`,
+    /** @type {(name: string, line: string) => string} */
+    notAccepted: (name, line) => `"${name}" was not accepted: ${line}. Choose a video file.`,
+    /** @type {(name: string, ext: string) => string} */
+    isExtension: (name, ext) => `"${name}" is a .${ext} file`,
+    /** @type {(name: string) => string} */
+    isText: (name) => `"${name}" is a text file`,
+    /** @type {(name: string) => string} */
+    isEmpty: (name) => `"${name}" is empty`,
+    /** @type {(attempt: number) => string} */
+    connectionRetry: (attempt) => `Connection lost; retrying (attempt ${attempt})…`,
+    /** @type {(attempt: number) => string} */
+    busyRetry: (attempt) => `The server is busy; retrying (attempt ${attempt})…`,
+    networkLost: 'network error: the connection to the server was lost',
+    /** @type {(status: number) => string} */
+    serverFailed: (status) => `the server failed (HTTP ${status})`,
+    /** @type {(reason: string, network: boolean) => string} */
+    stopped: (reason, network) => `The upload stopped: ${reason}. It resumes where it stopped when you press Resume${network ? ' or the connection comes back' : ''}.`,
+    sessionInvalid: 'the upload session is no longer valid; close this window and open the upload again',
+    /** @type {(type: string) => string} */
+    tooLargeForType: (type) => `the file is larger than the server accepts for ${type} uploads`,
+    /** @type {(status: number) => string} */
+    refusedHttp: (status) => `the server refused the upload (HTTP ${status})`,
+    /** @type {(reason: string) => string} */
+    failed: (reason) => `Upload failed: ${reason}.`,
+    underWay: 'An upload is already under way; cancel it first to choose another file.',
+    /** @type {(name: string, size: string, type: string, max: string) => string} */
+    tooLarge: (name, size, type, max) => `"${name}" is ${size}; ${type} uploads take at most ${max}. Choose a smaller file.`,
+    checking: 'Checking the file…',
+    /** @type {(has: string, total: string) => string} */
+    resuming: (has, total) => `Resuming: the server already has ${has} of ${total}.`,
+    uploading: 'Uploading…',
+    complete: 'Upload complete. The video is stored and will be processed now.',
+    paused: 'Paused. Resume carries on where it stopped.',
+    cancelling: 'Cancelling…',
+    cancelled: 'Upload cancelled. Choose a file to start again.',
+    offline: 'The connection is gone; the upload continues when it comes back.',
+  };
+
+  /** @type {typeof EN} */
+  const ZH_CN = {
+    title: '上传视频',
+    chooseFile: '选择视频文件',
+    orDrop: '或拖放到这里',
+    progress: '上传进度',
+    pause: '暂停',
+    resume: '继续',
+    cancel: '取消',
+    close: '关闭',
+    limit: (resumable, max) => `${resumable ? '可续传上传' : '上传'}，最大 ${max}`,
+    bytes: '字节',
+    duration: (h, m, s) => (h > 0 ? `${h} 小时 ${m} 分` : m > 0 ? `${m} 分 ${s} 秒` : `${s} 秒`),
+    left: (d) => `剩余 ${d}`,
+    notAccepted: (name, line) => `“${name}”未被接受：${line}。请选择视频文件。`,
+    isExtension: (name, ext) => `“${name}”是 .${ext} 文件`,
+    isText: (name) => `“${name}”是文本文件`,
+    isEmpty: (name) => `“${name}”是空文件`,
+    connectionRetry: (attempt) => `连接中断；正在重试（第 ${attempt} 次）…`,
+    busyRetry: (attempt) => `服务器繁忙；正在重试（第 ${attempt} 次）…`,
+    networkLost: '网络错误：与服务器的连接已断开',
+    serverFailed: (status) => `服务器出错（HTTP ${status}）`,
+    stopped: (reason, network) => `上传已停止：${reason}。按“继续”${network ? '或连接恢复时' : ''}会从停止处接着上传。`,
+    sessionInvalid: '上传会话已失效；请关闭此窗口并重新打开上传',
+    tooLargeForType: (type) => `文件超过服务器对 ${type} 上传所接受的大小`,
+    refusedHttp: (status) => `服务器拒绝了上传（HTTP ${status}）`,
+    failed: (reason) => `上传失败：${reason}。`,
+    underWay: '已有上传在进行；请先取消，再选择其他文件。',
+    tooLarge: (name, size, type, max) => `“${name}”大小为 ${size}；${type} 上传最大 ${max}。请选择更小的文件。`,
+    checking: '正在检查文件…',
+    resuming: (has, total) => `正在续传：服务器已有 ${total} 中的 ${has}。`,
+    uploading: '正在上传…',
+    complete: '上传完成。视频已保存，现在开始处理。',
+    paused: '已暂停。“继续”会从停止处接着上传。',
+    cancelling: '正在取消…',
+    cancelled: '上传已取消。选择一个文件重新开始。',
+    offline: '网络已断开；恢复后上传会继续。',
+  };
+
+  /** The browser's first language we have: any Chinese is zh-CN, else English. */
+  const lang = (navigator.languages?.length ? navigator.languages : [navigator.language]).map((l) => l.toLowerCase()).find((l) => l.startsWith('zh') || l.startsWith('en'))?.startsWith('zh') ? 'zh-CN' : 'en';
+  /** What the page says, in its language. */
+  const T = lang === 'zh-CN' ? ZH_CN : EN;
+  // Both catalogues, for test/console-languages.test.ts to compare in a real page.
+  Object.defineProperty(window, 'vopUploadMessages', { value: Object.freeze({ en: EN, 'zh-CN': ZH_CN }) });
+  // ---- end of messages ----
+
   /** @param {string} id */
   function $(id) {
     const el = document.getElementById(id);
@@ -124,21 +231,19 @@
 
   /** @param {number} n */
   function formatBytes(n) {
-    const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+    const units = [T.bytes, 'KB', 'MB', 'GB', 'TB'];
     let i = 0;
     while (n >= 1024 && i < units.length - 1) {
       n /= 1024;
       i++;
     }
-    return i === 0 ? `${n} bytes` : `${n.toFixed(n >= 100 ? 0 : 1)} ${units[i]}`;
+    return `${n.toLocaleString(lang, { maximumFractionDigits: i === 0 || n >= 100 ? 0 : 1, minimumFractionDigits: i === 0 || n >= 100 ? 0 : 1 })} ${units[i]}`;
   }
 
   /** @param {number} seconds */
   function formatDuration(seconds) {
     const s = Math.max(0, Math.round(seconds));
-    if (s < 60) return `${s} s`;
-    if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-    return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+    return T.duration(Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60);
   }
 
   /**
@@ -181,7 +286,7 @@
     if (first && elapsed >= 0.5 && sent > first.bytes) {
       const speed = (sent - first.bytes) / elapsed;
       ui.speed.textContent = `${formatBytes(Math.round(speed))}/s`;
-      ui.eta.textContent = sent < total ? `${formatDuration((total - sent) / speed)} left` : '';
+      ui.eta.textContent = sent < total ? T.left(formatDuration((total - sent) / speed)) : '';
     }
   }
 
@@ -214,14 +319,14 @@
    */
   async function obviousNonVideo(file) {
     const ext = (/\.([^./\\]+)$/.exec(file.name)?.[1] ?? '').toLowerCase();
-    if (NOT_VIDEO_EXTENSIONS.has(ext)) return `"${file.name}" is a .${ext} file`;
+    if (NOT_VIDEO_EXTENSIONS.has(ext)) return EN.isExtension(file.name, ext);
     let head;
     try {
       head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
     } catch {
       return ''; // unreadable here: let the server judge
     }
-    return looksLikeText(head) ? `"${file.name}" is a text file` : '';
+    return looksLikeText(head) ? EN.isText(file.name) : '';
   }
 
   /** @param {Uint8Array} bytes */
@@ -261,7 +366,7 @@
     ui.transfer.hidden = true;
     ui.input.value = '';
     const line = `ErrorCode : ${error.code}, ErrorMessage : ${error.message}`;
-    say(`"${file.name}" was not accepted: ${line}. Choose a video file.`, 'bad');
+    say(T.notAccepted(file.name, line), 'bad');
     notify('refused', line, error);
   }
 
@@ -287,7 +392,7 @@
     const retry = (status < 400 || status >= 500 || status === 409 || status === 423) && navigator.onLine !== false;
     if (retry) {
       clearFigures();
-      say(status === 0 ? `Connection lost; retrying (attempt ${attempt + 1})…` : `The server is busy; retrying (attempt ${attempt + 1})…`, 'warn');
+      say(status === 0 ? T.connectionRetry(attempt + 1) : T.busyRetry(attempt + 1), 'warn');
     }
     return retry;
   }
@@ -302,8 +407,8 @@
     clearFigures();
     if (status === 0 || status >= 500 || status === 409 || status === 423) {
       setState('stalled');
-      const reason = status === 0 ? 'network error: the connection to the server was lost' : `the server failed (HTTP ${status})`;
-      say(`The upload stopped: ${reason}. It resumes where it stopped when you press Resume${status === 0 ? ' or the connection comes back' : ''}.`, 'bad');
+      const reason = status === 0 ? EN.networkLost : EN.serverFailed(status);
+      say(T.stopped(status === 0 ? T.networkLost : T.serverFailed(status), status === 0), 'bad');
       notify('error', reason);
       return;
     }
@@ -313,30 +418,27 @@
     // The server's probe found no video in the stored file (the last PATCH): another file may do.
     if (error && error.code === session.notAVideo.code) return refuseFile(file, error);
     setState('failed');
-    const reason =
+    /** @param {typeof EN} m */
+    const reasonIn = (m) =>
       (error && body) ||
-      (status === 401 || status === 403
-        ? 'the upload session is no longer valid; close this window and open the upload again'
-        : status === 413
-          ? `the file is larger than the server accepts for ${session.uploadType} uploads`
-          : `the server refused the upload (HTTP ${status})`);
-    say(`Upload failed: ${reason}.`, 'bad');
-    notify('failure', reason, error);
+      (status === 401 || status === 403 ? m.sessionInvalid : status === 413 ? m.tooLargeForType(session.uploadType) : m.refusedHttp(status));
+    say(T.failed(reasonIn(T)), 'bad');
+    notify('failure', reasonIn(EN), error);
   }
 
   /** @param {File} file */
   async function startFile(file) {
     if (state !== 'idle') {
-      say('An upload is already under way; cancel it first to choose another file.', 'warn');
+      say(T.underWay, 'warn');
       return;
     }
-    if (file.size === 0) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: "${file.name}" is empty` });
+    if (file.size === 0) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: ${EN.isEmpty(file.name)}` });
     if (file.size > session.maxBytes) {
-      say(`"${file.name}" is ${formatBytes(file.size)}; ${session.uploadType} uploads take at most ${formatBytes(session.maxBytes)}. Choose a smaller file.`, 'bad');
+      say(T.tooLarge(file.name, formatBytes(file.size), session.uploadType, formatBytes(session.maxBytes)), 'bad');
       return;
     }
     setState('preparing');
-    say('Checking the file…');
+    say(T.checking);
     const why = await obviousNonVideo(file);
     if (/** @type {State} */ (state) !== 'preparing') return; // cancelled or closed meanwhile (the await let them run)
     if (why) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: ${why}` });
@@ -367,13 +469,13 @@
           const offset = Number(res.getHeader('Upload-Offset'));
           if (offset > 0 && offset < file.size) {
             document.body.dataset.resumedFrom = String(offset);
-            say(`Resuming: the server already has ${formatBytes(offset)} of ${formatBytes(file.size)}.`);
+            say(T.resuming(formatBytes(offset), formatBytes(file.size)));
           }
         }
       },
       onProgress(sent, total) {
         if (state === 'stalled' || state === 'preparing') setState('uploading');
-        if (state === 'uploading' && ui.message.classList.contains('warn')) say('Uploading…');
+        if (state === 'uploading' && ui.message.classList.contains('warn')) say(T.uploading);
         showProgress(sent, total);
       },
       onSuccess({ lastResponse }) {
@@ -385,7 +487,7 @@
         showProgress(file.size, file.size);
         ui.eta.textContent = '';
         setState('done');
-        say('Upload complete. The video is stored and will be processed now.', 'ok');
+        say(T.complete, 'ok');
         notify('success');
       },
       onError(err) {
@@ -404,7 +506,7 @@
     }
     if (upload !== current) return; // cancelled meanwhile
     setState('uploading');
-    say('Uploading…');
+    say(T.uploading);
     current.start();
   }
 
@@ -413,14 +515,14 @@
     void upload.abort(false);
     clearFigures();
     setState('paused');
-    say('Paused. Resume carries on where it stopped.');
+    say(T.paused);
   }
 
   function resume() {
     if ((state !== 'paused' && state !== 'stalled') || !upload) return;
     clearFigures();
     setState('uploading');
-    say('Uploading…');
+    say(T.uploading);
     upload.start();
   }
 
@@ -431,14 +533,14 @@
     setState('idle');
     ui.transfer.hidden = true;
     ui.input.value = '';
-    say('Cancelling…');
+    say(T.cancelling);
     try {
       // Termination (tus): the server deletes what it received, and the resume record goes.
       await current.abort(true);
     } catch {
       // The server may already have dropped it.
     }
-    if (state === 'idle') say('Upload cancelled. Choose a file to start again.');
+    if (state === 'idle') say(T.cancelled);
   }
 
   /** Stops any transfer (it stays resumable on the server), tells the host, and closes. */
@@ -450,7 +552,19 @@
 
   // ---- wiring ----
 
-  ui.limit.textContent = `${session.uploadType === 'silverlight' ? 'Resumable upload' : 'Upload'} of up to ${formatBytes(session.maxBytes)}`;
+  // The page's own text, in its language (upload.html marks each place with data-i18n).
+  document.documentElement.lang = lang;
+  document.title = T.title;
+  for (const el of document.querySelectorAll('[data-i18n]')) {
+    const key = /** @type {keyof typeof EN} */ (el.getAttribute('data-i18n'));
+    const text = T[key];
+    if (typeof text === 'string') el.textContent = text;
+  }
+  for (const el of document.querySelectorAll('[data-i18n-aria-label]')) {
+    const text = T[/** @type {keyof typeof EN} */ (el.getAttribute('data-i18n-aria-label'))];
+    if (typeof text === 'string') el.setAttribute('aria-label', text);
+  }
+  ui.limit.textContent = T.limit(session.uploadType === 'silverlight', formatBytes(session.maxBytes));
   document.documentElement.classList.add(`mode-${session.mode}`);
   setState('idle');
 
@@ -484,7 +598,7 @@
     if (state === 'stalled') resume();
   });
   window.addEventListener('offline', () => {
-    if (state === 'uploading') say('The connection is gone; the upload continues when it comes back.', 'warn');
+    if (state === 'uploading') say(T.offline, 'warn');
   });
 
   if (session.mode === 'overlay') {
