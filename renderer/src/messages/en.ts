@@ -175,6 +175,7 @@ export const en = {
     statusKind: (status: number) => `status ${status}`,
     series: (n: number) => ` series ${n}`,
     noAnswer: 'no answer',
+    latency: (ms: number) => `${ms} ms`,
     attempts: (n: number) => `${n} attempt${n === 1 ? '' : 's'}`,
     notSent: 'not sent yet',
     redeliver: 'Redeliver',

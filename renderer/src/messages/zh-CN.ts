@@ -155,6 +155,7 @@ export const zhCN: Messages = {
     statusKind: (status: number) => `状态 ${status}`,
     series: (n: number) => ` 第 ${n} 轮`,
     noAnswer: '无响应',
+    latency: (ms: number) => `${ms} 毫秒`,
     attempts: (n: number) => `${n} 次尝试`,
     notSent: '尚未发送',
     redeliver: '重新投递',

@@ -260,7 +260,7 @@ function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView
                 <td className="break">
                   {last ? (
                     <>
-                      {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : t.app.noAnswer} · {last.latencyMs} ms · {t.app.attempts(d.attempts.length)}
+                      {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : t.app.noAnswer} · {t.app.latency(last.latencyMs)} · {t.app.attempts(d.attempts.length)}
                       {last.error ? <div className="muted small-text">{last.error}</div> : null}
                     </>
                   ) : (
