@@ -184,7 +184,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   );
 
   const consoleApi = createConsoleApi({
-    options, adminToken, stores, events, jobs, media, videoMedia, lifecycle, processing, tus: ingest.tus, viewContext, log,
+    options, adminToken, stores, events, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, viewContext, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();

@@ -4,6 +4,7 @@ import { assertTrustedProxies } from './http/clientAddress.js';
 import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type IngestOptionsInput } from './ingest/ingestOptions.js';
 import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
+import { DEFAULT_HOUSEKEEPING_OPTIONS, resolveHousekeepingOptions, type HousekeepingOptions } from './services/housekeepingOptions.js';
 import { assertRetryConfig, type RetryConfig } from './jobs/retry.js';
 import { assertTimeZone } from './services/localTime.js';
 import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
@@ -76,12 +77,15 @@ export interface ServerOptions {
   ingest: IngestOptions;
   /** Transcoding and delivery: ladder, preset, concurrency, HLS, ffmpeg paths (defaults in processing/processingOptions.ts). */
   processing: ProcessingOptions;
+  /** The console's housekeeping: registrations never uploaded expire, stalled uploads, storage figures (defaults in services/housekeepingOptions.ts). */
+  housekeeping: HousekeepingOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
 }
 
-export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing'>> & {
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping'>> & {
   dataDir: string;
+  housekeeping?: Partial<HousekeepingOptions>;
   ingest?: IngestOptionsInput;
   processing?: ProcessingOptionsInput;
 };
@@ -100,12 +104,13 @@ const DEFAULTS = {
   callbacks: DEFAULT_CALLBACK_OPTIONS,
   ingest: DEFAULT_INGEST_OPTIONS,
   processing: DEFAULT_PROCESSING_OPTIONS,
+  housekeeping: DEFAULT_HOUSEKEEPING_OPTIONS,
   log: (line: string) => process.stderr.write(`${line}\n`),
 } satisfies Partial<ServerOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveOptions(input: ServerOptionsInput): ServerOptions {
-  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
+  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
   o.dataDir = path.resolve(o.dataDir);
   if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');
@@ -144,6 +149,7 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   o.callbacks = resolveCallbackOptions(input.callbacks);
   o.ingest = resolveIngestOptions(input.ingest);
   o.processing = resolveProcessingOptions(input.processing);
+  o.housekeeping = resolveHousekeepingOptions(input.housekeeping);
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');

@@ -1,10 +1,13 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { waitForIngest } from './helpers/ingest.js';
+import { makeClip } from './helpers/clips.js';
+import { multipartUpload, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest, waitForStatus } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -73,6 +76,96 @@ describe('bulk actions on videos (POST /admin/api/videos/bulk)', () => {
       expect(r.body.error.code).toBe('201');
     }
     expect((await s.admin.request('POST', '/videos/bulk', { action: 'delete', ids: ids.slice(0, 100) })).status).toBe(200);
+  });
+});
+
+/** Bytes and files under one area of the media root on disk, counted with fs (what the server must count through its store). */
+function onDisk(dataDir: string, area: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  const walk = (dir: string) => {
+    for (const e of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+      if (e.name.startsWith('.')) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) (bytes += fs.statSync(p).size), files++;
+    }
+  };
+  walk(path.join(dataDir, 'media', area));
+  return { bytes, files };
+}
+
+describe('housekeeping (GET /admin/api/housekeeping)', () => {
+  it('counts the storage vop uses by kind, sources, MP4, HLS, covers, and keeps the count a while', async () => {
+    const s = await boot({ housekeeping: { storageCacheMs: 60_000 } });
+    const app = await s.newApp();
+    const clip = fs.readFileSync(await makeClip({ seconds: 1 }));
+    const id = await app.register({ VideoTitle: 'counted' });
+    expect(await multipartUpload(app, id, clip)).toBe('1');
+    await waitForStatus(s.vop, id, [1], 60_000);
+    const first = (await s.admin.request('GET', '/housekeeping')).body;
+    for (const area of ['sources', 'play', 'hls', 'covers']) {
+      expect(first.storage.areas[area], area).toEqual(onDisk(s.dataDir, area));
+      expect(first.storage.areas[area].bytes, area).toBeGreaterThan(0);
+    }
+    expect(first.storage.totalBytes).toBe(Object.values(first.storage.areas as Record<string, { bytes: number }>).reduce((n, a) => n + a.bytes, 0));
+    // The same count is served again within the cache time, even after a delete.
+    await s.admin.request('DELETE', `/videos/${id}`);
+    const again = (await s.admin.request('GET', '/housekeeping')).body;
+    expect(again.storage).toEqual(first.storage);
+  });
+
+  it('deletes registrations never uploaded once they are older than the setting, leaves the others, and tells the console', async () => {
+    // 0.00002 days is 1.7 s: the sweep (every 100 ms here) deletes a registration that old.
+    const s = await boot({ housekeeping: { expireUnuploadedDays: 0.00002, expirySweepMs: 100 } });
+    const app = await s.newApp();
+    const idle = await app.register({ VideoTitle: 'never uploaded' });
+    // An upload under way keeps its registration, however old.
+    const busy = await app.register({ VideoTitle: 'uploading' });
+    const created = await tusCreate(s.baseUrl, 1000, { 'Upload-Metadata': tusMetadata(tokenMetadata(app, busy)) });
+    expect(created.res.status).toBe(201);
+    expect((await tusPatch(created.url!, 0, Buffer.alloc(100))).status).toBe(204);
+    const view = (await s.admin.request('GET', '/housekeeping')).body.registrations;
+    expect(view).toMatchObject({ days: 0.00002, waiting: 2 });
+    const registered = (await s.vop.stores.videos.get(idle))!.createdAt;
+    expect(Date.parse(view.nextExpiresAt)).toBe(registered + Math.round(0.00002 * 86_400_000));
+
+    await waitForStatus(s.vop, idle, [0]);
+    const history = await s.vop.stores.videos.statusHistory(idle);
+    expect(history.at(-1)).toMatchObject({ from: 8, to: 0, reason: 'expired: no file 0.00002 days after registration' });
+    expect((await app.get('/Api/Video/Get', { Id: idle })).body.VideoModel.Status).toBe(0);
+    expect((await s.vop.stores.videos.get(busy))!.status).toBe(8);
+    expect((await s.admin.request('GET', '/housekeeping')).body.registrations).toMatchObject({ waiting: 1 });
+  });
+
+  it('says registrations never expire with 0 days', async () => {
+    const s = await boot({ housekeeping: { expireUnuploadedDays: 0 } });
+    const app = await s.newApp();
+    await app.register({ VideoTitle: 'kept' });
+    expect((await s.admin.request('GET', '/housekeeping')).body.registrations).toEqual({ days: 0, waiting: 1, nextExpiresAt: null });
+  });
+
+  it('marks an upload with no byte for a while as stalled, and an admin can cancel it', async () => {
+    // 0.001 minutes is 60 ms without a byte.
+    const s = await boot({ housekeeping: { stalledUploadMinutes: 0.001 } });
+    const app = await s.newApp();
+    const id = await app.register({ VideoTitle: 'stuck' });
+    const created = await tusCreate(s.baseUrl, 1000, { 'Upload-Metadata': tusMetadata(tokenMetadata(app, id)) });
+    expect((await tusPatch(created.url!, 0, Buffer.alloc(400))).status).toBe(204);
+    const uploadId = created.url!.split('/').pop()!;
+    const stalled = async () => (await s.admin.request('GET', '/housekeeping')).body.stalledUploads;
+    let seen = await stalled();
+    while (seen.uploads.length === 0) seen = await stalled();
+    expect(seen.minutes).toBe(0.001);
+    expect(seen.uploads).toEqual([{ id: uploadId, videoId: id, title: 'stuck', filename: 'clip.mp4', size: 1000, offset: 400, percent: 40, lastWriteAt: expect.any(String) }]);
+
+    expect((await s.admin.request('DELETE', `/uploads/${uploadId}`)).status).toBe(200);
+    expect((await tusHead(created.url!)).status).toBe(404);
+    expect((await stalled()).uploads).toEqual([]);
+    expect((await s.vop.stores.videos.get(id))!.status).toBe(8);
+    const again = await s.admin.request('DELETE', `/uploads/${uploadId}`);
+    expect(again.status).toBe(404);
+    expect(again.body.error.code).toBe('404');
   });
 });
 

@@ -268,6 +268,21 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.videos.countByStatus()).toEqual({ 5: 2, 1: 2 });
       });
 
+      it('reads the oldest videos in one status (createdAt, then id), with how many are in it', async () => {
+        const a = await newApp();
+        for (const v of [
+          videoRecord(a.appId, { id: 'o3', status: 8, createdAt: 30 }),
+          videoRecord(a.appId, { id: 'o1', status: 8, createdAt: 10 }),
+          videoRecord(a.appId, { id: 'o2', status: 8, createdAt: 10 }),
+          videoRecord(a.appId, { id: 'o0', status: 1, createdAt: 1 }),
+        ])
+          await s.videos.insert(v);
+        const got = await s.videos.oldestInStatus(8, 2);
+        expect(got.total).toBe(3);
+        expect(got.items.map((v) => v.id)).toEqual(['o1', 'o2']);
+        expect(await s.videos.oldestInStatus(6, 5)).toEqual({ total: 0, items: [] });
+      });
+
       it('searches by title text (as typed, ASCII case ignored), statuses, uploader and application', async () => {
         const [a, b] = [await newApp(), await newApp()];
         const vs = [

@@ -10,14 +10,18 @@ import type { VopEventBus } from '../events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { ConsoleSessions } from '../services/consoleSessions.js';
+import { RegistrationExpiry } from '../services/registrationExpiry.js';
+import { StorageUsage } from '../services/storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from '../services/uploadMonitor.js';
 import { VideoAdmin } from '../services/videoAdmin.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import type { ViewContext } from '../services/videoView.js';
+import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { Stores } from '../storage/types.js';
 import { adminEventsRouter } from './adminEvents.js';
+import { adminHousekeepingRouter } from './adminHousekeeping.js';
 import { adminOverviewRouter } from './adminOverview.js';
 import { adminSessionRouter } from './adminSession.js';
 import { AdminTokenGate } from '../http/adminAuth.js';
@@ -34,6 +38,8 @@ export interface ConsoleApiDeps {
   media: LocalMediaStore;
   /** A video's media wherever they live (deletion). */
   videoMedia: VideoMedia;
+  /** Media as objects: the overview's storage figures are counted through it (MediaStore.list). */
+  objects: Pick<MediaStore, 'list'>;
   lifecycle: VideoLifecycle;
   processing: Processing;
   /** The tus endpoint's store, for the uploads in progress. */
@@ -53,7 +59,7 @@ export interface ConsoleApi {
   session: Router;
   /** The rest: mount at `/admin/api` behind requireAdmin and the JSON parser. */
   router: Router;
-  /** Ends the open event streams (call first when the server closes). */
+  /** Ends the open event streams and the sweep of expired registrations (call first when the server closes). */
   closeAll(): void;
 }
 
@@ -71,6 +77,15 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     media: deps.videoMedia,
     retryTranscode: (job) => deps.processing.scheduler.retry(job),
   });
+  // Housekeeping (issue 13, item 4): registrations never uploaded expire through the admin's
+  // delete, so the sweep lives with it; the storage figures are counted through the media store.
+  const housekeeping = options.housekeeping;
+  const expiry = new RegistrationExpiry(
+    { videos: stores.videos, admin: videoAdmin, uploading: () => uploads.videosUploading(), log: deps.log },
+    housekeeping,
+  );
+  expiry.start();
+  const storage = new StorageUsage(deps.objects, housekeeping.storageCacheMs);
 
   const router = express.Router();
   router.use(events.router);
@@ -88,6 +103,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   );
   router.use(adminVideosRouter({ videos: stores.videos, apps: stores.apps, admin: videoAdmin, processing: deps.processing, viewContext: deps.viewContext }));
   router.use(adminUploadsRouter(uploads));
+  router.use(adminHousekeepingRouter({ storage, expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));
   router.use(adminSettingsRouter({ options, jobs: deps.jobs, boundAddress: deps.boundAddress }));
 
   return {
@@ -95,6 +111,9 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     gate,
     session: adminSessionRouter({ gate, allowRemote: options.adminRemote, sessions }),
     router,
-    closeAll: () => events.closeAll(),
+    closeAll: () => {
+      events.closeAll();
+      void expiry.stop();
+    },
   };
 }

@@ -73,12 +73,15 @@ export class VideoAdmin {
    * on it; then its live jobs are cancelled and every file it has (source, renditions, HLS,
    * covers, partial uploads) is removed, and its renditions forgotten. The record stays, in
    * status 0 with its history, so the applications that knew it can still see what became of it.
-   * Deleting a video already in 0 purges again (a purge cut off by a crash finishes).
+   * Deleting a video already in 0 purges again (a purge cut off by a crash finishes). `reason`
+   * goes in the status history; with `onlyFrom`, a video in another status is refused (303).
    */
-  async remove(videoId: string): Promise<VideoRecord> {
+  async remove(videoId: string, reason = 'deleted by an admin', onlyFrom?: readonly number[]): Promise<VideoRecord> {
     const video = await this.require(videoId);
+    // The sweep of expired registrations deletes only what is still in 8 (services/registrationExpiry.ts).
+    if (onlyFrom && !onlyFrom.includes(video.status)) throw new ApiError('VIDEO_STATE_CONFLICT', `the video is in status ${video.status} now`);
     if (video.status !== VideoStatus.WaitingForDeletion) {
-      const moved = await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDeletion, { from: [video.status], reason: 'deleted by an admin' });
+      const moved = await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDeletion, { from: [video.status], reason });
       if (!moved) throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; try again');
     }
     // After the move: a cancelled job's give-up finds the video in 0 and leaves it there.

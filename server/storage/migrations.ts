@@ -159,4 +159,7 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `CREATE INDEX jobs_served ON jobs (type, app_id, claim_seq)`,
     `CREATE INDEX jobs_queue_by_app ON jobs (state, type, app_id, priority DESC, seq)`,
   ],
+  // 7: videos by status, oldest first: the sweep of registrations never uploaded (status 8) and
+  // the console's count of them read it (issue 13, item 4; services/registrationExpiry.ts).
+  [`CREATE INDEX videos_by_status_age ON videos (status, created_at, id)`],
 ];

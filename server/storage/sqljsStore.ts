@@ -305,6 +305,12 @@ class SqlJsVideoStore implements VideoStore {
     return out;
   }
 
+  async oldestInStatus(status: number, limit: number): Promise<{ total: number; items: VideoRecord[] }> {
+    const items = this.db.all<VideoRow>('SELECT * FROM videos WHERE status = ? ORDER BY created_at, id LIMIT ?', [status, limit]).map(toVideo);
+    const total = Number(this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM videos WHERE status = ?', [status])?.n ?? 0);
+    return { total, items };
+  }
+
   async idsByStatus(statuses: number[]): Promise<string[]> {
     if (statuses.length === 0) return [];
     return this.db

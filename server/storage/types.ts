@@ -137,6 +137,11 @@ export interface VideoStore {
   countByStatus(): Promise<Record<number, number>>;
   /** Ids of the videos in one of `statuses` (start-up finds the transcodes a crash left waiting). */
   idsByStatus(statuses: number[]): Promise<string[]>;
+  /**
+   * The `limit` oldest videos in `status` (createdAt, then id), and how many are in it: the sweep
+   * of registrations never uploaded reads the ones due and the console the next one to expire.
+   */
+  oldestInStatus(status: number, limit: number): Promise<{ total: number; items: VideoRecord[] }>;
   /** The console's search: newest first (createdAt, then id), with the count of every match. */
   search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
 }

@@ -137,4 +137,6 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `CREATE INDEX jobs_served ON jobs (type, app_id, claim_seq)`,
     `CREATE INDEX jobs_queue_by_app ON jobs (state, type, app_id, priority DESC, seq)`,
   ],
+  // 4: videos by status, oldest first (issue 13, item 4), as the sql.js schema's version 7
+  [`CREATE INDEX videos_by_status_age ON videos (status, created_at, id)`],
 ];

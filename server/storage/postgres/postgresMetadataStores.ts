@@ -176,6 +176,14 @@ export class PostgresVideoStore implements VideoStore {
     return out;
   }
 
+  async oldestInStatus(status: number, limit: number): Promise<{ total: number; items: VideoRecord[] }> {
+    const [items, count] = await Promise.all([
+      this.db.query<VideoRow>('SELECT * FROM videos WHERE status = $1 ORDER BY created_at, id LIMIT $2', [status, limit]),
+      this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM videos WHERE status = $1', [status]),
+    ]);
+    return { total: Number(count.rows[0]?.n ?? 0), items: items.rows.map(toVideo) };
+  }
+
   async idsByStatus(statuses: number[]): Promise<string[]> {
     if (statuses.length === 0) return [];
     const { rows } = await this.db.query<{ id: string }>('SELECT id FROM videos WHERE status = ANY($1::int[]) ORDER BY created_at, id', [statuses]);
