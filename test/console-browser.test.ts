@@ -259,13 +259,13 @@ describe('the console in Chromium', () => {
     await waitForStatus(s.vop, pulled, [4]);
     await openFromMenu('Videos');
     await expect.poll(() => page.locator('table.videos tbody tr').count()).toBe(3);
-    await page.getByLabel('Title contains').fill('sunset');
+    await page.locator('#f-q').fill('sunset');
     await page.getByLabel('Status').selectOption('1');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.locator('table.videos tbody tr').count()).toBe(1);
     expect(await page.locator('table.videos tbody tr').textContent()).toContain(TITLE);
     expect(new URL(page.url()).search).toBe('?q=sunset&status=1');
-    await page.getByLabel('Title contains').fill('no such title');
+    await page.locator('#f-q').fill('no such title');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByText('No video matches.').waitFor();
     await page.getByRole('button', { name: 'Clear' }).click();
