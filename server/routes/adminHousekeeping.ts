@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import type { HousekeepingView } from '../services/housekeepingViews.js';
 import type { RegistrationExpiry } from '../services/registrationExpiry.js';
 import type { StorageUsage } from '../services/storageUsage.js';
 import type { UploadMonitor } from '../services/uploadMonitor.js';
@@ -25,7 +26,8 @@ export function adminHousekeepingRouter(deps: AdminHousekeepingDeps): Router {
   r.get('/housekeeping', async (_req, res) => {
     const minutes = deps.stalledUploadMinutes;
     const [storage, registrations, stalled] = await Promise.all([deps.storage.get(), deps.expiry.view(), deps.uploads.stalled(minutes * 60_000)]);
-    res.json({ storage, registrations, stalledUploads: { minutes, uploads: stalled } });
+    const view: HousekeepingView = { storage, registrations, stalledUploads: { minutes, uploads: stalled } };
+    res.json(view);
   });
   return r;
 }

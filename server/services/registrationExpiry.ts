@@ -1,20 +1,11 @@
 import { ApiError } from '../errors.js';
 import type { VideoStore } from '../storage/types.js';
 import type { HousekeepingOptions } from './housekeepingOptions.js';
+import type { ExpiryView } from './housekeepingViews.js';
 import type { VideoAdmin } from './videoAdmin.js';
 import { VideoStatus } from './videoStatus.js';
 
 const DAY_MS = 86_400_000;
-
-/** What the console shows of registrations never uploaded (`GET /admin/api/housekeeping`). */
-export interface ExpiryView {
-  /** Days after registration a video still in 8 is deleted; 0: never. */
-  days: number;
-  /** Videos in status 8 now. */
-  waiting: number;
-  /** When the oldest of them is due (ISO 8601), or null if none is waiting or they never expire. */
-  nextExpiresAt: string | null;
-}
 
 export interface RegistrationExpiryDeps {
   videos: Pick<VideoStore, 'oldestInStatus'>;

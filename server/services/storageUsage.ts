@@ -1,18 +1,9 @@
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { MediaArea } from '../storage/mediaStore.js';
+import type { StorageArea, StorageUsageView } from './housekeepingViews.js';
 
 /** The kinds of media the overview counts, by the media store's areas. */
-export const STORAGE_AREAS = ['sources', 'play', 'hls', 'covers', 'incoming'] as const satisfies readonly MediaArea[];
-export type StorageArea = (typeof STORAGE_AREAS)[number];
-
-/** What vop keeps, by kind (`GET /admin/api/housekeeping`). */
-export interface StorageUsageView {
-  /** Bytes and objects per area: sources (uploaded and pulled files), play (MP4 renditions), hls, covers, incoming (uploads in progress). */
-  areas: Record<StorageArea, { bytes: number; files: number }>;
-  totalBytes: number;
-  /** When the figures were counted (ISO 8601): they are reused for a short while. */
-  countedAt: string;
-}
+export const STORAGE_AREAS = ['sources', 'play', 'hls', 'covers', 'incoming'] as const satisfies readonly (MediaArea & StorageArea)[];
 
 /**
  * The storage vop uses, split by kind, counted through the media store (MediaStore.list), so it

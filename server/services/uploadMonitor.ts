@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { UploadInProgress } from '../http/adminApiTypes.js';
 import type { VideoStore } from '../storage/types.js';
+import type { StalledUpload } from './housekeepingViews.js';
 
 /** What the monitor reads of the tus endpoint: its folder, its uploads and its store (server/ingest/tusUpload.ts). */
 export interface TusUploadSource {
@@ -15,18 +16,6 @@ export interface TusUploadSource {
   };
 }
 
-/** An upload with no byte for a while (`GET /admin/api/housekeeping`): an admin may cancel it. */
-export interface StalledUpload {
-  id: string;
-  videoId: string;
-  title: string;
-  filename: string;
-  size: number | null;
-  offset: number;
-  percent: number | null;
-  /** When its last byte arrived (ISO 8601). */
-  lastWriteAt: string;
-}
 
 /** An upload with no byte for this long counts as stalled (its rate is 0). */
 const STALLED_MS = 5_000;

@@ -1,13 +1,16 @@
 import { useEffect, useState } from 'react';
 import type { FirstRunInfo } from '../../../main/preloadApi.js';
+import type { HousekeepingView, StalledUpload, StorageArea } from '../../../server/services/housekeepingViews.js';
 import { api } from '../api.js';
+import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyValue } from '../components/CopyButton.js';
 import { ErrorMessage, Notice, PageHeader } from '../components/Feedback.js';
 import { useServerEvent } from '../events.js';
-import { addressLabel, formatBytes, formatNumber, STATUSES, statusName, statusTone } from '../format.js';
+import { addressLabel, formatBytes, formatNumber, formatTime, STATUSES, statusName, statusTone } from '../format.js';
 import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { Overview } from '../types.js';
+import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
 import { SecretOnce } from './Applications.js';
 
@@ -28,7 +31,101 @@ export function OverviewPage() {
       <FirstRunWelcome />
       <ErrorMessage error={error} />
       {data ? <OverviewBody o={data} /> : error ? null : <p className="muted">{t.common.loading}</p>}
+      <Housekeeping />
     </>
+  );
+}
+
+const AREAS: readonly StorageArea[] = ['sources', 'play', 'hls', 'covers', 'incoming'];
+
+/**
+ * Tidying up (issue 13, item 4): the storage vop uses by kind, the registrations never uploaded
+ * and when the next expires, and the stalled uploads with a cancel each (GET /housekeeping).
+ */
+function Housekeeping() {
+  const t = useT();
+  const h = t.housekeeping;
+  const { data, error, reload } = useResource(() => api<HousekeepingView>('GET', '/housekeeping'), []);
+  const refresh = useDebounced(() => void reload(), 1000);
+  useServerEvent('video.status', refresh);
+  const action = useAction(() => reload());
+  const cancel = (u: StalledUpload) =>
+    action.run(async () => {
+      await api('DELETE', `/uploads/${encodeURIComponent(u.id)}`);
+      return h.uploadCancelled(u.title || u.filename || u.videoId);
+    }, u.id);
+  if (!data) return <ErrorMessage error={error} />;
+  const { storage, registrations: r, stalledUploads: stalled } = data;
+  return (
+    <div className="grid">
+      <section className="card" aria-labelledby="storage-title">
+        <h2 id="storage-title">{h.storageTitle}</h2>
+        <p className="muted small-text">{h.storageNote}</p>
+        <table className="compact">
+          <caption className="sr-only">{h.storageTitle}</caption>
+          <tbody>
+            {AREAS.map((a) => (
+              <tr key={a} data-area={a}>
+                <th scope="row">{h.storageAreas[a]}</th>
+                <td className="num">{formatBytes(storage.areas[a].bytes)}</td>
+                <td className="num muted">{h.storageFiles(storage.areas[a].files)}</td>
+              </tr>
+            ))}
+          </tbody>
+          <tfoot>
+            <tr data-area="total">
+              <th scope="row">{h.storageTotal}</th>
+              <td className="num">{formatBytes(storage.totalBytes)}</td>
+              <td />
+            </tr>
+          </tfoot>
+        </table>
+        <p className="muted small-text">{h.storageAsOf(formatTime(storage.countedAt))}</p>
+      </section>
+
+      <section className="card" aria-labelledby="expiry-title">
+        <h2 id="expiry-title">{h.expiryTitle}</h2>
+        {r.waiting === 0 ? (
+          <p className="muted">{h.expiryNone}</p>
+        ) : (
+          <p>
+            <Link to="/videos?status=8">{h.expiryWaiting(r.waiting)}</Link>
+          </p>
+        )}
+        <p className="muted small-text">{r.days > 0 ? h.expiryRule(r.days) : h.expiryOff}</p>
+        {r.nextExpiresAt ? <p>{h.expiryNext(formatTime(r.nextExpiresAt))}</p> : null}
+      </section>
+
+      <section className="card wide" aria-labelledby="stalled-title">
+        <h2 id="stalled-title">{h.stalledTitle}</h2>
+        <p className="muted small-text">{h.stalledNote(stalled.minutes)}</p>
+        <ErrorMessage error={action.error} />
+        <Notice>{action.notice}</Notice>
+        {stalled.uploads.length === 0 ? <p className="muted">{h.stalledNone}</p> : null}
+        <ul className="plain">
+          {stalled.uploads.map((u) => {
+            const name = u.title || u.filename || u.videoId;
+            return (
+              <li key={u.id} className="row between" data-upload={u.id}>
+                <Link to={`/videos/${u.videoId}`}>{h.stalledItem(name, u.percent === null ? formatBytes(u.offset) : `${u.percent}%`, formatTime(u.lastWriteAt))}</Link>
+                <ConfirmButton
+                  label={h.cancelUpload}
+                  ariaLabel={h.cancelUploadLabel(name)}
+                  className="small danger"
+                  disabled={action.busyKey === u.id}
+                  title={h.cancelUploadTitle}
+                  confirmLabel={h.cancelUploadConfirm}
+                  danger
+                  onConfirm={() => void cancel(u)}
+                >
+                  <p>{h.cancelUploadBody}</p>
+                </ConfirmButton>
+              </li>
+            );
+          })}
+        </ul>
+      </section>
+    </div>
   );
 }
 
