@@ -2,8 +2,9 @@
  * Resumable uploads across API nodes (issue 11, item 3): two servers on one PostgreSQL
  * (test/helpers/postgres.ts) and one Ceph RGW bucket (test/helpers/ceph.ts), each with its own
  * data folder. A tus upload lives in the bucket (@tus/s3-store) and is locked in the database
- * (advisory locks), so a PATCH cut off on one node resumes on the other, and a PATCH on one node
- * never interleaves with one in flight on the other.
+ * (advisory locks), so a PATCH cut off on one node resumes on the other, a PATCH on one node
+ * never interleaves with one in flight on the other, and a video has one live upload whichever
+ * node took it. A multipart upload works through either node.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -183,6 +184,26 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     expect(last.headers.get('x-video-status')).toBe('5');
     expect(await sourceHash(videoId)).toBe(sha256(clip));
     expect(await tusObjects(id)).toEqual([]);
+  }, 180_000);
+
+  it('keeps one live upload per video across the nodes', async () => {
+    const videoId = await viaA.register();
+    const meta = () => ({ 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
+    const first = await tusCreate(a.baseUrl, clip.length, meta());
+    expect(first.res.status, first.body).toBe(201);
+
+    // Node B has no upload of the video in its own ledger, and still refuses a second one (303).
+    const second = await tusCreate(b.baseUrl, clip.length, meta());
+    expect(second.res.status).toBe(403);
+    expect(second.body).toMatch(/^ErrorCode : 303, .*another upload of this video is under way/);
+
+    // Ended through node B (tus termination), the first no longer stands in the way.
+    const ended = await fetch(on(b, first.url!), { method: 'DELETE', headers: { 'Tus-Resumable': '1.0.0' } });
+    expect(ended.status).toBe(204);
+    const third = await tusCreate(b.baseUrl, clip.length, meta());
+    expect(third.res.status, third.body).toBe(201);
+    expect((await tusPatch(third.url!, 0, clip)).headers.get('x-video-status')).toBe('5');
+    expect(await sourceHash(videoId)).toBe(sha256(clip));
   }, 180_000);
 
   it('takes a multipart upload on node B into the bucket', async () => {

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { S3 } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
 import type { KvStore, Upload } from '@tus/server';
+import { VIDEO_ID_RE } from '../services/videoStatus.js';
 import { isPathInsideDirectory } from '../storage/mediaStore.js';
 import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import { UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
@@ -61,6 +62,10 @@ class MeteredS3Store extends S3Store {
       if (isNotFound(err)) return undefined;
       throw err;
     }
+  }
+
+  override async create(upload: Upload): Promise<Upload> {
+    return this.hooks.aroundCreate ? this.hooks.aroundCreate(upload, () => super.create(upload)) : super.create(upload);
   }
 
   /** As S3Store.remove (termination, a replaced upload), and the short tail S3Store leaves behind. */
@@ -235,6 +240,32 @@ export class S3TusStorage implements TusStorage {
     return n;
   }
 
+  /**
+   * The upload that video `videoId`'s mark names, if any: `tus-videos/<videoId>` holds the id of
+   * the last upload created for the video on any node (TusUploads keeps one live upload per video).
+   */
+  async uploadOfVideo(videoId: string): Promise<string | undefined> {
+    try {
+      const object = await this.store.s3.getObject({ Bucket: this.bucket, Key: videoMarkKey(videoId) });
+      const id = (await object.Body?.transformToString())?.trim() ?? '';
+      return UPLOAD_ID_RE.test(id) ? id : undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Marks `uploadId` as the video's upload (see {@link uploadOfVideo}). */
+  async markVideo(videoId: string, uploadId: string): Promise<void> {
+    await this.store.s3.putObject({ Bucket: this.bucket, Key: videoMarkKey(videoId), Body: uploadId, ContentType: 'text/plain' });
+  }
+
+  /** Removes the video's mark if it still names `uploadId`. */
+  async unmarkVideo(videoId: string, uploadId: string): Promise<void> {
+    if ((await this.uploadOfVideo(videoId)) !== uploadId) return;
+    await this.store.s3.deleteObject({ Bucket: this.bucket, Key: videoMarkKey(videoId) });
+  }
+
   /** The objects at the bucket's root (not in a media area), with when each was last written. */
   private async rootNames(): Promise<Map<string, number>> {
     const out = new Map<string, number>();
@@ -246,6 +277,12 @@ export class S3TusStorage implements TusStorage {
     } while (token !== undefined);
     return out;
   }
+}
+
+/** Where a video's mark lives: beside the uploads, outside the media areas. */
+function videoMarkKey(videoId: string): string {
+  if (!VIDEO_ID_RE.test(videoId)) throw new Error(`Unsafe video id: ${JSON.stringify(videoId)}`);
+  return `tus-videos/${videoId}`;
 }
 
 /** S3's answers for an object or multipart upload that is not there. */

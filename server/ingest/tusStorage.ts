@@ -15,6 +15,8 @@ export interface StoreHooks {
   meter(id: string, offset: number): Transform;
   /** A write starts (+1) or ends (-1). */
   receiving(id: string, delta: 1 | -1): void;
+  /** Wraps the store's creation of an upload (after onUploadCreate allowed it); absent: none. */
+  aroundCreate?(upload: Upload, create: () => Promise<Upload>): Promise<Upload>;
 }
 
 /**

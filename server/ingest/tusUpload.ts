@@ -109,6 +109,8 @@ export class TusUploads {
           everyBytes: opts.spaceCheckIntervalBytes,
         }),
       receiving: (id, delta) => ledger.receiving(id, delta),
+      // With the bucket, one live upload per video holds across nodes (the ledger is this node's).
+      aroundCreate: deps.objectStorage ? (upload, create) => this.createAlone(upload, create) : undefined,
     };
     this.storage = deps.objectStorage
       ? new S3TusStorage({ ...deps.objectStorage, expiryMs: opts.uploadExpiryMs }, hooks)
@@ -311,6 +313,38 @@ export class TusUploads {
     this.deps.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
   }
 
+  /**
+   * Creates an upload in the bucket unless another upload of its video, begun on any node, is
+   * live: reserveRoom's one-upload-per-video check sees this node's ledger only. Under the video's
+   * lock, the upload the video's mark names is checked, then the new one created and marked, so
+   * of two nodes' concurrent creations one is refused (303, as reserveRoom's). Replacing one's own
+   * upload (replaceOwnUpload) works for an upload made through this node.
+   */
+  private async createAlone(upload: Upload, create: () => Promise<Upload>): Promise<Upload> {
+    const storage = this.storage as S3TusStorage;
+    const videoId = upload.metadata?.videoId ?? '';
+    return this.underLock(`video:${videoId}`, async () => {
+      const other = await storage.uploadOfVideo(videoId);
+      if (other !== undefined && other !== upload.id && (await this.isLive(other))) {
+        this.deps.ingest.uploads.release(upload.id);
+        throw tusRefusal(
+          new ApiError('VIDEO_STATE_CONFLICT', 'another upload of this video is under way (through another server): resume it, end it (tus DELETE), or wait until it expires'),
+        );
+      }
+      const created = await create();
+      await storage.markVideo(videoId, upload.id);
+      return created;
+    });
+  }
+
+  /** Whether an upload is still there and not past its expiry. */
+  private async isLive(id: string): Promise<boolean> {
+    const info = await this.storage.info(id);
+    if (!info) return false;
+    const created = Date.parse(info.creation_date ?? '');
+    return !Number.isFinite(created) || created + this.deps.ingest.options.uploadExpiryMs > Date.now();
+  }
+
   /** onIncomingRequest: HEAD, PATCH and DELETE must be authorised for the upload's own video. */
   private async authorizeExisting(req: TusRequest, id: string): Promise<void> {
     if (req.method === 'POST') return; // checked in onUploadCreate, with the metadata parsed
@@ -378,10 +412,10 @@ export class TusUploads {
         }),
       );
     } catch (err) {
-      if (err instanceof ApiError) await this.forget(upload.id);
+      if (err instanceof ApiError) await this.forget(upload.id, meta.videoId);
       throw err;
     }
-    await this.forget(upload.id);
+    await this.forget(upload.id, meta.videoId);
     return result;
   }
 
@@ -398,9 +432,12 @@ export class TusUploads {
     }
   }
 
-  /** Drops an upload's data (if still there) and its metadata, so its URL answers 404. */
-  private async forget(id: string): Promise<void> {
+  /** Drops an upload's data (if still there) and its metadata, so its URL answers 404; and its video's mark in the bucket. */
+  private async forget(id: string, videoId: string | null | undefined): Promise<void> {
     await this.storage.forget(id);
+    const storage = this.storage;
+    // Under the video's lock, as createAlone marks: a newer upload's mark is never removed.
+    if (storage instanceof S3TusStorage && videoId) await this.underLock(`video:${videoId}`, () => storage.unmarkVideo(videoId, id));
     this.deps.ingest.uploads.release(id);
   }
 
