@@ -425,6 +425,18 @@ describe('what is never served', () => {
     fs.rmSync(path.join(dir, `.${videoId}_180p.mp4.partial-0123abcd.mp4`));
   });
 
+  it('matches media paths as the Express routes did: fixed words in any case, one trailing slash, percent-encoded name characters', async () => {
+    const [date, file] = videoUrl.split('/') as [string, string];
+    for (const p of [`/MEDIA/Play/${date}/${file}`, `/media/play/${date}/${file}/`, `/media/play/${date}/${file.replace('_', '%5F')}`]) {
+      const r = await rawGet(p);
+      expect(r.status, p).toBe(200);
+      expect(r.body.equals(bytes), p).toBe(true);
+    }
+    for (const p of [`/media/play/${date}/${file}//`, `/media//play/${date}/${file}`, `/media/play/${date}/${file}%2F`, `/media/play/${date}/${file}%zz`, `/media/play/${date}`]) {
+      expect((await rawGet(p)).status, p).toBe(404);
+    }
+  });
+
   it('answers other methods with 405 and Allow', async () => {
     const r = await fetch(`${playUrl}${videoUrl}`, { method: 'POST' });
     expect(r.status).toBe(405);
