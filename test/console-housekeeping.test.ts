@@ -211,4 +211,35 @@ describe('the videos list in Chromium', () => {
       await page.close();
     }
   });
+  it('shows the storage by kind, the registrations waiting for a file, and cancels a stalled upload after asking', async () => {
+    const s = await boot({ housekeeping: { stalledUploadMinutes: 0.001 } });
+    const app = await s.newApp();
+    const waiting = await app.register({ VideoTitle: 'Waiting for its file' });
+    const stuck = await app.register({ VideoTitle: 'Stuck upload' });
+    const created = await tusCreate(s.baseUrl, 1000, { 'Upload-Metadata': tusMetadata(tokenMetadata(app, stuck)) });
+    expect((await tusPatch(created.url!, 0, Buffer.alloc(250))).status).toBe(204);
+    // Stalled as the server counts it before the page loads (60 ms without a byte).
+    while ((await s.admin.request('GET', '/housekeeping')).body.stalledUploads.uploads.length === 0);
+    const page = await browser.newPage({ locale: 'en-US' });
+    try {
+      await logIntoConsole(page, s.baseUrl);
+      const storage = page.getByRole('region', { name: 'Storage used by vop' });
+      // The upload's bytes count as uploads in progress, as many files as the folder holds for it.
+      const incoming = onDisk(s.dataDir, 'incoming').files;
+      expect(incoming).toBeGreaterThan(0);
+      await storage.locator('tr[data-area="incoming"]').getByText(incoming === 1 ? '1 file' : `${incoming} files`).waitFor();
+      await page.getByRole('link', { name: '2 videos are registered but have no file yet (status 8).' }).waitFor();
+      await page.getByText('Each is deleted 7 days after it was registered (set in Settings).').waitFor();
+      const stalled = page.getByRole('region', { name: 'Stalled uploads' });
+      await stalled.getByText(/^Stuck upload: 25%, last byte /).waitFor();
+      await stalled.getByRole('button', { name: 'Cancel the upload of Stuck upload' }).click();
+      await page.getByRole('dialog', { name: 'Cancel this upload?' }).getByRole('button', { name: 'Cancel upload' }).click();
+      await page.getByText('The upload of Stuck upload was cancelled.').waitFor();
+      await stalled.getByText('No upload is stalled.').waitFor();
+      expect((await tusHead(created.url!)).status).toBe(404);
+      for (const id of [waiting, stuck]) expect((await s.vop.stores.videos.get(id))!.status).toBe(8);
+    } finally {
+      await page.close();
+    }
+  });
 });
