@@ -4,6 +4,9 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { resolveOptions } from '../server/config.js';
+import { DEFAULT_HOUSEKEEPING_OPTIONS } from '../server/services/housekeepingOptions.js';
+import { savedSettingsAsOptions } from '../server/services/consoleSettings.js';
 import { launchBrowser } from './helpers/browser.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { makeClip } from './helpers/clips.js';
@@ -143,6 +146,23 @@ describe('housekeeping (GET /admin/api/housekeeping)', () => {
     const app = await s.newApp();
     await app.register({ VideoTitle: 'kept' });
     expect((await s.admin.request('GET', '/housekeeping')).body.registrations).toEqual({ days: 0, waiting: 1, nextExpiresAt: null });
+  });
+
+  it('keeps registrations 7 days by default; the console sets whole days, for the next start, and refuses others', async () => {
+    expect(DEFAULT_HOUSEKEEPING_OPTIONS.expireUnuploadedDays).toBe(7);
+    const s = await boot();
+    expect((await s.admin.request('GET', '/settings')).body.running.expireUnuploadedDays).toBe(7);
+    const put = await s.admin.request('PUT', '/settings', { expireUnuploadedDays: 30 });
+    expect(put.status).toBe(200);
+    expect(put.body.afterRestart).toContain('expireUnuploadedDays');
+    for (const bad of [-1, 1.5, 'ten', 40_000]) {
+      const r = await s.admin.request('PUT', '/settings', { expireUnuploadedDays: bad });
+      expect(r.status, String(bad)).toBe(400);
+      expect(r.body.error.message).toContain('Registrations never uploaded expire after (days)');
+    }
+    const saved = (await s.admin.request('GET', '/settings')).body.saved;
+    expect(resolveOptions({ dataDir: s.dataDir, ...savedSettingsAsOptions(saved).options }).housekeeping.expireUnuploadedDays).toBe(30);
+    expect(() => resolveOptions({ dataDir: s.dataDir, housekeeping: { expireUnuploadedDays: -1 } })).toThrow(/housekeeping.expireUnuploadedDays/);
   });
 
   it('marks an upload with no byte for a while as stalled, and an admin can cancel it', async () => {

@@ -115,6 +115,8 @@ export interface ConsoleSettings {
   registrationsPerMinute: number;
   /** Videos one application may have (deleted ones not counted); 0: no quota. */
   maxVideosPerApp: number;
+  /** Days after which a registration never uploaded (status 8) is deleted; 0: never (services/registrationExpiry.ts). */
+  expireUnuploadedDays: number;
   /** Transcodes at once. */
   transcodeConcurrency: number;
   /** Downloads at once. */

@@ -38,6 +38,7 @@ const KEYS: readonly SettingKey[] = [
   'pullDeny',
   'registrationsPerMinute',
   'maxVideosPerApp',
+  'expireUnuploadedDays',
   'transcodeConcurrency',
   'downloadConcurrency',
 ];
@@ -68,6 +69,7 @@ export function runningSettings(o: ServerOptions, live: { port: number | null; t
     pullDeny: o.ingest.pull.deny,
     registrationsPerMinute: o.videos.registrationsPerMinute,
     maxVideosPerApp: o.videos.maxVideosPerApp,
+    expireUnuploadedDays: o.housekeeping.expireUnuploadedDays,
     transcodeConcurrency: live.transcodeConcurrency,
     downloadConcurrency: live.downloadConcurrency,
   };
@@ -120,6 +122,7 @@ export function savedSettingsAsOptions(saved: Partial<ConsoleSettings>): { optio
   if (saved.registrationsPerMinute !== undefined) videos.registrationsPerMinute = saved.registrationsPerMinute;
   if (saved.maxVideosPerApp !== undefined) videos.maxVideosPerApp = saved.maxVideosPerApp;
   if (Object.keys(videos).length > 0) options.videos = videos as ServerOptions['videos'];
+  if (saved.expireUnuploadedDays !== undefined) options.housekeeping = { expireUnuploadedDays: saved.expireUnuploadedDays };
   return { options, port: typeof saved.port === 'number' ? saved.port : undefined };
 }
 
@@ -184,6 +187,8 @@ function checkShapes(s: Partial<ConsoleSettings>): void {
   whole('port', 0, 65535);
   whole('registrationsPerMinute', 0);
   whole('maxVideosPerApp', 0);
+  // Days as the console sets them: whole (createServer's option also takes fractions).
+  whole('expireUnuploadedDays', 0, 36_500);
   if (s.audioBitrateKbps !== undefined && !(typeof s.audioBitrateKbps === 'number' && s.audioBitrateKbps > 0)) refuse({ field: 'audioBitrateKbps', rule: 'positive' });
   for (const key of ['publicUrl', 'scriptBaseUrl'] as const) {
     const v = s[key];

@@ -56,6 +56,7 @@ export const SETTING_LABELS: Record<string, string> = {
   pullDeny: 'Pull: denied networks',
   registrationsPerMinute: 'Registrations per minute',
   maxVideosPerApp: 'Videos per application',
+  expireUnuploadedDays: 'Registrations never uploaded expire after (days)',
   transcodeConcurrency: 'Transcodes at once',
   downloadConcurrency: 'Downloads at once',
 };

@@ -20,6 +20,7 @@ const settingLabels = {
   pullDeny: 'Pull: denied networks',
   registrationsPerMinute: 'Registrations per minute',
   maxVideosPerApp: 'Videos per application',
+  expireUnuploadedDays: 'Registrations never uploaded expire after (days)',
   transcodeConcurrency: 'Transcodes at once',
   downloadConcurrency: 'Downloads at once',
 };
@@ -465,6 +466,7 @@ export const en = {
     perApp: 'Limits per application',
     registrationsHelp: 'Videos one application may register in a minute (a burst of that many, then evenly). 0: no limit.',
     quotaHelp: 'Videos one application may have, deleted ones not counted. 0: no quota.',
+    expiryHelp: 'A video registered but never given its file (status 8) is deleted this many days after it was registered, as a delete in the console does; the application sees status 0. 0: never.',
     workAtOnce: 'Work at once',
     transcodesHelp: 'ffmpeg runs at once. One already uses every core.',
     downloadsHelp: 'Pulls from a URL at once.',

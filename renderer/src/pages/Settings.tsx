@@ -27,6 +27,7 @@ interface Draft {
   pullDeny: string;
   registrationsPerMinute: string;
   maxVideosPerApp: string;
+  expireUnuploadedDays: string;
   transcodeConcurrency: string;
   downloadConcurrency: string;
 }
@@ -54,6 +55,7 @@ function toDraft(s: ConsoleSettings): Draft {
     pullDeny: s.pullDeny.join('\n'),
     registrationsPerMinute: String(s.registrationsPerMinute),
     maxVideosPerApp: String(s.maxVideosPerApp),
+    expireUnuploadedDays: String(s.expireUnuploadedDays),
     transcodeConcurrency: String(s.transcodeConcurrency),
     downloadConcurrency: String(s.downloadConcurrency),
   };
@@ -76,6 +78,7 @@ function fromDraft(d: Draft): ConsoleSettings {
     pullDeny: lines(d.pullDeny),
     registrationsPerMinute: num(d.registrationsPerMinute),
     maxVideosPerApp: num(d.maxVideosPerApp),
+    expireUnuploadedDays: num(d.expireUnuploadedDays),
     transcodeConcurrency: num(d.transcodeConcurrency),
     downloadConcurrency: num(d.downloadConcurrency),
   };
@@ -265,6 +268,9 @@ export function SettingsPage() {
             </Field>
             <Field {...fieldProps('maxVideosPerApp')} help={t.settings.quotaHelp}>
               <input id="s-maxVideosPerApp" type="number" min={0} value={draft.maxVideosPerApp} onChange={(e) => set({ maxVideosPerApp: e.target.value })} {...invalid('s-maxVideosPerApp')} />
+            </Field>
+            <Field {...fieldProps('expireUnuploadedDays')} help={t.settings.expiryHelp}>
+              <input id="s-expireUnuploadedDays" type="number" min={0} value={draft.expireUnuploadedDays} onChange={(e) => set({ expireUnuploadedDays: e.target.value })} {...invalid('s-expireUnuploadedDays')} />
             </Field>
           </fieldset>
 
