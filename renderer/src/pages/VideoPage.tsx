@@ -178,7 +178,7 @@ export function VideoPage({ id }: { id: string }) {
                     </td>
                     <td>{t.video.kbps(formatNumber(r.bitrateKbps))}</td>
                     <td>{formatBytes(r.bytes)}</td>
-                    <td className="break">
+                    <td className="links">
                       {pb.playable ? (
                         <>
                           <a href={r.playUrl} target="_blank" rel="noreferrer">
