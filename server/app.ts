@@ -41,6 +41,8 @@ import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js'
 import { openS3MediaStore } from './storage/media/s3MediaStore.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
 import { VideoMedia } from './storage/media/videoMedia.js';
+import { storageSummary } from './storage/storageSummary.js';
+import { Scratch } from './storage/scratch.js';
 import { addressLimitKey } from './services/addressLimitKey.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
@@ -78,11 +80,19 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const loose = looseDataDir(options.dataDir);
   if (loose) log(`WARNING: ${loose}`);
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
+  const scratch = new Scratch(options.dataDir);
   // Media in object storage when it is configured (waiting, bounded and logged, for the endpoint,
   // and creating the bucket); on local disk under the data directory otherwise. Before
   // the database, so a failure here leaves nothing open.
-  const s3 = options.objectStorage ? await openS3MediaStore({ ...options.objectStorage, scratchDir: path.join(options.dataDir, 'scratch', 's3'), log }) : undefined;
-  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
+  const s3 = options.objectStorage ? await openS3MediaStore({ ...options.objectStorage, scratchDir: scratch.kindPath('s3'), log }) : undefined;
+  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log }).catch((err: unknown) => {
+    s3?.close();
+    throw err;
+  });
+  // What a crash left in this node's working space goes before anything works there again (the
+  // embedded database's data-dir lock, taken just now, keeps a second process out; nodes of a
+  // cluster each have their own data dir).
+  scratch.clearAll();
   const events = new VopEventBus();
   const auth = new AuthService(stores.apps, options.auth);
   const apps = new AppService(stores.apps, Date.now, auth);
@@ -139,7 +149,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
       return false;
     }
   };
-  const health = healthCheck({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ ffmpeg: await processing.tools.status() }) });
+  const health = healthCheck({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ storage: storageSummary(options), ffmpeg: await processing.tools.status() }) });
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
   // The console and the admin API answer only to this server's own names (DNS rebinding).
   const ownNames = hostCheck({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });

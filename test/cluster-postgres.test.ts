@@ -110,6 +110,9 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     expect(logs).toContain(`Metadata in PostgreSQL at 127.0.0.1:${pg.port}.`);
     // The address's password never reaches the log.
     expect(logs.join('\n')).not.toContain('s3cret-pw');
+    // Nor the admin's /healthz, which names the database by host and port.
+    const { storageSummary } = await import('../server/storage/storageSummary.js');
+    expect(storageSummary(vop.options)).toEqual({ database: { engine: 'postgresql', address: `127.0.0.1:${pg.port}` }, media: { engine: 'local' } });
 
     const gone = createServer({
       dataDir: tempDataDir(),

@@ -46,5 +46,7 @@ describe('/healthz', () => {
     const body = await health({ authorization: `Bearer ${ADMIN_TOKEN}` });
     expect(body).toMatchObject({ status: 'ok', videosByStatus: expect.any(Object), warnings: [] });
     expect(Object.keys(body)).toEqual(expect.arrayContaining(['version', 'uptimeSeconds', 'ffmpeg']));
+    // Where this node keeps things: the embedded defaults here (cluster mode: media-s3, cluster-postgres).
+    expect(body.storage).toEqual({ database: { engine: 'sql.js' }, media: { engine: 'local' } });
   });
 });

@@ -183,6 +183,38 @@ export function mediaStoreContract(name: string, factory: () => MediaStoreFactor
       expect(await s.listNames('hls')).toEqual(['v1', 'v2']);
     });
 
+    it('removes the leftovers of a put cut off, for the names asked only', async () => {
+      await fresh();
+      // A put whose source stalls after two parts: as a crash leaves it (a hidden temporary file
+      // on disk, an open multipart upload on S3).
+      let sent = 0;
+      const stalled = new Readable({
+        read() {
+          if (sent >= 2 * PART + 1) return; // and never ends
+          const n = Math.min(64 * 1024, 2 * PART + 1 - sent);
+          sent += n;
+          this.push(bytes(n));
+        },
+      });
+      const key = mediaKey('play', '20261123', 'vid1_720p.mp4');
+      const put = s.put(key, { stream: stalled });
+      put.catch(() => undefined);
+      await s.put(mediaKey('play', '20261123', 'vid1_480p.mp4'), { stream: streamOf(bytes(10)) });
+      let removed: string[] = [];
+      for (let i = 0; i < 200 && removed.length === 0; i++) {
+        // Another video's names are not touched.
+        expect(await s.removeIncomplete('play/20261123', 'vid2_')).toEqual([]);
+        removed = await s.removeIncomplete('play/20261123', 'vid1_');
+        if (removed.length === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(removed).toHaveLength(1);
+      expect(removed[0]).toContain('vid1_720p.mp4');
+      stalled.destroy(new Error('source broke off'));
+      await expect(put).rejects.toThrow();
+      expect((await s.list('play')).map((o) => o.key)).toEqual([mediaKey('play', '20261123', 'vid1_480p.mp4')]);
+      expect(await s.removeIncomplete('play/20261123', 'vid1_')).toEqual([]);
+    });
+
     it('stores an object larger than a part (multipart on S3) and fails one whole when its source breaks after two parts', async () => {
       await fresh();
       const data = bytes(2 * PART + 12345, 4);

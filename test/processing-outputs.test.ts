@@ -53,31 +53,45 @@ describe('media names', () => {
 });
 
 describe('clean-up of an unfinished attempt', () => {
-  it('removes its scratch folder and its stored but unlisted renditions, and nothing of other videos or other days', async () => {
-    const dataDir = makeTempDir();
-    const objects = new LocalObjectMediaStore(new LocalMediaStore(dataDir));
-    const scratch = new Scratch(dataDir);
+  it('removes its stored but unlisted renditions, and nothing of other videos or other days', async () => {
+    const objects = new LocalObjectMediaStore(new LocalMediaStore(makeTempDir()));
     const put = (key: string) => objects.put(key, { stream: Readable.from([Buffer.from('x')]) });
-    // This video: a listed rendition (kept), a complete but unlisted one (removed), its scratch folder (removed).
+    // This video: a listed rendition (kept), a complete but unlisted one (removed).
     await put(`play/20260115/${ID}_720p.mp4`);
     await put(`play/20260115/${ID}_480p.mp4`);
-    const work = await scratch.fresh('transcode', ID);
-    fs.writeFileSync(path.join(work, `${ID}_360p.mp4`), 'x');
     await put(`covers/${ID}/cover.jpg`);
-    // Another video's outputs, stored or in scratch, and this video's files of another day: untouched.
+    await put(`hls/${ID}/master.m3u8`);
+    // Another video's outputs, and this video's files of another day: untouched.
     await put(`play/20260115/${OTHER}_720p.mp4`);
-    fs.writeFileSync(path.join(await scratch.fresh('transcode', OTHER), 'x.mp4'), 'x');
     await put(`play/20260114/${ID}_720p.mp4`);
+    await put(`hls/${OTHER}/master.m3u8`);
 
-    const removed = await removeAttemptOutputs(objects, scratch, ID, '20260115', new Set([`20260115/${ID}_720p.mp4`]));
+    const removed = await removeAttemptOutputs(objects, ID, '20260115', new Set([`20260115/${ID}_720p.mp4`]));
     expect(removed).toEqual([`play/20260115/${ID}_480p.mp4`]);
     expect((await objects.list('play')).map((o) => o.key)).toEqual(
       [`play/20260114/${ID}_720p.mp4`, `play/20260115/${ID}_720p.mp4`, `play/20260115/${OTHER}_720p.mp4`].sort(),
     );
-    expect(fs.existsSync(work)).toBe(false);
-    expect(fs.readdirSync(scratch.path('transcode', OTHER))).toEqual(['x.mp4']);
+    // HLS and covers stay while rows may name them; with none, they go too (the other video's stay).
     expect((await objects.list(`covers/${ID}`)).map((o) => o.key)).toEqual([`covers/${ID}/cover.jpg`]);
+    expect((await removeAttemptOutputs(objects, ID, '20260115', new Set(), { unnamed: true })).sort()).toEqual([`covers/${ID}/cover.jpg`, `hls/${ID}/master.m3u8`, `play/20260115/${ID}_720p.mp4`]);
+    expect((await objects.list('hls')).map((o) => o.key)).toEqual([`hls/${OTHER}/master.m3u8`]);
     // Nothing there at all (a date folder never made): nothing to do.
-    expect(await removeAttemptOutputs(objects, scratch, ID, '20260101', new Set())).toEqual([]);
+    expect(await removeAttemptOutputs(objects, ID, '20260101', new Set())).toEqual([]);
+  });
+});
+
+describe('scratch', () => {
+  it('gives each attempt its own folder, removes the attempts of one video, and clears everything at start', async () => {
+    const scratch = new Scratch(makeTempDir());
+    const a = await scratch.fresh('transcode', `${ID}.aaaa`);
+    const b = await scratch.fresh('transcode', `${ID}.bbbb`);
+    const other = await scratch.fresh('transcode', `${OTHER}.cccc`);
+    for (const dir of [a, b, other]) fs.writeFileSync(path.join(dir, 'x.mp4'), 'x');
+    await scratch.removeStartingWith('transcode', `${ID}.`);
+    expect(fs.readdirSync(scratch.kindPath('transcode'))).toEqual([`${OTHER}.cccc`]);
+    expect(() => scratch.path('transcode', '../x')).toThrow(/Unsafe scratch name/);
+    fs.mkdirSync(scratch.kindPath('s3'), { recursive: true });
+    scratch.clearAll();
+    expect(fs.existsSync(scratch.root)).toBe(false);
   });
 });

@@ -92,15 +92,21 @@ export class SourceIntake {
   }
 
   /**
-   * Hands a claimed file to a store that is not this disk (S3). On local disk the claimed file
-   * is the object already. A put replaces: a second node's claim of the same video is stopped
-   * before this by the video's state (see accept), not by the store.
+   * Hands a file a crash left claimed to a store that is not this disk (S3); on local disk the
+   * claimed file is the object already. A put replaces: across nodes, two claims of one video are
+   * not yet kept apart (each node's claim is on its own disk; README, "Running on several machines").
    */
   private async store(videoId: string): Promise<void> {
     if (this.deps.objects.kind === 'local') return;
     const file = this.sourcePath(videoId);
     if (!fs.existsSync(file)) return;
     await this.deps.objects.put(this.sourceKey(videoId), { file, move: true });
+  }
+
+  /** Object storage: hands the claimed file over, then records it as the video's source. */
+  private async handOver(videoId: string): Promise<void> {
+    await this.deps.objects.put(this.sourceKey(videoId), { file: this.sourcePath(videoId), move: true });
+    await this.deps.videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
   }
 
   /** Whether the video's source is stored (handing over first a file a crash left claimed here). */
@@ -133,9 +139,19 @@ export class SourceIntake {
       await fsyncFile(file);
       await claim(file, dest);
       await fsyncDir(path.dirname(dest));
-      await this.store(videoId);
-      await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
-      return this.check(videoId, video.status);
+      if (this.deps.objects.kind === 'local') {
+        await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
+        return this.check(videoId, video.status);
+      }
+      // Object storage: judged on the claimed file here, so that a file that is not a video never
+      // travels to the bucket; a good one is handed over before it is recorded. If either fails,
+      // the claim is undone, so the upload can be sent again (the video is still waiting for it).
+      try {
+        return await this.check(videoId, video.status, dest);
+      } catch (err) {
+        if ((await videos.get(videoId))?.sourceFile === '') await unclaim(dest);
+        throw err;
+      }
     });
   }
 
@@ -172,12 +188,17 @@ export class SourceIntake {
     return n;
   }
 
-  /** Probes the stored source and moves the video from `from` to 5 or 7. */
-  private async check(videoId: string, from: number): Promise<IntakeResult> {
+  /**
+   * Probes the stored source and moves the video from `from` to 5 or 7. `claimed`: the source is
+   * still the file claimed on this node (object storage), probed there and handed over to the
+   * store (and recorded) unless it is refused.
+   */
+  private async check(videoId: string, from: number, claimed?: string): Promise<IntakeResult> {
     const { videos, lifecycle, log } = this.deps;
+    const timeout = { timeoutMs: this.deps.probeTimeoutMs };
     let verdict: ProbeResult;
     try {
-      verdict = await this.deps.objects.withLocalCopy(this.sourceKey(videoId), (file) => this.probeFile(file, { timeoutMs: this.deps.probeTimeoutMs }));
+      verdict = claimed ? await this.probeFile(claimed, timeout) : await this.deps.objects.withLocalCopy(this.sourceKey(videoId), (file) => this.probeFile(file, timeout));
     } catch (err) {
       // The stored file is not there to read: nothing to pass on.
       if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
@@ -186,12 +207,14 @@ export class SourceIntake {
       // fails as a job that is retried, and ends in 7 with the tool's failure as its reason,
       // from where an admin can retry it once ffmpeg is mended.
       log(`Ingest: probing the source of ${videoId} failed (passed on to the transcode): ${err.message}`);
+      if (claimed) await this.handOver(videoId);
       if (await lifecycle.move(videoId, VideoStatus.WaitingForTranscoding, { from: [from] })) return { status: VideoStatus.WaitingForTranscoding, reason: '' };
       const now = await videos.get(videoId);
       return { status: now?.status ?? -1, reason: now?.statusReason ?? '' };
     }
     const to = verdict.isVideo ? VideoStatus.WaitingForTranscoding : VideoStatus.TranscodingFailed;
     const reason = verdict.isVideo ? '' : `${NOT_A_VIDEO_REASON}${verdict.reason}`;
+    if (claimed && verdict.isVideo) await this.handOver(videoId);
     if (verdict.isVideo) await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(verdict.durationSeconds)) });
     else await this.dropRefused(videoId);
     // The transcoder may take the video on at once: report the move, not what a re-read shows.
@@ -224,6 +247,12 @@ export class SourceIntake {
     });
     return next;
   }
+}
+
+/** Undoes a {@link claim}: the claimed file goes, so another upload of the video can claim. */
+async function unclaim(dest: string): Promise<void> {
+  await fs.promises.rm(dest, { force: true });
+  await fsyncDir(path.dirname(dest));
 }
 
 /**

@@ -77,9 +77,9 @@ export function isPartialOutputName(name: string): boolean {
   return name.startsWith('.') && name.includes(PARTIAL_MARK);
 }
 
-/** Deletes the leftovers of interrupted outputs in `dir` (not recursive). Returns the names removed. */
-export async function removePartialOutputs(dir: string): Promise<string[]> {
-  const partial = (await readdirOrEmpty(dir)).filter(isPartialOutputName);
+/** Deletes the leftovers of interrupted outputs in `dir` (not recursive), those `which` accepts. Returns the names removed. */
+export async function removePartialOutputs(dir: string, which: (name: string) => boolean = () => true): Promise<string[]> {
+  const partial = (await readdirOrEmpty(dir)).filter((n) => isPartialOutputName(n) && which(n));
   await Promise.all(partial.map((n) => fsp.rm(path.join(dir, n), { recursive: true, force: true })));
   return partial;
 }

@@ -1,7 +1,8 @@
 /**
  * Clean-up after a transcode attempt that did not finish: cut off by a crash or a stop (the
  * job's `recover`), or failed (the handler). What such an attempt can leave behind:
- *  - its scratch folder (outputs being written), on the node that ran it;
+ *  - its scratch folder (outputs being written), on the node that ran it: removed by the attempt
+ *    itself, by `recover` when it runs again, or at the node's next start (Scratch.clearAll);
  *  - renditions stored in `play/<date>/` whose rows were never written (the crash came between
  *    storing and `setRenditions`): complete objects, but nobody's, and never served (delivery
  *    serves only files listed as renditions).
@@ -11,17 +12,22 @@
  */
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import { mediaKey } from '../storage/media/mediaStore.js';
-import type { Scratch } from '../storage/scratch.js';
 import { isPlayFileOf } from './mediaNames.js';
 
 /**
- * Removes what an unfinished attempt on `videoId` left: its scratch folder, and its stored
- * renditions of `dateFolder` that `keep` (the video's rendition files, `<date>/<file>`, as the
- * rows list them) does not name. Returns the keys removed.
+ * Removes what an unfinished attempt on `videoId` stored: its renditions of `dateFolder` that
+ * `keep` (the video's rendition files, `<date>/<file>`, as the rows list them) does not name,
+ * and, when no row names anything of the video (`unnamed`), its HLS and covers. Returns the keys
+ * removed. (Scratch folders are the caller's: each attempt removes its own.)
  */
-export async function removeAttemptOutputs(objects: MediaStore, scratch: Scratch, videoId: string, dateFolder: string, keep: ReadonlySet<string>): Promise<string[]> {
-  await scratch.remove('transcode', videoId);
+export async function removeAttemptOutputs(objects: MediaStore, videoId: string, dateFolder: string, keep: ReadonlySet<string>, o: { unnamed?: boolean } = {}): Promise<string[]> {
   const removed: string[] = [];
+  if (o.unnamed) {
+    for (const area of ['hls', 'covers'] as const) {
+      for (const { key } of await objects.list(mediaKey(area, videoId))) removed.push(key);
+      await objects.deletePrefix(mediaKey(area, videoId));
+    }
+  }
   for (const { key } of await objects.list(mediaKey('play', dateFolder))) {
     const name = key.split('/').at(-1)!;
     if (!isPlayFileOf(videoId, name) || keep.has(`${dateFolder}/${name}`)) continue;

@@ -13,26 +13,31 @@ import { COVER_FILE, HLS_MASTER } from './mediaNames.js';
 import type { WrittenRendition } from './renditionOutputs.js';
 
 /** Replaces `hls/<videoId>/` with the folder `dir` (variants first, the master playlist last). */
-export async function storeHls(objects: MediaStore, videoId: string, dir: string): Promise<void> {
+export async function storeHls(objects: MediaStore, videoId: string, dir: string, signal?: AbortSignal): Promise<void> {
   await objects.deletePrefix(mediaKey('hls', videoId));
   const files = (await fsp.readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep));
   const master = files.filter((parts) => parts.length === 1 && parts[0] === HLS_MASTER);
   for (const parts of [...files.filter((p) => !master.includes(p)), ...master]) {
+    signal?.throwIfAborted();
     await objects.put(mediaKey('hls', videoId, ...parts), { file: path.join(dir, ...parts), move: true }, { contentType: contentTypeOf(parts.at(-1)!) });
   }
 }
 
 /** Stores the covers written into `dir` (`names`, from writeCovers) as `covers/<videoId>/<name>`. */
-export async function storeCovers(objects: MediaStore, videoId: string, dir: string, names: readonly string[]): Promise<string> {
-  for (const name of names) await objects.put(mediaKey('covers', videoId, name), { file: path.join(dir, name), move: true }, { contentType: 'image/jpeg' });
+export async function storeCovers(objects: MediaStore, videoId: string, dir: string, names: readonly string[], signal?: AbortSignal): Promise<string> {
+  for (const name of names) {
+    signal?.throwIfAborted();
+    await objects.put(mediaKey('covers', videoId, name), { file: path.join(dir, name), move: true }, { contentType: 'image/jpeg' });
+  }
   return `covers/${videoId}/${COVER_FILE}`;
 }
 
 /** Stores each rendition as `play/<date>/<file>`. */
-export async function storeRenditions(objects: MediaStore, renditions: readonly WrittenRendition[]): Promise<void> {
+export async function storeRenditions(objects: MediaStore, renditions: readonly WrittenRendition[], signal?: AbortSignal): Promise<void> {
   for (const w of renditions) {
+    signal?.throwIfAborted();
     await objects.put(mediaKey('play', ...w.file.split('/')), { file: w.path, move: true }, { contentType: contentTypeOf(w.file) });
   }
 }

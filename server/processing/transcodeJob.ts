@@ -9,6 +9,7 @@
  * Files come first and rows last, so a crash at any point leaves either the previous state or
  * objects nobody lists (which `recover` removes).
  */
+import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
@@ -88,8 +89,11 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
       let deadlineTimer: NodeJS.Timeout | undefined;
       // Where the source's local file is (ffmpeg's messages name it): cut from failure reasons.
       let sourceDir: string | undefined;
+      // This attempt's own scratch folder: another attempt on the video never shares it.
+      const attempt = `${videoId}.${crypto.randomBytes(4).toString('hex')}`;
+      let rowsWritten = false;
       try {
-        const work = await scratch.fresh('transcode', videoId);
+        const work = await scratch.fresh('transcode', attempt);
         const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls') };
         for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
         const sourceKey = sourceKeyOf(video.sourceFile);
@@ -133,33 +137,42 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         });
         ctx.signal.throwIfAborted();
 
-        // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts).
-        if (made.hls) await storeHls(objects, videoId, dirs.hls);
+        // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts); a cancel
+        // is heard between two objects, not only once all are stored.
+        if (made.hls) await storeHls(objects, videoId, dirs.hls, ctx.signal);
         else await objects.deletePrefix(`hls/${videoId}`);
         deps.hlsChanged?.(videoId);
-        const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers);
-        await storeRenditions(objects, made.written);
+        const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
+        await storeRenditions(objects, made.written, ctx.signal);
         ctx.signal.throwIfAborted();
 
         const { written, info } = made;
         await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
+        rowsWritten = true;
         // From here the rows name the new files: a failure of a later step must not delete them.
         for (const w of written) listed.add(w.file);
         await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile });
         await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
-        await scratch.remove('transcode', videoId);
         await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
       } catch (err) {
-        await removeAttemptOutputs(objects, scratch, videoId, dateFolder, listed).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
-        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', videoId), ...(sourceDir ? [sourceDir] : []), scratch.root]);
+        // With no rows naming anything of the video, what this attempt stored of HLS and covers
+        // goes too (a full second copy of the video, in the bucket, for a video in 7).
+        const unnamed = !rowsWritten && previous.length === 0;
+        await removeAttemptOutputs(objects, videoId, dateFolder, listed, { unnamed }).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
+        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
       } finally {
         clearTimeout(deadlineTimer);
+        await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
       }
     },
 
     async recover(job) {
       const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
-      const removed = await removeAttemptOutputs(objects, scratch, job.videoId, dateFolderOf(job), keep);
+      await scratch.removeStartingWith('transcode', `${job.videoId}.`);
+      // Puts the crash cut off (hidden partial files on local disk, open multipart uploads on S3).
+      await objects.removeIncomplete(`play/${dateFolderOf(job)}`, `${job.videoId}_`);
+      for (const prefix of [`covers/${job.videoId}`, `hls/${job.videoId}`]) await objects.removeIncomplete(prefix);
+      const removed = await removeAttemptOutputs(objects, job.videoId, dateFolderOf(job), keep);
       if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
     },
 
@@ -247,13 +260,14 @@ function sourceKeyOf(sourceFile: string): string {
 }
 
 /**
- * The failure as kept on the video and the job (admins read it): the scratch folder's absolute
- * path, which ffmpeg's messages carry, is cut to the file's own name (the first of `roots` found
- * wins). The class is kept, so a permanent failure stays permanent.
+ * The failure as kept on the video and the job (admins read it): absolute paths, which ffmpeg's
+ * and the file system's messages carry, are cut at each of `roots` (the attempt's folder, the
+ * source's, then the data directory: `media/play/…` at worst). The class is kept, so a permanent
+ * failure stays permanent.
  */
 function forPeople(err: unknown, roots: readonly string[]): unknown {
-  const root = err instanceof Error ? roots.find((r) => err.message.includes(r)) : undefined;
-  if (!root) return err;
-  const message = (err as Error).message.split(`${root}/`).join('');
+  if (!(err instanceof Error) || !roots.some((r) => err.message.includes(r))) return err;
+  let message = err.message;
+  for (const root of roots) message = message.split(`${root}/`).join('');
   return err instanceof PermanentJobError ? new PermanentJobError(message) : new Error(message);
 }

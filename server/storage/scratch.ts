@@ -4,10 +4,12 @@ import { isPathInsideDirectory } from './mediaStore.js';
 
 /** What a node works on locally before its results go to the media store. */
 export type ScratchKind =
-  /** One folder per video under transcode: renditions, the cover and HLS, before they are stored. */
+  /** One folder per transcode attempt (`<videoId>.<token>`): renditions, covers and HLS, before they are stored. */
   | 'transcode'
   /** Cover sizes being made (spec 2.3 `?t=`). */
-  | 'covers';
+  | 'covers'
+  /** Local copies of objects in S3 (MediaStore.withLocalCopy), for ffmpeg. */
+  | 's3';
 
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
 
@@ -15,7 +17,8 @@ const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
  * This node's own working space, `<dataDir>/scratch/<kind>/<name>`: ffmpeg needs paths, and media
  * may live in object storage (issue 11: "workers transcode in local scratch and upload the
  * results"). Nothing here is ever served or listed as media; a folder lives for one piece of work
- * and a crash's leftovers go when that work runs again (or at the next start, {@link clear}).
+ * and a crash's leftovers go at the next start ({@link clearAll}: nothing runs yet then, and the
+ * data-directory lock keeps other processes out).
  * Being under the data directory, it sits on the media root's file system in the embedded mode,
  * so handing a finished file to the local store is a rename.
  */
@@ -48,8 +51,22 @@ export class Scratch {
     await fs.promises.rm(this.path(kind, name), { recursive: true, force: true });
   }
 
-  /** Removes all of `kind` (at start, before any work: what is there was cut off). */
-  async clear(kind: ScratchKind): Promise<void> {
-    await fs.promises.rm(path.join(this.root, kind), { recursive: true, force: true });
+  /** The folder of `kind` itself (the S3 store makes its copies in it). */
+  kindPath(kind: ScratchKind): string {
+    return path.join(this.root, kind);
+  }
+
+  /** Removes every folder of `kind` whose name starts with `prefix` (every attempt of a video). */
+  async removeStartingWith(kind: ScratchKind, prefix: string): Promise<void> {
+    const names = await fs.promises.readdir(this.kindPath(kind)).catch(() => [] as string[]);
+    for (const name of names) if (name.startsWith(prefix)) await this.remove(kind, name);
+  }
+
+  /**
+   * Removes everything, at start before any work: what is there was cut off by a crash (a
+   * transcode's outputs, a multi-GB local copy of a source), and nothing else would ever remove it.
+   */
+  clearAll(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
   }
 }

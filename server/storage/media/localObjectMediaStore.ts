@@ -3,12 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { atomicOutput } from '../../media/atomicFile.js';
+import { atomicOutput, removePartialOutputs } from '../../media/atomicFile.js';
 import { fsyncDir, fsyncFile } from '../fsync.js';
 import type { LocalMediaStore } from '../mediaStore.js';
 import {
   assertRange,
   MediaObjectNotFoundError,
+  isMediaKey,
   splitMediaKey,
   type ByteRange,
   type LocalMediaFile,
@@ -154,7 +155,7 @@ export class LocalObjectMediaStore implements MediaStore {
       for (const e of entries) {
         const key = `${keyPrefix}/${e.name}`;
         // Hidden names (puts in progress, partial outputs) and anything else that is not a key.
-        if (!isKey(key)) continue;
+        if (!isMediaKey(key)) continue;
         if (e.isDirectory()) await walk(path.join(dir, e.name), key);
         else if (e.isFile()) {
           const st = await fs.promises.stat(path.join(dir, e.name)).catch(() => undefined);
@@ -166,6 +167,11 @@ export class LocalObjectMediaStore implements MediaStore {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  async removeIncomplete(prefix: string, startingWith = ''): Promise<string[]> {
+    // A put's temporary name is `.<final name>.partial-…` (atomicFile.ts).
+    return removePartialOutputs(this.folder(prefix), (name) => name.startsWith(`.${startingWith}`));
+  }
+
   async listNames(prefix: string): Promise<string[]> {
     const entries = await fs.promises.readdir(this.folder(prefix), { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
@@ -174,10 +180,18 @@ export class LocalObjectMediaStore implements MediaStore {
     // Hidden names (puts in progress) are not keys; nor is an empty folder a name (S3 has none).
     const names: string[] = [];
     for (const e of entries) {
-      if (!isKey(`${prefix}/${e.name}`)) continue;
-      if (e.isFile() || (e.isDirectory() && (await this.list(`${prefix}/${e.name}`)).length > 0)) names.push(e.name);
+      if (!isMediaKey(`${prefix}/${e.name}`)) continue;
+      if (e.isFile() || (e.isDirectory() && (await this.holdsObject(path.join(this.folder(prefix), e.name), `${prefix}/${e.name}`)))) names.push(e.name);
     }
     return names.sort();
+  }
+
+  /** Whether a folder holds an object at any depth: stops at the first (a video's HLS has thousands). */
+  private async holdsObject(dir: string, keyPrefix: string): Promise<boolean> {
+    const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) if (e.isFile() && isMediaKey(`${keyPrefix}/${e.name}`)) return true;
+    for (const e of entries) if (e.isDirectory() && isMediaKey(`${keyPrefix}/${e.name}`) && (await this.holdsObject(path.join(dir, e.name), `${keyPrefix}/${e.name}`))) return true;
+    return false;
   }
 
   async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
@@ -202,15 +216,6 @@ export class LocalObjectMediaStore implements MediaStore {
 
   async freeBytes(): Promise<number> {
     return this.local.freeBytes();
-  }
-}
-
-function isKey(key: string): boolean {
-  try {
-    splitMediaKey(key);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -58,6 +58,16 @@ export interface MediaStore {
   list(prefix: string): Promise<MediaObjectInfo[]>;
 
   /**
+   * Removes what puts cut off by a crash left directly under `prefix` (local disk: the hidden
+   * temporary files of puts, up to a whole rendition each; S3: multipart uploads never completed,
+   * whose parts are stored and billed but are no object) and resolves with the names they were
+   * for. Only puts of names starting with `startingWith` (a video's own files in a shared folder):
+   * a put in progress among them would be cut off too, so call this only when none can be (a
+   * transcode's `recover`, before the job runs again).
+   */
+  removeIncomplete(prefix: string, startingWith?: string): Promise<string[]>;
+
+  /**
    * The names one level below `prefix` (an object's last segment, or the next segment of deeper
    * keys), each once, sorted: `listNames('hls')` gives the video ids with HLS without reading
    * every segment's entry. For start-up listings.
@@ -157,6 +167,16 @@ export function checkMediaKey(key: string): string {
   const [area, ...segments] = key.split('/');
   if (!AREAS.has(area!) || segments.some((s) => !SAFE_SEGMENT.test(s))) throw new UnsafeMediaKeyError(key);
   return key;
+}
+
+/** Whether `key` is a checked key (a name found in a listing may be something else: a put in progress, another program's object). */
+export function isMediaKey(key: string): boolean {
+  try {
+    checkMediaKey(key);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A key that is not made of a known area and safe segments. */

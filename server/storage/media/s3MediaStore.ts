@@ -5,12 +5,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  AbortMultipartUploadCommand,
   CreateBucketCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
   type S3ServiceException,
@@ -19,6 +21,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   MediaObjectNotFoundError,
+  isMediaKey,
   splitMediaKey,
   type ByteRange,
   type MediaObjectInfo,
@@ -192,6 +195,25 @@ export class S3MediaStore implements MediaStore {
     return found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
+  async removeIncomplete(prefix: string, startingWith = ''): Promise<string[]> {
+    splitMediaKey(prefix);
+    const removed: string[] = [];
+    let KeyMarker: string | undefined;
+    let UploadIdMarker: string | undefined;
+    do {
+      const r = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.options.bucket, Prefix: `${prefix}/${startingWith}`, KeyMarker, UploadIdMarker }));
+      for (const u of r.Uploads ?? []) {
+        // Directly under the prefix only, as on local disk.
+        if (!u.Key || !u.UploadId || u.Key.slice(prefix.length + 1).includes('/')) continue;
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.options.bucket, Key: u.Key, UploadId: u.UploadId }));
+        removed.push(u.Key.slice(prefix.length + 1));
+      }
+      KeyMarker = r.IsTruncated ? r.NextKeyMarker : undefined;
+      UploadIdMarker = r.IsTruncated ? r.NextUploadIdMarker : undefined;
+    } while (KeyMarker);
+    return removed;
+  }
+
   async listNames(prefix: string): Promise<string[]> {
     splitMediaKey(prefix);
     const names = new Set<string>();
@@ -201,10 +223,10 @@ export class S3MediaStore implements MediaStore {
       const r = await this.client.send(
         new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: `${prefix}/`, Delimiter: '/', ContinuationToken, MaxKeys: this.options.listPageSize }),
       );
-      for (const o of r.Contents ?? []) if (o.Key && isKey(o.Key)) names.add(o.Key.slice(prefix.length + 1));
+      for (const o of r.Contents ?? []) if (o.Key && isMediaKey(o.Key)) names.add(o.Key.slice(prefix.length + 1));
       for (const p of r.CommonPrefixes ?? []) {
         const name = p.Prefix?.slice(prefix.length + 1, -1);
-        if (name && isKey(`${prefix}/${name}`)) names.add(name);
+        if (name && isMediaKey(`${prefix}/${name}`)) names.add(name);
       }
       ContinuationToken = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (ContinuationToken);
@@ -222,7 +244,7 @@ export class S3MediaStore implements MediaStore {
       const page: MediaObjectInfo[] = [];
       for (const o of r.Contents ?? []) {
         // Objects someone else put in the bucket under names that are not keys stay unseen.
-        if (!o.Key || !isKey(o.Key)) continue;
+        if (!o.Key || !isMediaKey(o.Key)) continue;
         page.push({ key: o.Key, size: o.Size ?? 0, modifiedAt: o.LastModified?.getTime() ?? 0, etag: unquote(o.ETag) });
       }
       yield page;
@@ -296,11 +318,3 @@ function unquote(etag: string | undefined): string {
   return (etag ?? '').replace(/^"|"$/g, '');
 }
 
-function isKey(key: string): boolean {
-  try {
-    splitMediaKey(key);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -1,0 +1,21 @@
+import type { ServerOptions } from '../config.js';
+
+/** Where this node keeps metadata and media, for the admin's /healthz (issue 11, item 6). */
+export interface StorageSummary {
+  database: { engine: 'sql.js' } | { engine: 'postgresql'; address: string };
+  media: { engine: 'local' } | { engine: 's3'; endpoint: string; bucket: string };
+}
+
+/**
+ * The summary of `options`. The database is named by host and port only, as the start-up log
+ * names it: its address may carry a password.
+ */
+export function storageSummary(options: Pick<ServerOptions, 'databaseUrl' | 'objectStorage'>): StorageSummary {
+  let database: StorageSummary['database'] = { engine: 'sql.js' };
+  if (options.databaseUrl) {
+    const url = new URL(options.databaseUrl);
+    database = { engine: 'postgresql', address: `${url.hostname}:${url.port || '5432'}` };
+  }
+  const s3 = options.objectStorage;
+  return { database, media: s3 ? { engine: 's3', endpoint: s3.endpoint, bucket: s3.bucket ?? '' } : { engine: 'local' } };
+}
