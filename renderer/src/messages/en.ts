@@ -295,7 +295,7 @@ export const en = {
     stalled: 'stalled',
   },
   jobs: {
-    types: { transcode: 'transcode', download: 'download' } as Record<string, string>,
+    types: { transcode: 'transcode', download: 'download', callback: 'callback' } as Record<string, string>,
     attempt: (n: number, of: number) => `attempt ${n} of ${of}`,
     progressOf: (what: string) => `${what} progress`,
   },

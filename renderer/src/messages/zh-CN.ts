@@ -273,7 +273,7 @@ export const zhCN: Messages = {
     stalled: '停滞',
   },
   jobs: {
-    types: { transcode: '转码', download: '下载' },
+    types: { transcode: '转码', download: '下载', callback: '回调' },
     attempt: (n: number, of: number) => `第 ${n} 次尝试，共 ${of} 次`,
     progressOf: (what: string) => `${what}进度`,
   },
