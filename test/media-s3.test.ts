@@ -160,6 +160,27 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
     }
   });
 
+  it('hands over at the next start a source a crash left claimed on the node', async () => {
+    const objectStorage = t.vop.options.objectStorage!;
+    const first = await startServer({ objectStorage, processing: TINY_PROCESSING });
+    const c = await first.newApp();
+    const id = await c.register();
+    await first.close();
+    // As a crash between the claim and the hand-over leaves it: the file claimed on this node's
+    // disk, the video still waiting for its upload, nothing in the bucket.
+    fs.mkdirSync(path.dirname(first.vop.media.path('sources', id, 'source')), { recursive: true });
+    fs.writeFileSync(first.vop.media.path('sources', id, 'source'), clip);
+    expect(await bucket.stat(`sources/${id}/source`)).toBeUndefined();
+    const again = await startServer({ dataDir: first.dataDir, objectStorage, processing: TINY_PROCESSING });
+    try {
+      expect(await waitForStatus(again.vop, id, [1, 7], 60_000)).toBe(1);
+      expect(sha256(Buffer.concat(await (await bucket.openRange(`sources/${id}/source`)).toArray()))).toBe(sha256(clip));
+      expect(fs.existsSync(again.vop.media.path('sources', id, 'source'))).toBe(false);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('refuses a file that is not a video, and keeps nothing of it in the bucket', async () => {
     const id = await client.register();
     expect(await uploadMultipart(id, crypto.randomBytes(50_000))).toBe('307');
