@@ -9,7 +9,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
@@ -82,6 +82,12 @@ async function sourceHash(videoId: string): Promise<string> {
 async function tusObjects(id: string): Promise<string[]> {
   const page = await bucket.client.send(new ListObjectsV2Command({ Bucket: bucket.options.bucket, Delimiter: '/', Prefix: id }));
   return (page.Contents ?? []).map((o) => o.Key!);
+}
+
+/** The S3 multipart uploads under way for key `id` (a tus upload's parts before it completes). */
+async function multipartUploadsOf(id: string): Promise<string[]> {
+  const page = await bucket.client.send(new ListMultipartUploadsCommand({ Bucket: bucket.options.bucket, Prefix: id }));
+  return (page.Uploads ?? []).map((u) => u.UploadId!);
 }
 
 /** Whether some session holds the advisory lock of tus upload `id` (pg_locks splits the 64-bit key in two). */
@@ -204,6 +210,36 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     expect(third.res.status, third.body).toBe(201);
     expect((await tusPatch(third.url!, 0, clip)).headers.get('x-video-status')).toBe('5');
     expect(await sourceHash(videoId)).toBe(sha256(clip));
+  }, 180_000);
+
+  it("sweeps an unfinished upload past its expiry out of the bucket, the multipart upload's parts included", async () => {
+    const videoId = await viaA.register();
+    const created = await tusCreate(a.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
+    expect(created.res.status, created.body).toBe(201);
+    const url = created.url!;
+    const id = idOf(url);
+    // 5.5 MiB: a part of the multipart upload, not only a short tail.
+    expect((await tusPatch(url, 0, clip.subarray(0, 5.5 * MIB))).status).toBe(204);
+    expect(await tusObjects(id)).toEqual([`${id}.info`]);
+    expect(await multipartUploadsOf(id)).toHaveLength(1);
+
+    // A third node whose uploads expire after one second (A and B keep the default day): to it,
+    // the upload is soon past its expiry, and its sweep (at its start, or the one called here)
+    // removes it for every node.
+    const c = await startServer({ databaseUrl, objectStorage: a.vop.options.objectStorage, processing: TINY_PROCESSING, ingest: { uploadExpiryMs: 1000 } });
+    try {
+      // 410 once expired, 404 once swept (C's start may already have).
+      await waitUntil('node C to take the upload for expired', async () => ((await tusHead(on(c, url))).status !== 200 ? true : undefined));
+      await c.vop.tus.sweepExpired();
+    } finally {
+      await c.close();
+    }
+    expect(await tusObjects(id)).toEqual([]);
+    expect(await multipartUploadsOf(id)).toEqual([]);
+    expect((await tusHead(url)).status).toBe(404);
+    // The video takes another upload at once.
+    const again = await tusCreate(b.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
+    expect(again.res.status, again.body).toBe(201);
   }, 180_000);
 
   it('takes a multipart upload on node B into the bucket', async () => {
