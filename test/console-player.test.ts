@@ -94,6 +94,21 @@ describe("a video's player", () => {
     }
   }, 60_000);
 
+  it('plays the largest MP4 instead, and says why, when the HLS stream cannot be had', async () => {
+    const { ctx, page } = await consolePage({ noNativeHls: true });
+    try {
+      // As when the public URL is another host that the console's CSP keeps from hls.js.
+      await page.route('**/master.m3u8', (route) => route.abort('blockedbyclient'));
+      await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
+      await page.locator('figure.player video[data-engine="mp4"]').waitFor();
+      await page.getByRole('alert').filter({ hasText: 'The HLS stream could not be played here' }).waitFor();
+      const played = await playFor(page, 0.3);
+      expect(played).toMatchObject({ engine: 'mp4', width: 320, height: 180 });
+    } finally {
+      await ctx.close();
+    }
+  }, 60_000);
+
   it('plays adaptively by default, switches to an MP4 rendition from the quality menu keeping the position, and shows the cover as poster', async () => {
     const { ctx, page } = await consolePage();
     try {

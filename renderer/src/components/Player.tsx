@@ -62,8 +62,14 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
           }
           // No worker: the console's CSP allows no blob: scripts.
           const hls = new Hls({ enableWorker: false, startPosition: resumeAt > 0 ? resumeAt : -1 });
+          // The stream out of reach (a public URL on another host that the console's CSP or CORS
+          // keeps from hls.js, a network error): the largest MP4 plays instead, and the page says why.
           hls.on(Hls.Events.ERROR, (_e, data) => {
-            if (data.fatal) setProblem(t.player.hlsFailed(data.details));
+            if (!data.fatal || done) return;
+            hls.destroy();
+            destroy = undefined;
+            setProblem(t.player.hlsFailed(data.details));
+            playMp4(renditionUrl(playback, ''));
           });
           if (wasPlaying) hls.on(Hls.Events.MANIFEST_PARSED, () => void video.play().catch(() => undefined));
           hls.loadSource(hlsUrl);

@@ -404,7 +404,7 @@ export const en = {
     auto: 'Auto (adaptive, HLS)',
     rendition: (label: string, width: number, height: number) => `${label} · ${width}×${height} (MP4)`,
     engines: { native: 'HLS, played by the browser', 'hls.js': 'HLS, played with hls.js', mp4: 'One MP4 rendition' },
-    hlsFailed: (details: string) => `The HLS stream could not be played (${details}). Choose an MP4 quality instead.`,
+    hlsFailed: (details: string) => `The HLS stream could not be played here (${details}): the largest MP4 plays instead.`,
   },
   integrate: {
     title: 'Integrate',

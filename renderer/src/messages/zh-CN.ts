@@ -382,7 +382,7 @@ export const zhCN: Messages = {
     auto: '自动（自适应，HLS）',
     rendition: (label: string, width: number, height: number) => `${label} · ${width}×${height}（MP4）`,
     engines: { native: 'HLS，由浏览器播放', 'hls.js': 'HLS，由 hls.js 播放', mp4: '单个 MP4 版本' },
-    hlsFailed: (details: string) => `无法播放 HLS 流（${details}）。请改选一个 MP4 清晰度。`,
+    hlsFailed: (details: string) => `此处无法播放 HLS 流（${details}）：改为播放最高清晰度的 MP4。`,
   },
   integrate: {
     title: '接入',
