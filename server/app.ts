@@ -120,7 +120,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, database, lifecycle, events, jobs, tools, log });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
   const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });

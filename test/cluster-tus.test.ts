@@ -158,6 +158,26 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     expect((await b.vop.stores.videos.statusHistory(videoId)).filter((c) => c.to === 5)).toHaveLength(1);
   }, 180_000);
 
+  it("resumes on node B an upload page's upload begun on node A, with the credential node A gave it", async () => {
+    const videoId = await viaA.register();
+    const auth = viaA.auth();
+    const session = await a.vop.services.ingest.openUploadSession({ appId: auth.AppId, timestamp: auth.Timestamp, token: auth.Token }, videoId, {}, '127.0.0.1');
+    const credential = { 'X-Upload-Credential': session.credential };
+    const created = await tusCreate(a.baseUrl, clip.length, { ...credential, 'Upload-Metadata': tusMetadata({ videoId, filename: 'clip.mp4' }) });
+    expect(created.res.status, created.body).toBe(201);
+    const half = Math.floor(clip.length / 2);
+    expect((await tusPatch(created.url!, 0, clip.subarray(0, half), credential)).status).toBe(204);
+
+    // Node B checks the credential node A signed (the key comes from the admin token both share).
+    const url = on(b, created.url!);
+    expect((await tusHead(url)).status).toBe(401); // without it: the upload was made with a credential
+    expect((await tusHead(url, credential)).headers.get('upload-offset')).toBe(String(half));
+    const last = await tusPatch(url, half, clip.subarray(half), credential);
+    expect(last.status, await last.clone().text()).toBe(204);
+    expect(last.headers.get('x-video-status')).toBe('5');
+    expect(await sourceHash(videoId)).toBe(sha256(clip));
+  }, 180_000);
+
   it('makes a PATCH on node B wait for the one node A has in flight, and never mixes their bytes', async () => {
     const videoId = await viaA.register();
     const created = await tusCreate(a.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });

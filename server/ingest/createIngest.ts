@@ -29,6 +29,11 @@ export interface IngestDeps {
   objects: MediaStore;
   /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */
   database?: { url: string; connectRetry: RetryConfig };
+  /**
+   * Cluster mode: a secret every node shares (the admin token), from which the upload credentials'
+   * key is derived; absent: the key is this node's own, kept in `dataDir`.
+   */
+  clusterSecret?: string;
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
@@ -66,7 +71,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     videos: stores.videos,
     media,
     intake,
-    credentials: UploadCredentials.open(deps.dataDir),
+    credentials: deps.clusterSecret ? UploadCredentials.shared(deps.clusterSecret) : UploadCredentials.open(deps.dataDir),
     options: deps.options,
   });
   const { database } = deps;

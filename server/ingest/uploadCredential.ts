@@ -36,6 +36,15 @@ export class UploadCredentials {
     return new UploadCredentials(Buffer.from(hex, 'hex'));
   }
 
+  /**
+   * The key derived from a secret every node of a cluster shares (the admin token, the same on
+   * every node), instead of each node's own file: a credential one node gave an upload page is
+   * good on every node, so that page's upload resumes through any of them.
+   */
+  static shared(secret: string): UploadCredentials {
+    return new UploadCredentials(crypto.createHmac('sha256', secret).update('vop upload credentials v1').digest());
+  }
+
   sign(grant: UploadGrant): string {
     const payload = Buffer.from(
       JSON.stringify({ v: grant.videoId, a: grant.appId, e: grant.expiresAt, k: grant.keepSource, m: grant.maxBytes, t: grant.uploadType }),
