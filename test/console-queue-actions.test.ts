@@ -163,7 +163,7 @@ describe('the console', () => {
     expect(calls).toEqual(['/admin/api/queue/transcode?recent=20']);
     for (const id of ids) await s.vop.jobs.cancel(id);
 
-    // Drag: the third row dropped on the first takes its place.
+    // Drag: the third row dropped on the first runs next (POST move {direction: 'top'}).
     const three: Record<string, string> = {};
     for (const t of ['First', 'Second', 'Third']) three[t] = await queuedTranscode(t);
     await page.goto(`${s.baseUrl}/console/transcode`);
@@ -171,12 +171,42 @@ describe('the console', () => {
     await page.locator(`tr[data-job="${three.Third}"]`).dragTo(page.locator(`tr[data-job="${three.First}"]`));
     await expect.poll(rows).toEqual(['Third', 'First', 'Second']);
     expect(await queueOrder()).toEqual([three.Third, three.First, three.Second]);
-    await page.getByText('“Third” moved 2 places up.').waitFor();
+    await page.getByText('“Third” runs next.').waitFor();
     // And down, one row: onto its neighbour.
     await page.locator(`tr[data-job="${three.Third}"]`).dragTo(page.locator(`tr[data-job="${three.First}"]`));
     await expect.poll(rows).toEqual(['First', 'Third', 'Second']);
     expect(await queueOrder()).toEqual([three.First, three.Third, three.Second]);
     for (const id of Object.values(three)) await s.vop.jobs.cancel(id);
+
+    // Two applications (the queue shows the order they take turns in): a job passes its own
+    // application's jobs; one dropped past only the other's stays, and the page says why.
+    const other = await s.newApp('Other queue site');
+    const otherJob = async (title: string) => {
+      const videoId = await other.register({ VideoTitle: title });
+      return (await s.vop.jobs.enqueue('transcode', { videoId }, { videoId, runAfter: LATER() })).id;
+    };
+    const ids2: Record<string, string> = {};
+    for (const t of ['A1', 'A2', 'B1', 'B2', 'A3']) ids2[t] = t.startsWith('A') ? await queuedTranscode(t) : await otherJob(t);
+    await page.goto(`${s.baseUrl}/console/transcode`);
+    await expect.poll(async () => (await rows()).length).toBe(5);
+    const own = async () => (await rows()).filter((n) => n.startsWith('A'));
+    expect(await own()).toEqual(['A1', 'A2', 'A3']);
+    const before = await rows();
+    expect(before.indexOf('A2')).toBeGreaterThan(0); // not the first row (that one means "run next")
+    await page.locator(`tr[data-job="${ids2.A3}"]`).dragTo(page.locator(`tr[data-job="${ids2.A2}"]`));
+    await expect.poll(own).toEqual(['A1', 'A3', 'A2']);
+    await page.getByText('“A3” moved one place up.').waitFor();
+    // An A row next to a B row that is not the first: dropped there, it passes no A job.
+    const order = await rows();
+    const at = order.findIndex((n, i) => n.startsWith('A') && ((order[i + 1]?.startsWith('B') ?? false) || (i - 1 > 0 && order[i - 1]!.startsWith('B'))));
+    expect(at).toBeGreaterThanOrEqual(0);
+    const target = order[at + 1]?.startsWith('B') ? order[at + 1]! : order[at - 1]!;
+    await page.locator(`tr[data-job="${ids2[order[at]!]}"]`).dragTo(page.locator(`tr[data-job="${ids2[target]}"]`));
+    await page.getByText(`“${order[at]}” moves among its own application’s jobs`).waitFor();
+    expect(await rows()).toEqual(order);
+    const [a1, a2, b1, a3] = [ids2.A1!, ids2.A2!, ids2.B1!, ids2.A3!];
+    await s.vop.jobs.cancel(ids2.B2!);
+    for (const id of [a1, a2, b1, a3]) await s.vop.jobs.cancel(id);
   }, 120_000);
 
   it('asks before cancelling a download', async () => {

@@ -302,6 +302,8 @@ export const en = {
   queue: {
     title: 'Transcode monitor',
     moved: (name: string, direction: 'up' | 'down', places: number) => `“${name}” moved ${places === 1 ? 'one place' : `${places} places`} ${direction}.`,
+    movedTop: (name: string) => `“${name}” runs next.`,
+    otherApps: (name: string) => `“${name}” moves among its own application’s jobs; the others take turns with it. Drop it on the first row to run it next.`,
     cancelled: (name: string) => `Transcode of “${name}” cancelled: the video is now 7 (transcoding failed) and can be retried.`,
     concurrencySaved: (n: number) => `${n} transcode${n === 1 ? '' : 's'} at once, from now on (and after a restart).`,
     running: (n: number) => `Running (${n})`,

@@ -280,6 +280,8 @@ export const zhCN: Messages = {
   queue: {
     title: '转码监控',
     moved: (name: string, direction: 'up' | 'down', places: number) => `“${name}”已${direction === 'up' ? '上移' : '下移'} ${places} 位。`,
+    movedTop: (name: string) => `“${name}”将下一个运行。`,
+    otherApps: (name: string) => `“${name}”只能在本应用的任务之间移动；其他应用的任务与它轮流运行。拖到第一行可让它下一个运行。`,
     cancelled: (name: string) => `已取消“${name}”的转码：视频现为 7（转码失败），可以重试。`,
     concurrencySaved: (n: number) => `从现在起（重启后也是）同时转码 ${n} 个。`,
     running: (n: number) => `进行中（${n}）`,

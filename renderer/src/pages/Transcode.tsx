@@ -24,18 +24,22 @@ export function Transcode() {
   const figures = useJobProgress((e) => e.type === 'transcode');
   const reload = useDebounced(() => void q.reload(), 200);
   useServerEvent('job.state', (e) => e.type === 'transcode' && reload());
-  const { run, busyKey: busy, error, notice } = useAction(reload);
+  const { run, busyKey: busy, error, notice, setNotice } = useAction(reload);
   const [drag, setDrag] = useState<{ id: string; over?: number }>();
 
   const running = q.data?.running ?? [];
   const queued = q.data?.queued ?? [];
   const titles = q.data?.titles ?? {};
   const nameOf = (j: JobView) => titles[j.videoId] || shortId(j.videoId);
-  /** `places` places up or down: the server swaps the job with its neighbour that many times. */
-  const move = (j: JobView, direction: 'up' | 'down', places = 1) =>
+  /**
+   * `places` places up or down among its application's jobs (the server swaps it with its
+   * neighbour there that many times; fairness between applications orders the rest), or to the
+   * top: it runs next, whatever its application.
+   */
+  const move = (j: JobView, direction: 'up' | 'down' | 'top', places = 1) =>
     run(async () => {
-      await api('POST', `/jobs/${j.id}/move`, { direction, places });
-      return t.queue.moved(nameOf(j), direction, places);
+      await api('POST', `/jobs/${j.id}/move`, direction === 'top' ? { direction } : { direction, places });
+      return direction === 'top' ? t.queue.movedTop(nameOf(j)) : t.queue.moved(nameOf(j), direction, places);
     }, j.id);
   const cancel = (j: JobView) => run(async () => (await api('POST', `/jobs/${j.id}/cancel`), t.queue.cancelled(nameOf(j))), j.id);
 
@@ -45,7 +49,13 @@ export function Transcode() {
     const j = queued[from];
     setDrag(undefined);
     if (!j || from === to) return;
-    void move(j, to < from ? 'up' : 'down', Math.abs(to - from));
+    // Dropped on the first row: it runs next. Elsewhere it passes the jobs of its own application
+    // on the way (those are the ones a move reorders).
+    if (to === 0) return void move(j, 'top');
+    const passed = queued.slice(Math.min(from, to), Math.max(from, to) + 1).filter((x) => x.id !== j.id && x.appId === j.appId).length;
+    // Why the drop did nothing: it passed no job of its own application.
+    if (passed === 0) return void setNotice(t.queue.otherApps(nameOf(j)));
+    void move(j, to < from ? 'up' : 'down', passed);
   };
 
   return (
