@@ -4,11 +4,12 @@
  * data folder. A tus upload lives in the bucket (@tus/s3-store) and is locked in the database
  * (advisory locks), so a PATCH cut off on one node resumes on the other, a PATCH on one node
  * never interleaves with one in flight on the other, and a video has one live upload whichever
- * node took it. A multipart upload works through either node.
+ * node took it. A multipart upload and a pull work through either node.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,8 +51,10 @@ beforeAll(async () => {
     forcePathStyle: true,
   };
   // Two nodes: the same database and bucket, a data folder each (scratch only).
-  a = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING });
-  b = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING });
+  // Pulls from this machine allowed: the pull test's source is a server on loopback.
+  const ingest = { pull: { allow: ['127.0.0.0/8'] } };
+  a = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING, ingest });
+  b = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING, ingest });
   viaA = await a.newApp();
   viaB = new SpecClient(b.baseUrl, viaA.appId, viaA.secret);
   bucket = await openS3MediaStore({ ...objectStorage, scratchDir: tempDataDir('vop-tus-view-'), log: () => undefined });
@@ -267,5 +270,18 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     expect(await multipartUpload(viaB, videoId, clip)).toBe('1');
     expect(await waitForStatus(a.vop, videoId, [1, 7], 120_000)).toBe(1);
     expect(await sourceHash(videoId)).toBe(sha256(clip));
+  }, 180_000);
+
+  it('pulls a video registered through node B into the bucket (the download job runs on whichever node takes it)', async () => {
+    const source = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clip.length }).end(clip));
+    await new Promise<void>((resolve) => source.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = source.address() as AddressInfo;
+      const videoId = await viaB.register({ SourceFileGetType: 2, SourceFilePath: `http://127.0.0.1:${port}/clip.mp4` });
+      expect(await waitForStatus(a.vop, videoId, [1, 4, 7], 120_000)).toBe(1);
+      expect(await sourceHash(videoId)).toBe(sha256(clip));
+    } finally {
+      source.close();
+    }
   }, 180_000);
 });
