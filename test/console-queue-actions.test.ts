@@ -191,6 +191,10 @@ describe('the console', () => {
     await expect.poll(async () => (await rows()).length).toBe(5);
     const own = async () => (await rows()).filter((n) => n.startsWith('A'));
     expect(await own()).toEqual(['A1', 'A2', 'A3']);
+    // Up and Down stop at the ends of the job's own application's jobs, wherever those sit.
+    expect(await page.getByRole('button', { name: 'Move A1 up' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Move A3 down' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Move B2 down' }).isDisabled()).toBe(true);
     const before = await rows();
     expect(before.indexOf('A2')).toBeGreaterThan(0); // not the first row (that one means "run next")
     await page.locator(`tr[data-job="${ids2.A3}"]`).dragTo(page.locator(`tr[data-job="${ids2.A2}"]`));

@@ -105,6 +105,9 @@ export function Transcode() {
           <DataTable className="queue" columns={[{ hidden: t.queue.dragColumn, className: 'grip' }, '#', t.queue.video, t.queue.priority, t.queue.waitingSince, { hidden: t.queue.actions }]}>
             {queued.map((j, i) => {
               const name = nameOf(j);
+              // Up and Down move it among its own application's jobs: at their ends, they cannot.
+              const firstOfApp = !queued.slice(0, i).some((x) => x.appId === j.appId);
+              const lastOfApp = !queued.slice(i + 1).some((x) => x.appId === j.appId);
               const target = drag && drag.over === i && from >= 0 && from !== i ? (i < from ? 'drop-before' : 'drop-after') : '';
               return (
                 <tr
@@ -137,10 +140,10 @@ export function Transcode() {
                   <td>{j.priority}</td>
                   <td>{formatTime(j.createdAt)}</td>
                   <td className="actions">
-                    <button type="button" className="small" disabled={i === 0 || busy === j.id} onClick={() => void move(j, 'up')} aria-label={t.queue.moveUpAria(name)}>
+                    <button type="button" className="small" disabled={firstOfApp || busy === j.id} onClick={() => void move(j, 'up')} aria-label={t.queue.moveUpAria(name)}>
                       {t.queue.up}
                     </button>
-                    <button type="button" className="small" disabled={i === queued.length - 1 || busy === j.id} onClick={() => void move(j, 'down')} aria-label={t.queue.moveDownAria(name)}>
+                    <button type="button" className="small" disabled={lastOfApp || busy === j.id} onClick={() => void move(j, 'down')} aria-label={t.queue.moveDownAria(name)}>
                       {t.queue.down}
                     </button>
                     <CancelTranscode name={name} disabled={busy === j.id} onConfirm={() => void cancel(j)} />
