@@ -44,9 +44,12 @@ export interface IngestDeps {
 
 /**
  * Connections of the tus lock pool: each PATCH or HEAD in flight holds one while it has its
- * upload's lock (a 31st waits for one, bounded by the lock's timeout), plus one that listens.
+ * upload's lock, plus one that listens; a 21st upload at once waits for one (bounded by the
+ * lock's 30 s, then 500, which tus clients retry). Kept so that two API nodes and two workers
+ * (10 store connections each, and this pool's listener on a worker) stay within PostgreSQL's
+ * default max_connections (100); the README says what to raise for more uploads at once.
  */
-const TUS_LOCK_CONNECTIONS = 31;
+const TUS_LOCK_CONNECTIONS = 21;
 
 /** Ingest as the server runs it: the service, the tus endpoint, and the pull job with its trigger. */
 export interface Ingest {
