@@ -45,7 +45,7 @@ export interface IngestDeps {
 /**
  * Connections of the tus lock pool: each PATCH or HEAD in flight holds one while it has its
  * upload's lock, plus one that listens; a 21st upload at once waits for one (bounded by the
- * lock's 30 s, then 500, which tus clients retry). Kept so that two API nodes and two workers
+ * pool's 10 s connection timeout, then 500, which tus clients retry). Kept so that two API nodes and two workers
  * (10 store connections each, and this pool's listener on a worker) stay within PostgreSQL's
  * default max_connections (100); the README says what to raise for more uploads at once.
  */
