@@ -47,17 +47,29 @@ const MIN_NGINX_RATIO = 0.25;
 const MIN_BARE_RATIO = 0.7;
 const MAX_P99_MS = 10;
 
+/** Load on each server before any case is measured, spread over the cases. */
+const WARM_UP_SECONDS = 7;
+
 /**
  * Runs every case on every server (vop first; nginx if there is one; bare Node) and prints one
  * line per case and server, then vop's ratios. Returns the targets of the targeted cases.
  */
 export async function runRequestCases(cases: RequestCase[], vop: Served, others: Served[], s: RequestCaseSettings): Promise<Target[]> {
   const results = new Map<string, Map<string, LoadResult>>();
+  const loadOf = (c: RequestCase, server: Served) => {
+    const requests = server === vop ? c.vop : c.reference;
+    return { url: server.baseUrl, connections: c.connections, head: c.head, ...(requests.length === 1 ? { next: () => requests[0]! } : { sequence: requests }) };
+  };
+  // A fresh process compiles its hot paths during its first thousands of requests: without this,
+  // the first case measured vop at two to five times its CPU per request of the cases after it.
+  for (const server of [vop, ...others]) {
+    progress(`${server.name}: warm-up, ${WARM_UP_SECONDS} s of every case`);
+    for (const c of cases) await runLoad({ ...loadOf(c, server), durationS: WARM_UP_SECONDS / cases.length });
+  }
   for (const c of cases) {
     const row = new Map<string, LoadResult>();
     for (const server of [vop, ...others]) {
-      const requests = server === vop ? c.vop : c.reference;
-      const load = { url: server.baseUrl, connections: c.connections, head: c.head, ...(requests.length === 1 ? { next: () => requests[0]! } : { sequence: requests }) };
+      const load = loadOf(c, server);
       progress(`${c.name}: ${server.name}, warm-up then ${s.seconds} s at ${c.connections} connections`);
       await runLoad({ ...load, durationS: 1 });
       await sleep(200); // the warm-up's connections gone, so that the run's own stay under vop's per-address cap

@@ -177,7 +177,8 @@ async function sendFromFd(req: IncomingMessage, res: ServerResponse, fd: number,
 function streamFd(fd: number, res: ServerResponse, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
   return new Promise<void>((resolve) => {
     const size = Math.min(chunkBytes, end - start + 1);
-    const buffers = [Buffer.allocUnsafeSlow(size), Buffer.allocUnsafeSlow(size)];
+    // The second buffer only for a body of more than one chunk (an HLS segment is read whole into one).
+    const buffers = [Buffer.allocUnsafeSlow(size), end - start + 1 > size ? Buffer.allocUnsafeSlow(size) : undefined];
     const taken = [true, true];
     let slot = 0;
     let pos = start;
