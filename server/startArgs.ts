@@ -66,7 +66,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
       // Object storage for media when VOP_S3_ENDPOINT is set (the keys stay out of the command line).
       objectStorage: s3OptionsFromEnv(env),
-      sharedMedia: values['shared-media'] ?? ['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()),
+      sharedMedia: values['shared-media'] ?? (['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()) || undefined),
       // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
       trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),
       // Comma-separated CIDRs that pulls may reach although loopback or link-local (127.0.0.0/8).

@@ -50,7 +50,7 @@ describe('start settings added for hardening and cluster mode', () => {
     expect(s3).toMatchObject({ endpoint: 'http://127.0.0.1:7480', bucket: 'vop-media', region: 'us-east-1', forcePathStyle: true });
     expect(parseStartArgs(['--shared-media'], {}).options.sharedMedia).toBe(true);
     expect(parseStartArgs([], { VOP_SHARED_MEDIA: '1' }).options.sharedMedia).toBe(true);
-    expect(parseStartArgs([], {}).options.sharedMedia).toBe(false);
+    expect(parseStartArgs([], {}).options.sharedMedia).toBeUndefined();
   });
 
   it('knows whether the admin token came from the command line', () => {
