@@ -7,7 +7,7 @@ import { S3Store } from '@tus/s3-store';
 import type { KvStore, Upload } from '@tus/server';
 import { VIDEO_ID_RE } from '../services/videoStatus.js';
 import { isPathInsideDirectory } from '../storage/mediaStore.js';
-import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
+import { s3ClientConfig, type S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import { UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
 
 /** What S3Store keeps per upload in its cache (its `MetadataValue`). */
@@ -116,19 +116,8 @@ export class S3TusStorage implements TusStorage {
         // Expiry is swept here (removeStale), not by bucket lifecycle rules on tags.
         useTags: false,
         cache: NO_CACHE,
-        s3ClientConfig: {
-          bucket: s3.bucket,
-          endpoint: s3.endpoint,
-          region: s3.region,
-          forcePathStyle: s3.forcePathStyle,
-          credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-          // As the media store's client (s3MediaStore.ts): checksums only where S3 requires them,
-          // which servers such as Ceph RGW 16 need.
-          requestChecksumCalculation: 'WHEN_REQUIRED',
-          responseChecksumValidation: 'WHEN_REQUIRED',
-          maxAttempts: 3,
-          requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
-        },
+        // The media store's client settings (s3Options.ts), on the same bucket.
+        s3ClientConfig: { bucket: s3.bucket, ...s3ClientConfig(s3) },
       },
       hooks,
     );

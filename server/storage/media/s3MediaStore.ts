@@ -31,7 +31,7 @@ import {
   type PutOptions,
   UnsafeMediaKeyError,
 } from './mediaStore.js';
-import { validateS3Options, type S3MediaStoreOptions } from './s3Options.js';
+import { s3ClientConfig, validateS3Options, type S3MediaStoreOptions } from './s3Options.js';
 
 /** S3's longest presigned URL life: seven days. */
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
@@ -50,18 +50,7 @@ export class S3MediaStore implements MediaStore {
   constructor(input: Partial<S3MediaStoreOptions>) {
     this.options = validateS3Options(input);
     const o = this.options;
-    this.client = new S3Client({
-      endpoint: o.endpoint,
-      region: o.region,
-      forcePathStyle: o.forcePathStyle,
-      credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
-      // Checksums only where S3 requires them: the SDK's newer default (aws-chunked bodies with
-      // trailing CRC32) is refused by servers that predate it, Ceph RGW 16 among them.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      maxAttempts: 3,
-      requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
-    });
+    this.client = new S3Client(s3ClientConfig(o));
   }
 
   /** The object name of a key with at least one segment below its area. */

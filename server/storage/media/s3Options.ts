@@ -97,3 +97,22 @@ export function s3OptionsFromEnv(env: NodeJS.ProcessEnv = process.env): S3MediaS
     forcePathStyle: pathStyle === '1',
   });
 }
+
+/**
+ * The S3 client settings every client of vop's bucket uses (the media store, tus's S3 store), so
+ * the two cannot differ: checksums only where S3 requires them (the SDK's newer default,
+ * aws-chunked bodies with a trailing CRC32, is refused by servers that predate it, Ceph RGW 16
+ * among them), three tries, bounded connects and requests.
+ */
+export function s3ClientConfig(o: S3MediaStoreOptions) {
+  return {
+    endpoint: o.endpoint,
+    region: o.region,
+    forcePathStyle: o.forcePathStyle,
+    credentials: { accessKeyId: o.accessKeyId, secretAccessKey: o.secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+    responseChecksumValidation: 'WHEN_REQUIRED' as const,
+    maxAttempts: 3,
+    requestHandler: { connectionTimeout: 10_000, requestTimeout: 120_000 },
+  };
+}
