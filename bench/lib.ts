@@ -50,6 +50,8 @@ export interface SpawnSpec {
   listening: RegExp;
   /** Give up after this long. */
   timeoutMs?: number;
+  /** Environment added to this process's (VOP_* settings: the cluster bench's database and bucket). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The server as `npm start` runs it: the bundle scripts/build-server.mjs makes (bench/run.ts builds it first). */
@@ -65,6 +67,7 @@ export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
   const runner = spec.script.endsWith('.js') ? startNodeFlags() : ['--import', 'tsx'];
   const child = spawn(process.execPath, [...runner, path.join(ROOT, spec.script), ...spec.args], {
     cwd: ROOT,
+    env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -3,6 +3,7 @@
  * a function in its own file; with no names, every section runs in turn.
  */
 import { apiSection } from './apiBench.js';
+import { clusterSection } from './clusterBench.js';
 import { deliverySection } from './deliveryBench.js';
 import { transcodeSection } from './transcodeBench.js';
 import { uploadSection } from './uploadBench.js';
@@ -10,7 +11,7 @@ import { buildServer } from '../scripts/build-server.mjs';
 import { verdict, type BenchSection, type Target } from './lib.js';
 
 /** The sections, in the order a full run takes them. */
-const SECTIONS: BenchSection[] = [apiSection, uploadSection, transcodeSection, deliverySection];
+const SECTIONS: BenchSection[] = [apiSection, uploadSection, transcodeSection, deliverySection, clusterSection];
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

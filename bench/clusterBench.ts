@@ -1,0 +1,188 @@
+/**
+ * `npm run bench -- cluster` (issue 11): the same node in cluster mode (metadata in PostgreSQL,
+ * media in S3 on a Ceph RGW) against the embedded mode (sql.js, local disk), in the same run:
+ * registrations per second, detail and list req/s, and the time from an upload to status 1. The
+ * PostgreSQL and the Ceph RGW are the throwaway ones the tests start (test/helpers/), on loopback.
+ *
+ * Not here yet: transcode throughput with one and two workers (a real queue with leases and the
+ * worker role are the next stage of issue 11).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startCeph } from '../test/helpers/ceph.js';
+import { makeClip } from '../test/helpers/clips.js';
+import { startPostgres } from '../test/helpers/postgres.js';
+import {
+  ServerFleet,
+  assertHealthyRun,
+  loadAverage,
+  median,
+  ms,
+  progress,
+  runLoad,
+  tokenSource,
+  whole,
+  type BenchSection,
+  type ChildServer,
+  type LoadRequest,
+  type LoadResult,
+  type Target,
+  VOP_SERVER,
+} from './lib.js';
+
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
+
+/** Settings of the run; the environment may shrink them for a quick look. */
+interface ClusterBenchSettings {
+  registrations: number;
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  /** Uploads timed to status 1 per mode; the median is reported. */
+  uploads: number;
+}
+
+const DEFAULT_SETTINGS: ClusterBenchSettings = { registrations: 3_000, connections: 50, durationS: 8, warmupS: 2, uploads: 5 };
+
+export const clusterSection: BenchSection = {
+  name: 'cluster',
+  about: 'cluster mode (PostgreSQL + S3 on Ceph RGW) against the embedded mode: registrations, detail, list, upload to status 1 (VOP_BENCH_SECONDS)',
+  run: () => clusterBench({ ...DEFAULT_SETTINGS, ...(process.env.VOP_BENCH_SECONDS ? { durationS: Number(process.env.VOP_BENCH_SECONDS) } : {}) }),
+};
+
+/** What one mode measured. */
+interface ModeFigures {
+  registrations: LoadResult;
+  detail: LoadResult;
+  list: LoadResult;
+  uploadToPlayableMs: number[];
+}
+
+export async function clusterBench(s: ClusterBenchSettings): Promise<Target[]> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-bench-cluster-'));
+  const fleet = new ServerFleet();
+  progress('starting a throwaway PostgreSQL and a Ceph RGW on loopback');
+  const pg = await startPostgres();
+  const ceph = await startCeph();
+  try {
+    console.log(
+      `cluster: ${whole(s.registrations)} registrations, ${s.connections} connections, ${s.durationS} s per read run, ${s.uploads} uploads per mode ` +
+        `(${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}; PostgreSQL and Ceph run on this machine too)`,
+    );
+    const clip = fs.readFileSync(await makeClip({ seconds: 2, width: 320, height: 180, dir: work }));
+    const database = `bench_${process.pid}`;
+    await pg.createDatabase(database);
+    const modes: Array<{ name: string; env: NodeJS.ProcessEnv }> = [
+      { name: 'embedded', env: {} },
+      {
+        name: 'cluster',
+        env: {
+          VOP_DATABASE_URL: pg.url(database),
+          VOP_S3_ENDPOINT: ceph.endpoint,
+          VOP_S3_BUCKET: `vop-bench-${crypto.randomBytes(4).toString('hex')}`,
+          VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
+          VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
+          VOP_S3_FORCE_PATH_STYLE: '1',
+        },
+      },
+    ];
+    const figures = new Map<string, ModeFigures>();
+    for (const mode of modes) {
+      const dataDir = path.join(work, mode.name);
+      fs.mkdirSync(dataDir, { mode: 0o700 });
+      // The registration rate limit would turn most registrations into 308: the bench measures registering.
+      fs.writeFileSync(path.join(dataDir, 'settings.json'), JSON.stringify({ registrationsPerMinute: 0 }));
+      const vop = await fleet.start({
+        name: `vop (${mode.name})`,
+        script: VOP_SERVER,
+        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+        env: { VOP_ADMIN_TOKEN: ADMIN_TOKEN, ...mode.env },
+        listening: /vop listening on (http:\/\/\S+)/,
+      });
+      figures.set(mode.name, await measureMode(vop, s, clip));
+      await fleet.stop(vop);
+    }
+    return report(figures.get('embedded')!, figures.get('cluster')!);
+  } finally {
+    await fleet.stopAll();
+    await ceph.stop();
+    await pg.stop();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buffer): Promise<ModeFigures> {
+  const created = await fetch(`${vop.baseUrl}/admin/api/apps`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench' }),
+  });
+  const { appId, appSecret } = (await created.json()) as { appId: string; appSecret: string };
+  const tokens = tokenSource(appSecret);
+  const auth = () => {
+    const { timestamp, token } = tokens();
+    return { AppId: appId, Timestamp: timestamp, Token: token };
+  };
+  const query = () => new URLSearchParams(auth()).toString();
+  let n = 0;
+  const registration = (): LoadRequest => ({
+    method: 'POST',
+    path: '/Api/Video/Post',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `${query()}&VideoTitle=Bench+${n++}&CreateUser=user-${n % 500}&SourceFileGetType=1`,
+  });
+  const load = (next: () => LoadRequest, run: { durationS: number } | { amount: number }) =>
+    runLoad({ url: vop.baseUrl, connections: s.connections, next, serverPid: vop.pid, ...run });
+
+  progress(`${vop.name}: ${whole(s.registrations)} registrations`);
+  const registrations = await load(registration, { amount: s.registrations });
+  assertHealthyRun(`${vop.name} registrations`, registrations, 60);
+  const list = await (await fetch(`${vop.baseUrl}/Api/Video/GetList?${query()}&PageSize=50`)).json();
+  const ids = (list.VideoList as Array<{ Id: string }>).map((v) => v.Id);
+  const detail = (): LoadRequest => ({ path: `/Api/Video/Get?${query()}&Id=${ids[n++ % ids.length]}` });
+  const listPage = (): LoadRequest => ({ path: `/Api/Video/GetList?${query()}&PageSize=50&PageIndex=${1 + (n++ % 20)}` });
+  const measure = async (label: string, next: () => LoadRequest) => {
+    progress(`${vop.name}: ${label}`);
+    await load(next, { durationS: s.warmupS });
+    const r = await load(next, { durationS: s.durationS });
+    assertHealthyRun(`${vop.name} ${label}`, r, 200);
+    return r;
+  };
+  const figures: ModeFigures = { registrations, detail: await measure('detail', detail), list: await measure('list', listPage), uploadToPlayableMs: [] };
+
+  progress(`${vop.name}: ${s.uploads} uploads to status 1`);
+  for (let i = 0; i < s.uploads; i++) {
+    const reg = await (await fetch(`${vop.baseUrl}/Api/Video/Post`, { method: 'POST', body: new URLSearchParams({ ...auth(), VideoTitle: `upload ${i}`, SourceFileGetType: '1' }) })).json();
+    const videoId = reg.VideoId as string;
+    const started = performance.now();
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ ...auth(), VideoId: videoId })) form.append(k, v);
+    form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
+    const up = await (await fetch(`${vop.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
+    if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${vop.name}: upload refused: ${JSON.stringify(up)}`);
+    for (let polls = 0; ; polls++) {
+      const status = (await (await fetch(`${vop.baseUrl}/Api/Video/Get?${query()}&Id=${videoId}`)).json()).VideoModel.Status as number;
+      if (status === 1) break;
+      if (status === 7 || polls > 6000) throw new Error(`${vop.name}: video ${videoId} ended in ${status}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    figures.uploadToPlayableMs.push(performance.now() - started);
+  }
+  return figures;
+}
+
+function report(embedded: ModeFigures, cluster: ModeFigures): Target[] {
+  const row = (what: string, e: number, c: number, unit: string, fmt: (n: number) => string) =>
+    console.log(`  ${what.padEnd(26)} ${fmt(e).padStart(10)} ${fmt(c).padStart(10)} ${unit.padEnd(6)} cluster/embedded ${(c / e).toFixed(2)}`);
+  console.log(`  ${''.padEnd(26)} ${'embedded'.padStart(10)} ${'cluster'.padStart(10)}`);
+  row('registrations', embedded.registrations.reqPerSec, cluster.registrations.reqPerSec, 'req/s', (n) => whole(n));
+  row('detail (4.1)', embedded.detail.reqPerSec, cluster.detail.reqPerSec, 'req/s', (n) => whole(n));
+  row('detail p99', embedded.detail.p99Ms, cluster.detail.p99Ms, '', ms);
+  row('list (4.4)', embedded.list.reqPerSec, cluster.list.reqPerSec, 'req/s', (n) => whole(n));
+  row('list p99', embedded.list.p99Ms, cluster.list.p99Ms, '', ms);
+  row('upload to status 1 (median)', median(embedded.uploadToPlayableMs), median(cluster.uploadToPlayableMs), '', ms);
+  // Figures to watch, not targets: the issue sets none for this comparison.
+  return [];
+}
