@@ -52,6 +52,8 @@ export interface SpawnSpec {
   timeoutMs?: number;
   /** Environment added to this process's (VOP_* settings: the cluster bench's database and bucket). */
   env?: NodeJS.ProcessEnv;
+  /** Another checkout to run the script from (a baseline build); default this repository. */
+  root?: string;
 }
 
 /** The server as `npm start` runs it: the bundle scripts/build-server.mjs makes (bench/run.ts builds it first). */
@@ -65,8 +67,9 @@ export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
   const started = performance.now();
   // The flags npm start runs the bundle with, read from package.json so that the two cannot differ.
   const runner = spec.script.endsWith('.js') ? startNodeFlags() : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...runner, path.join(ROOT, spec.script), ...spec.args], {
-    cwd: ROOT,
+  const root = spec.root ?? ROOT;
+  const child = spawn(process.execPath, [...runner, path.join(root, spec.script), ...spec.args], {
+    cwd: root,
     env: { ...process.env, ...spec.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
