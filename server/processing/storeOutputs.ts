@@ -19,11 +19,32 @@ export async function storeHls(objects: MediaStore, videoId: string, dir: string
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep));
   const master = files.filter((parts) => parts.length === 1 && parts[0] === HLS_MASTER);
-  for (const parts of [...files.filter((p) => !master.includes(p)), ...master]) {
+  const put = (parts: string[]) => objects.put(mediaKey('hls', videoId, ...parts), { file: path.join(dir, ...parts), move: true }, { contentType: contentTypeOf(parts.at(-1)!) });
+  // An hour of video is some 1,500 segments: on S3, one request (and a HEAD) each, so several at
+  // once; the master playlist only once every variant file is stored.
+  const rest = files.filter((p) => !master.includes(p));
+  let failed = false;
+  const workers = Array.from({ length: Math.min(HLS_PUTS_AT_ONCE, rest.length) }, async () => {
+    for (let parts = rest.shift(); parts && !failed; parts = rest.shift()) {
+      signal?.throwIfAborted();
+      await put(parts).catch((err: unknown) => {
+        failed = true;
+        throw err;
+      });
+    }
+  });
+  // Every worker settled before a failure is thrown: the clean-up after it must not race a put.
+  const settled = await Promise.allSettled(workers);
+  const failure = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+  for (const parts of master) {
     signal?.throwIfAborted();
-    await objects.put(mediaKey('hls', videoId, ...parts), { file: path.join(dir, ...parts), move: true }, { contentType: contentTypeOf(parts.at(-1)!) });
+    await put(parts);
   }
 }
+
+/** HLS files stored at once (each a segment of a few seconds). */
+const HLS_PUTS_AT_ONCE = 8;
 
 /** Stores the covers written into `dir` (`names`, from writeCovers) as `covers/<videoId>/<name>`. */
 export async function storeCovers(objects: MediaStore, videoId: string, dir: string, names: readonly string[], signal?: AbortSignal): Promise<string> {
