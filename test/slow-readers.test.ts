@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
 import { sendMediaObject } from '../server/http/fileResponse.js';
@@ -76,6 +77,43 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a client that stops 
     }
   });
 
+});
+
+describe('a slow store', () => {
+  it("is not the client's stall: time waiting for the store's bytes does not count against the send timeout", async () => {
+    const dir = makeTempDir('vop-slow-store-');
+    const file = path.join(dir, 'object.bin');
+    fs.writeFileSync(file, Buffer.alloc(3 * 64 * 1024, 5));
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const key = mediaKey('play', '20260101', 'object.mp4');
+    await store.put(key, { file });
+    // As a far bucket answers: each chunk after a pause longer than the send timeout.
+    const slow: MediaStore = Object.assign(Object.create(store) as MediaStore, {
+      openLocalFileSync: undefined,
+      openRange: async (k: string, range?: { start: number; end: number }) => {
+        const source = await store.openRange(k, range);
+        return Readable.from(
+          (async function* () {
+            for await (const chunk of source) {
+              await new Promise((r) => setTimeout(r, 400));
+              yield chunk as Buffer;
+            }
+          })(),
+        );
+      },
+    });
+    const server = http.createServer((req, res) => {
+      void sendMediaObject(req, res, slow, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 200 });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/object`);
+      expect(Buffer.from(await res.arrayBuffer()).equals(fs.readFileSync(file))).toBe(true);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the send timeout', () => {

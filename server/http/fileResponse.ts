@@ -234,22 +234,39 @@ function streamFd(fd: number, res: ServerResponse, start: number, end: number, c
   });
 }
 
-/** Pipes a store's stream to `res`, under the same send timeout; resolves once done or gone. */
+/**
+ * Pipes a store's stream to `res`; resolves once done or gone. The send timeout runs only while a
+ * chunk waits for the socket to take it: time spent waiting for the store (a slow bucket) is not
+ * the client's.
+ */
 async function pump(stream: Readable, res: ServerResponse, sendTimeoutMs: number): Promise<void> {
-  const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
   const closed = new Promise<void>((resolve) => (res.destroyed ? resolve() : res.once('close', () => resolve())));
+  /** Waits for `event` ('drain', or 'finish' after end), the client's gone, or the send timeout (which destroys the answer). */
+  const taken = (event: 'drain' | 'finish') =>
+    new Promise<void>((resolve) => {
+      const stall = setTimeout(() => res.destroy(new Error(`the client took nothing for ${sendTimeoutMs} ms`)), sendTimeoutMs);
+      const done = () => {
+        clearTimeout(stall);
+        res.off(event, done);
+        resolve();
+      };
+      res.once(event, done);
+      void closed.then(done);
+    });
   try {
     for await (const chunk of stream) {
       if (res.destroyed) break;
-      if (!res.write(chunk)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed]);
-      stall.refresh();
+      if (!res.write(chunk)) await taken('drain');
     }
-    if (!res.destroyed) await Promise.race([new Promise<void>((resolve) => res.end(resolve)), closed]);
+    if (!res.destroyed) {
+      const finished = taken('finish');
+      res.end();
+      await finished;
+    }
   } catch (err) {
     // The store's stream failed mid-answer: the length promised cannot be met.
     res.destroy(err as Error);
   } finally {
-    clearTimeout(stall);
     stream.destroy();
   }
 }
