@@ -237,6 +237,25 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.videos.get(v.id)).toEqual({ ...v, sourceFile: 's/x.mp4', keepSource: false, duration: 13, coverFile: 'c/x.jpg' });
       });
 
+      it('claims a source once, racing claims included, and releases only its own claim', async () => {
+        const a = await newApp();
+        const v = videoRecord(a.appId);
+        await s.videos.insert(v);
+        // Two nodes claiming at once: exactly one wins.
+        const claims = await Promise.all([s.videos.claimSource(v.id, `${v.id}/source`), s.videos.claimSource(v.id, `${v.id}/other`)]);
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        const won = (await s.videos.get(v.id))!.sourceFile;
+        expect([`${v.id}/source`, `${v.id}/other`]).toContain(won);
+        expect(await s.videos.claimSource(v.id, `${v.id}/late`)).toBe(false);
+        // The loser's release leaves the winner's claim alone; the winner's frees it.
+        await s.videos.releaseSource(v.id, won === `${v.id}/source` ? `${v.id}/other` : `${v.id}/source`);
+        expect((await s.videos.get(v.id))!.sourceFile).toBe(won);
+        await s.videos.releaseSource(v.id, won);
+        expect((await s.videos.get(v.id))!.sourceFile).toBe('');
+        expect(await s.videos.claimSource(v.id, `${v.id}/source`)).toBe(true);
+        expect(await s.videos.claimSource('00000000-0000-4000-8000-000000000000', 'x/source')).toBe(false);
+      });
+
       it('replaces renditions and reads them highest bitrate first, then by label', async () => {
         const a = await newApp();
         const [v, w] = [videoRecord(a.appId), videoRecord(a.appId)];

@@ -93,8 +93,8 @@ export class SourceIntake {
 
   /**
    * Hands a file a crash left claimed to a store that is not this disk (S3); on local disk the
-   * claimed file is the object already. A put replaces: across nodes, two claims of one video are
-   * not yet kept apart (each node's claim is on its own disk; README, "Running on several machines").
+   * claimed file is the object already. (The database's claim, taken before, kept other nodes'
+   * uploads of the video out meanwhile.)
    */
   private async store(videoId: string): Promise<void> {
     if (this.deps.objects.kind === 'local') return;
@@ -103,10 +103,9 @@ export class SourceIntake {
     await this.deps.objects.put(this.sourceKey(videoId), { file, move: true });
   }
 
-  /** Object storage: hands the claimed file over, then records it as the video's source. */
+  /** Object storage: hands the claimed file over (its claim in the database is taken already). */
   private async handOver(videoId: string): Promise<void> {
     await this.deps.objects.put(this.sourceKey(videoId), { file: this.sourcePath(videoId), move: true });
-    await this.deps.videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
   }
 
   /** Whether the video's source is stored (handing over first a file a crash left claimed here). */
@@ -143,13 +142,23 @@ export class SourceIntake {
         await videos.updateMedia(videoId, { sourceFile: `${videoId}/source` });
         return this.check(videoId, video.status);
       }
-      // Object storage: judged on the claimed file here, so that a file that is not a video never
-      // travels to the bucket; a good one is handed over before it is recorded. If either fails,
-      // the claim is undone, so the upload can be sent again (the video is still waiting for it).
+      // Object storage, where nodes share the video: the link above is on this node's disk only,
+      // so the claim every node sees is the database's, one step that one upload wins.
+      const sourceFile = `${videoId}/source`;
+      if (!(await videos.claimSource(videoId, sourceFile))) {
+        await unclaim(dest);
+        throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+      }
+      // Judged on the claimed file here, so that a file that is not a video never travels to the
+      // bucket; a good one is then handed over. If that fails, both claims are undone, so the
+      // upload can be sent again (the video is still waiting for it).
       try {
         return await this.check(videoId, video.status, dest);
       } catch (err) {
-        if ((await videos.get(videoId))?.sourceFile === '') await unclaim(dest);
+        if (fs.existsSync(dest)) {
+          await videos.releaseSource(videoId, sourceFile);
+          await unclaim(dest);
+        }
         throw err;
       }
     });

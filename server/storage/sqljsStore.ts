@@ -263,6 +263,19 @@ class SqlJsVideoStore implements VideoStore {
       .map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, reason: r.reason }));
   }
 
+  async claimSource(id: string, sourceFile: string): Promise<boolean> {
+    const done = this.db.write([["UPDATE videos SET source_file = ? WHERE id = ? AND source_file = ''", [sourceFile, id]]]);
+    this.dropPagesOf(id);
+    const [changed] = await done;
+    return changed === 1;
+  }
+
+  async releaseSource(id: string, sourceFile: string): Promise<void> {
+    const done = this.db.write([["UPDATE videos SET source_file = '' WHERE id = ? AND source_file = ?", [id, sourceFile]]]);
+    this.dropPagesOf(id);
+    await done;
+  }
+
   async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
     const sets: string[] = [];
     const params: SqlParam[] = [];

@@ -127,6 +127,14 @@ export interface VideoStore {
   setStatus(id: string, to: number, opts?: { from?: number[]; reason?: string; now?: number }): Promise<boolean>;
   /** Status changes of a video, oldest first (each setStatus that moved it adds one). */
   statusHistory(id: string): Promise<StatusChange[]>;
+  /**
+   * Records `sourceFile` as the video's source if it has none yet, in one step: resolves false if
+   * another file got there first. The claim of a file that every node sees (cluster mode: two
+   * uploads of one video to two nodes), as the hard link into `sources/` is on one node's disk.
+   */
+  claimSource(id: string, sourceFile: string): Promise<boolean>;
+  /** Undoes {@link claimSource}: the source is cleared if it is still `sourceFile`. */
+  releaseSource(id: string, sourceFile: string): Promise<void>;
   /** Sets media facts found by ingest and processing. */
   updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void>;
   /** Replaces a video's renditions. */

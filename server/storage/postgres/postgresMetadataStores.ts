@@ -135,6 +135,15 @@ export class PostgresVideoStore implements VideoStore {
     return rows.map((r) => ({ at: r.at, from: r.from_status, to: r.to_status, reason: r.reason }));
   }
 
+  async claimSource(id: string, sourceFile: string): Promise<boolean> {
+    const { rowCount } = await this.db.query("UPDATE videos SET source_file = $2 WHERE id = $1 AND source_file = ''", [id, sourceFile]);
+    return rowCount === 1;
+  }
+
+  async releaseSource(id: string, sourceFile: string): Promise<void> {
+    await this.db.query("UPDATE videos SET source_file = '' WHERE id = $1 AND source_file = $2", [id, sourceFile]);
+  }
+
   async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
     const sets: string[] = [];
     const params: PgParam[] = [];
