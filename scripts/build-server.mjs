@@ -15,6 +15,12 @@
 // install owned by another user, a read-only file system) and a bundle is there, it says so and
 // leaves that bundle to run. The bundle is written beside its place and renamed in, so a server
 // starting meanwhile never loads half a file, and two builds at once cannot mix their output.
+//
+// Code splitting: what the server imports only when it is asked for (object storage, tus in the
+// bucket) goes to chunks under dist/server/chunks/, with the packages they import. Bundled into
+// main.js, those packages' imports were hoisted to its top and the AWS SDK loaded in the embedded
+// default too (some 30 MB more heap, and V8 then collected differently under uploads; see
+// test/upload-gc.test.ts). Chunks are written before main.js, and main.js is renamed in last.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,7 +35,9 @@ export async function buildServer() {
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: ['server/main.ts'],
-    outfile: SERVER_BUNDLE,
+    outdir: path.dirname(SERVER_BUNDLE),
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -43,11 +51,15 @@ export async function buildServer() {
   fs.mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
   const inputs = JSON.stringify(Object.keys(result.metafile.inputs));
   // The map and the input list first: a bundle in place always finds the files that belong to it.
+  // Chunks and maps first, then the input list, main.js last: a bundle in place always finds the
+  // files that belong to it.
+  const isMain = (f) => f.path === SERVER_BUNDLE;
   const files = [
-    ...result.outputFiles.filter((f) => f.path.endsWith('.map')).map((f) => ({ path: f.path, contents: f.contents })),
+    ...result.outputFiles.filter((f) => !isMain(f)).map((f) => ({ path: f.path, contents: f.contents })),
     { path: INPUTS, contents: inputs },
-    ...result.outputFiles.filter((f) => !f.path.endsWith('.map')).map((f) => ({ path: f.path, contents: f.contents })),
+    ...result.outputFiles.filter(isMain).map((f) => ({ path: f.path, contents: f.contents })),
   ];
+  fs.mkdirSync(path.join(path.dirname(SERVER_BUNDLE), 'chunks'), { recursive: true });
   for (const file of files) {
     const tmp = `${file.path}.${process.pid}-${Date.now()}.tmp`;
     try {
@@ -56,6 +68,13 @@ export async function buildServer() {
     } finally {
       fs.rmSync(tmp, { force: true });
     }
+  }
+  // Chunks of earlier builds go: their names carry a hash of their contents, so nothing loads them now.
+  const chunksDir = path.join(path.dirname(SERVER_BUNDLE), 'chunks');
+  const current = new Set(result.outputFiles.map((f) => f.path));
+  for (const name of fs.readdirSync(chunksDir)) {
+    const file = path.join(chunksDir, name);
+    if (!current.has(file) && !name.endsWith('.tmp')) fs.rmSync(file, { force: true });
   }
   return SERVER_BUNDLE;
 }

@@ -38,7 +38,6 @@ import { FfmpegTools } from './processing/ffmpegTools.js';
 import { VideoLifecycle } from './services/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
-import { openS3MediaStore } from './storage/media/s3MediaStore.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
 import { VideoMedia } from './storage/media/videoMedia.js';
 import { storageSummary } from './storage/storageSummary.js';
@@ -84,7 +83,11 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // Media in object storage when it is configured (waiting, bounded and logged, for the endpoint,
   // and creating the bucket); on local disk under the data directory otherwise. Before
   // the database, so a failure here leaves nothing open.
-  const s3 = options.objectStorage ? await openS3MediaStore({ ...options.objectStorage, scratchDir: scratch.kindPath('s3'), log }) : undefined;
+  // Loaded only then, as PostgreSQL's client is: the embedded default never loads the S3 client.
+  const s3 = options.objectStorage
+    ? await (await import('./storage/media/s3MediaStore.js')).openS3MediaStore({ ...options.objectStorage, scratchDir: scratch.kindPath('s3'), log })
+    : undefined;
+  const S3TusStorage = s3 ? (await import('./ingest/tusS3Storage.js')).S3TusStorage : undefined;
   const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log }).catch((err: unknown) => {
     s3?.close();
     throw err;
@@ -120,7 +123,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
   const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });

@@ -7,7 +7,8 @@ import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { SourceFileGetType } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
-import { S3MediaStore } from '../storage/media/s3MediaStore.js';
+import type { S3MediaStore } from '../storage/media/s3MediaStore.js';
+import type { S3TusStorage } from './tusS3Storage.js';
 import type { Stores } from '../storage/types.js';
 import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
@@ -27,6 +28,8 @@ export interface IngestDeps {
   media: LocalMediaStore;
   /** Where sources are kept once complete (local disk or S3); with S3, tus uploads under way live there too. */
   objects: MediaStore;
+  /** tus's S3 store, loaded by the caller when media are in object storage (never in the embedded mode). */
+  S3TusStorage?: typeof S3TusStorage;
   /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */
   database?: { url: string; connectRetry: RetryConfig };
   /**
@@ -83,7 +86,10 @@ export function createIngest(deps: IngestDeps): Ingest {
     media,
     publicUrl: deps.publicUrl,
     // Cluster mode (issue 11, item 3): uploads under way in the bucket, locked in the database.
-    objectStorage: deps.objects instanceof S3MediaStore ? { s3: deps.objects.options, scratchDir: path.join(deps.dataDir, 'scratch', 'tus') } : undefined,
+    objectStorage:
+      deps.objects.kind === 's3' && deps.S3TusStorage
+        ? { s3: (deps.objects as S3MediaStore).options, scratchDir: path.join(deps.dataDir, 'scratch', 'tus'), S3TusStorage: deps.S3TusStorage }
+        : undefined,
     openLocker: database
       ? async () => {
           // Loaded only in cluster mode, as the stores' own PostgreSQL code.

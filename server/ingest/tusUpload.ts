@@ -15,7 +15,7 @@ import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
 import { notAVideoError, type IntakeResult } from './sourceIntake.js';
-import { S3TusStorage } from './tusS3Storage.js';
+import type { S3TusStorage } from './tusS3Storage.js';
 import { FileTusStorage, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
 
 /** Where the tus endpoint answers (spec 4.5 leaves the receiving address open). */
@@ -57,8 +57,10 @@ export interface TusUploadsDeps {
   /**
    * Cluster mode's object storage: uploads under way live in its bucket (@tus/s3-store), and a
    * finished one is fetched to `scratchDir` for intake. Absent: the media folder (@tus/file-store).
+   * `S3TusStorage` is the class, loaded by the caller only then: the embedded default never loads
+   * the S3 client (start-up time, memory).
    */
-  objectStorage?: { s3: S3MediaStoreOptions; scratchDir: string };
+  objectStorage?: { s3: S3MediaStoreOptions; scratchDir: string; S3TusStorage: typeof S3TusStorage };
   /**
    * A lock every node sees (PostgreSQL advisory locks), opened by {@link TusUploads.start} and
    * closed by {@link TusUploads.stop}. Absent: @tus/server's MemoryLocker, this process only.
@@ -113,7 +115,7 @@ export class TusUploads {
       aroundCreate: deps.objectStorage ? (upload, create) => this.createAlone(upload, create) : undefined,
     };
     this.storage = deps.objectStorage
-      ? new S3TusStorage({ ...deps.objectStorage, expiryMs: opts.uploadExpiryMs }, hooks)
+      ? new deps.objectStorage.S3TusStorage({ s3: deps.objectStorage.s3, scratchDir: deps.objectStorage.scratchDir, expiryMs: opts.uploadExpiryMs }, hooks)
       : new FileTusStorage(deps.media, opts.uploadExpiryMs, hooks);
     this.store = this.storage.store;
     // Deferred length would let an upload start before its size is checked against its
@@ -437,7 +439,7 @@ export class TusUploads {
     await this.storage.forget(id);
     const storage = this.storage;
     // Under the video's lock, as createAlone marks: a newer upload's mark is never removed.
-    if (storage instanceof S3TusStorage && videoId) await this.underLock(`video:${videoId}`, () => storage.unmarkVideo(videoId, id));
+    if (this.deps.objectStorage && storage instanceof this.deps.objectStorage.S3TusStorage && videoId) await this.underLock(`video:${videoId}`, () => storage.unmarkVideo(videoId, id));
     this.deps.ingest.uploads.release(id);
   }
 
