@@ -97,9 +97,10 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // cluster each have their own data dir).
   scratch.clearAll();
   const events = new VopEventBus();
-  const auth = new AuthService(stores.apps, options.auth);
+  // In cluster mode the failure limits and the registration rate count in the shared database.
+  const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters);
   const apps = new AppService(stores.apps, Date.now, auth);
-  const videos = new VideoService(stores.videos, stores.apps, events, options.videos);
+  const videos = new VideoService(stores.videos, stores.apps, events, options.videos, Date.now, stores.counters);
   const formatDate = makeLocalDateFormatter(options.timeZone);
   const media = new LocalMediaStore(options.dataDir);
   const objects: MediaStore = s3 ?? new LocalObjectMediaStore(media);

@@ -1,5 +1,5 @@
 import { ApiError, RESULT_CODES } from '../errors.js';
-import type { AppRecord, AppStore } from '../storage/types.js';
+import type { AppRecord, AppStore, WindowCounters } from '../storage/types.js';
 import { addressLimitKey } from './addressLimitKey.js';
 import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
 import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
@@ -47,10 +47,15 @@ export class AuthService {
   private readonly byApp: FailureLimiter;
   private readonly callers = new RecentApiCallers();
 
+  /**
+   * `shared`: counters every node of a cluster sees (Stores.counters); the failure limits then
+   * hold across nodes. Absent (the embedded mode): counted in this process.
+   */
   constructor(
     private readonly apps: AppStore,
     private readonly opts: AuthOptions = DEFAULT_AUTH_OPTIONS,
     private readonly now: () => number = Date.now,
+    private readonly shared?: WindowCounters,
   ) {
     this.byAddress = new FailureLimiter(opts.perAddress);
     this.byApp = new FailureLimiter(opts.perApp);
@@ -74,18 +79,18 @@ export class AuthService {
     const now = this.now();
     // Counted per /64 for IPv6 (services/addressLimitKey.ts).
     const addressKey = addressLimitKey(clientAddress);
-    const addressLimited = this.byAddress.isLimited(addressKey, now);
+    const addressLimited = await this.isLimited('address', addressKey, now);
     let app: AppRecord;
     try {
       app = await this.check(creds, now);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (addressLimited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
-      this.byAddress.recordFailure(addressKey, now);
+      await this.recordFailure('address', addressKey, now);
       // Keyed only on an AppId that exists: a made-up one (of any length) adds no key.
       if (creds.appId && !UNKEYED_FAILURES.has(err.code)) {
-        const limited = this.byApp.isLimited(creds.appId, now);
-        this.byApp.recordFailure(creds.appId, now);
+        const limited = await this.isLimited('app', creds.appId, now);
+        await this.recordFailure('app', creds.appId, now);
         if (limited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many failures for this AppId; try again in a minute');
       }
       throw err;
@@ -105,7 +110,19 @@ export class AuthService {
     return this.callers.of(appId);
   }
 
-  /** Keys the failure limits hold now (addresses, AppIds): bounded whatever callers send. */
+  /** Whether `key` (an address key, or an AppId that exists) has used up its failures. */
+  private async isLimited(kind: 'address' | 'app', key: string, now: number): Promise<boolean> {
+    const limit = kind === 'address' ? this.opts.perAddress : this.opts.perApp;
+    if (this.shared) return (await this.shared.count(`auth-failures:${kind}:${key}`, limit.windowMs, now)) >= limit.maxFailures;
+    return (kind === 'address' ? this.byAddress : this.byApp).isLimited(key, now);
+  }
+
+  private async recordFailure(kind: 'address' | 'app', key: string, now: number): Promise<void> {
+    if (this.shared) await this.shared.hit(`auth-failures:${kind}:${key}`, (kind === 'address' ? this.opts.perAddress : this.opts.perApp).windowMs, now);
+    else (kind === 'address' ? this.byAddress : this.byApp).recordFailure(key, now);
+  }
+
+  /** Keys the failure limits hold now in this process (addresses, AppIds): bounded whatever callers send. */
   limiterKeys(): { addresses: number; apps: number } {
     return { addresses: this.byAddress.size, apps: this.byApp.size };
   }

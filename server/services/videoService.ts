@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { ApiError } from '../errors.js';
 import type { VopEventBus } from '../events.js';
-import type { AppRecord, AppStore, Page, VideoRecord, VideoStore } from '../storage/types.js';
+import type { AppRecord, AppStore, Page, VideoRecord, VideoStore, WindowCounters } from '../storage/types.js';
 import { FIELD_LIMITS, cutToCodePoints, normalizeTags } from './fields.js';
 import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
 
@@ -55,6 +55,8 @@ export class VideoService {
     private readonly events: VopEventBus,
     private readonly opts: VideoServiceOptions = DEFAULT_VIDEO_OPTIONS,
     private readonly now: () => number = Date.now,
+    /** Counters every node of a cluster sees (Stores.counters): the rate then holds across nodes. */
+    private readonly shared?: WindowCounters,
   ) {}
 
   /** Per application: registrations left and when they were last counted (token buckets, one per app that exists). */
@@ -67,7 +69,15 @@ export class VideoService {
    */
   private async admitRegistration(appId: string): Promise<void> {
     const perMinute = this.opts.registrationsPerMinute;
-    if (perMinute > 0) {
+    if (perMinute > 0 && this.shared) {
+      // Across nodes: a fixed minute counted in the database (each call one upsert), rather than
+      // this process's bucket, which each node would fill on its own.
+      const now = this.now();
+      if ((await this.shared.hit(`registrations:${appId}`, 60_000, now)) > perMinute) {
+        const waitSeconds = Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000));
+        throw new ApiError('REGISTRATION_RATE_LIMITED', `at most ${perMinute} registrations a minute per application; try again in ${waitSeconds} s`);
+      }
+    } else if (perMinute > 0) {
       const now = this.now();
       const b = this.buckets.get(appId) ?? { tokens: perMinute, at: now };
       b.tokens = Math.min(perMinute, b.tokens + ((now - b.at) * perMinute) / 60_000);

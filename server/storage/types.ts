@@ -154,12 +154,30 @@ export interface VideoStore {
   search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }>;
 }
 
+/**
+ * Counts of events in fixed windows (`windowMs` long, counted from the epoch) that every node
+ * sharing the database sees (issue 11, item 5; issue 12): the registration rate and the failure
+ * limits then hold across nodes, not per process. Keys are made from values the caller checked
+ * (an AppId that exists, an address), never raw request text.
+ */
+export interface WindowCounters {
+  /** Adds one to `key` in the window `now` falls in; resolves with the count after it. */
+  hit(key: string, windowMs: number, now?: number): Promise<number>;
+  /** The count of `key` in the window `now` falls in. */
+  count(key: string, windowMs: number, now?: number): Promise<number>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
   jobs: JobStore;
   /** Status callback deliveries and their attempts. */
   callbacks: CallbackStore;
+  /**
+   * Counters shared by the nodes of a cluster (PostgreSQL). Absent in the embedded mode, where one
+   * process counts in memory (services/failureLimiter.ts, the registration buckets).
+   */
+  counters?: WindowCounters;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

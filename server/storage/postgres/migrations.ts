@@ -139,4 +139,14 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   ],
   // 4: videos by status, oldest first (issue 13, item 4), as the sql.js schema's version 7
   [`CREATE INDEX videos_by_status_age ON videos (status, created_at, id)`],
+  // 5: counts in fixed windows that every node sees (postgresCounters.ts); the embedded mode
+  // counts in memory and has no such table
+  [
+    `CREATE TABLE rate_windows (
+       key TEXT COLLATE "C" NOT NULL,
+       window_start BIGINT NOT NULL,
+       n INTEGER NOT NULL,
+       PRIMARY KEY (key, window_start)
+     )`,
+  ],
 ];

@@ -1,3 +1,4 @@
+import { PostgresWindowCounters } from './postgresCounters.js';
 import type { RetryConfig } from '../../jobs/retry.js';
 import type { Stores } from '../types.js';
 import { PostgresCallbackStore } from './postgresCallbackStore.js';
@@ -30,6 +31,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     videos: new PostgresVideoStore(db),
     jobs: new PostgresJobStore(db),
     callbacks: new PostgresCallbackStore(db),
+    counters: new PostgresWindowCounters(db),
     close: () => db.close(),
     warnings: () => [],
   };
