@@ -174,6 +174,7 @@ describe('the console in Chromium', () => {
       host.page('/app.html', hostPageHtml(s.baseUrl, 'initUploadWidget.js', widgetOptions(client, videoId)));
       await hostPage.goto(`${host.origin}/app.html`);
       const [popup] = await Promise.all([hostPage.waitForEvent('popup'), hostPage.click('#open')]);
+      await popup.waitForSelector('body[data-state="idle"]', { state: 'attached' }); // the page's script listens from here
       await popup.setInputFiles('#file', clip);
 
       // The Uploads page: the upload's bar moves (the server pushes the list every second).

@@ -105,7 +105,7 @@ describe('a file that is not a video', () => {
     host.page('/app.html', hostPageHtml(vop.baseUrl, 'initUploadWidget.js', widgetOptions(app, videoId)));
     await page.goto(`${host.origin}/app.html`);
     const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#open')]);
-    await popup.waitForSelector('#file', { state: 'attached' });
+    await popup.waitForSelector('body[data-state="idle"]', { state: 'attached' }); // the page's script listens from here
     await popup.setInputFiles('#file', textFile);
     await expect.poll(() => popup.textContent('#message')).toMatch(/ErrorCode : 307, /);
     await popup.close();

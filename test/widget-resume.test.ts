@@ -222,6 +222,9 @@ describe('resumable upload from the page', () => {
     const page = await context.newPage();
     await page.goto(`${host.origin}/app.html`);
     const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#open')]);
+    // A file set before the page's script has run would be taken by no listener: the script
+    // marks the page idle just before it listens for a pick.
+    await popup.waitForSelector('body[data-state="idle"]', { state: 'attached' });
     await popup.setInputFiles('#file', clip);
     await expect.poll(acked, { timeout: 20_000 }).toBeGreaterThan(size * 0.25);
 
