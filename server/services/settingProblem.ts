@@ -41,8 +41,11 @@ export interface SettingProblem {
   value?: string;
 }
 
-/** The Settings page's names of the settings, for the English message. */
-export const SETTING_LABELS: Record<string, string> = {
+/**
+ * The Settings page's names of the settings, in English: the server's message uses them, and the
+ * console's English catalogue takes them from here (renderer/src/messages/en.ts).
+ */
+export const SETTING_LABELS = {
   publicUrl: 'Public URL',
   scriptBaseUrl: 'Script address',
   port: 'Port',
@@ -59,7 +62,10 @@ export const SETTING_LABELS: Record<string, string> = {
   expireUnuploadedDays: 'Registrations never uploaded expire after (days)',
   transcodeConcurrency: 'Transcodes at once',
   downloadConcurrency: 'Downloads at once',
-};
+} satisfies Record<string, string>;
+
+/** {@link SETTING_LABELS} by any key (a field the admin API names). */
+const LABELS: Readonly<Record<string, string>> = SETTING_LABELS;
 
 const RUNG_PARTS: Record<string, string> = { label: 'label', shortSide: 'shorter side', videoBitrateKbps: 'video bitrate' };
 
@@ -74,7 +80,7 @@ export function parseSettingField(field: string): { setting: string; rung?: numb
 export function settingProblemText(p: SettingProblem): string {
   const f = parseSettingField(p.field);
   const where =
-    f.rung === undefined ? (SETTING_LABELS[f.setting] ?? f.setting) : `${SETTING_LABELS[f.setting] ?? f.setting}, rung ${f.rung + 1}${f.part ? ` (${RUNG_PARTS[f.part] ?? f.part})` : ''}`;
+    f.rung === undefined ? (LABELS[f.setting] ?? f.setting) : `${LABELS[f.setting] ?? f.setting}, rung ${f.rung + 1}${f.part ? ` (${RUNG_PARTS[f.part] ?? f.part})` : ''}`;
   const what = (() => {
     switch (p.rule) {
       case 'unknown':

@@ -3,27 +3,10 @@
  * same keys (its type is this one's), and test/console-i18n.test.ts fails on a key missing from
  * either or a hard-coded string in a page. Messages with figures are functions.
  */
-import type { SettingProblem } from '../../../server/services/settingProblem.js';
+import { SETTING_LABELS, type SettingProblem } from '../../../server/services/settingProblem.js';
 
-/** A setting's name on the Settings page, by key. */
-const settingLabels = {
-  publicUrl: 'Public URL',
-  scriptBaseUrl: 'Script address',
-  port: 'Port',
-  ladderRungs: 'Rendition ladder',
-  audioBitrateKbps: 'Audio bitrate',
-  maxUploadBytesFlash: 'Largest flash upload',
-  maxUploadBytesSilverlight: 'Largest silverlight upload',
-  multipartMaxBytes: 'Largest server-side upload',
-  pullMaxBytes: 'Largest pulled file',
-  pullAllow: 'Pull: allowed networks',
-  pullDeny: 'Pull: denied networks',
-  registrationsPerMinute: 'Registrations per minute',
-  maxVideosPerApp: 'Videos per application',
-  expireUnuploadedDays: 'Registrations never uploaded expire after (days)',
-  transcodeConcurrency: 'Transcodes at once',
-  downloadConcurrency: 'Downloads at once',
-};
+/** A setting's name on the Settings page, by key: the server's own wording (settingProblem.ts). */
+const settingLabels = SETTING_LABELS;
 
 const rungParts: Record<string, string> = { label: 'label', shortSide: 'shorter side', videoBitrateKbps: 'video kbps' };
 
