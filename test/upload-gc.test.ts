@@ -161,7 +161,10 @@ describe("uploads with npm start's Node flags", () => {
   // V8's heuristics are its own and change with its versions: measured on Node 20 (V8 11.3), which
   // CI runs. Elsewhere the test above runs alone (a floor under the limit can only spare full
   // collections, not add any).
-  it.skipIf(NODE_MAJOR !== 20)('did not without the floor on Node 20 (the control: the count sees them)', async () => {
+  // A control, not the behaviour: V8 schedules its collections by its own heuristics, which
+  // shift on a loaded machine (it saw none once in a full parallel run, and 10 to 14 alone). It
+  // is tried up to three times; the test above, the behaviour, once.
+  it.skipIf(NODE_MAJOR !== 20)('did not without the floor on Node 20 (the control: the count sees them)', { timeout: 120_000, retry: 2 }, async () => {
     const vop = await startWith(startNodeFlags().filter((f) => f !== FLOOR_FLAG));
     try {
       // 10 to 14 for each upload after the first, here.
@@ -169,5 +172,5 @@ describe("uploads with npm start's Node flags", () => {
     } finally {
       await stop(vop);
     }
-  }, 120_000);
+  });
 });
