@@ -375,6 +375,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         startedAt: null,
         finishedAt: null,
         updatedAt: 100,
+        lease: '',
         ...overrides,
       });
       /** The record as stored, whose seq the store may have numbered itself. */
@@ -440,6 +441,33 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('other');
         expect((await s.jobs.claimNext(['work', 'other'], 5000))!.id).toBe('later');
         expect(await s.jobs.claimNext(['work', 'other'], 5000)).toBeUndefined();
+      });
+
+      it('holds a claimed job under a lease: fenced updates, and a take-over by turn that fences out the old holder', async () => {
+        await s.jobs.insertMany([job({ id: 'a' }), job({ id: 'b' })]);
+        const a = await s.jobs.claimNext(['work'], 1000, 'turn-1/x1');
+        expect(a).toMatchObject({ id: 'a', state: 'running', lease: 'turn-1/x1' });
+        expect(await s.jobs.get('a')).toMatchObject({ lease: 'turn-1/x1' });
+        const b = await s.jobs.claimNext(['work'], 1000, 'turn-10/x2');
+        expect(b).toMatchObject({ id: 'b', lease: 'turn-10/x2' });
+        // Held under another lease: no write.
+        expect(await s.jobs.update('a', { progress: 50 }, ['running'], 'turn-1/other')).toBe(false);
+        expect(await s.jobs.update('a', { progress: 50 }, ['running'], 'turn-1/x1')).toBe(true);
+        // Taken over by turn: "turn-1" is not a prefix match of "turn-10".
+        expect(await s.jobs.takeOver('turn-9', 'turn-9/y', 2000)).toBeUndefined();
+        const taken = await s.jobs.takeOver('turn-1', 'turn-1/y1', 2000);
+        expect(taken).toMatchObject({ id: 'a', state: 'running', lease: 'turn-1/y1', progress: 50, attempts: 1, updatedAt: 2000 });
+        expect(await s.jobs.get('b')).toMatchObject({ lease: 'turn-10/x2' });
+        // The old holder is fenced out; the new one writes.
+        expect(await s.jobs.update('a', { state: 'succeeded' }, ['running'], 'turn-1/x1')).toBe(false);
+        expect(await s.jobs.update('a', { state: 'succeeded', lease: '' }, ['running'], 'turn-1/y1')).toBe(true);
+        expect(await s.jobs.get('a')).toMatchObject({ state: 'succeeded', lease: '' });
+        // Only running jobs are taken over.
+        expect(await s.jobs.takeOver('turn-1', 'turn-1/z', 3000)).toBeUndefined();
+        // Without a lease, claims and updates work as in the embedded mode.
+        await s.jobs.insert(job({ id: 'c' }));
+        expect(await s.jobs.claimNext(['work'], 1000)).toMatchObject({ id: 'c', lease: '' });
+        expect(await s.jobs.update('c', { progress: 3 })).toBe(true);
       });
 
       it('shares claims fairly between applications: fewest running first, then the least recently served (issue 12, items 6 and 8)', async () => {
@@ -693,7 +721,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       await s.videos.setRenditions(v.id, [{ videoId: v.id, label: '360p', width: 1, height: 2, bitrateKbps: 3, file: 'f', bytes: 4 }]);
       const j: JobRecord = {
         id: crypto.randomUUID(), type: 't', videoId: v.id, appId: '', payload: { a: 1 }, state: 'queued', priority: 0, seq: 1, attempts: 0, maxAttempts: 1,
-        runAfter: 0, progress: 0, error: '', createdAt: 1, startedAt: null, finishedAt: null, updatedAt: 1,
+        runAfter: 0, progress: 0, error: '', createdAt: 1, startedAt: null, finishedAt: null, updatedAt: 1, lease: '',
       };
       await s.jobs.insert(j);
       const jobSeq = (await s.jobs.get(j.id))!.seq;

@@ -20,6 +20,7 @@ type JobRow = {
   started_at: number | null;
   finished_at: number | null;
   updated_at: number;
+  lease: string;
 };
 
 const COLUMNS: Record<string, string> = {
@@ -37,6 +38,7 @@ const COLUMNS: Record<string, string> = {
   startedAt: 'started_at',
   finishedAt: 'finished_at',
   updatedAt: 'updated_at',
+  lease: 'lease',
 };
 
 function toJob(r: JobRow): JobRecord {
@@ -58,6 +60,7 @@ function toJob(r: JobRow): JobRecord {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     updatedAt: r.updated_at,
+    lease: r.lease ?? '',
   };
 }
 
@@ -138,21 +141,28 @@ export class SqlJsJobStore implements JobStore {
     return { where: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
   }
 
-  async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
+  async claimNext(types: string[], now: number, lease = ''): Promise<JobRecord | undefined> {
     if (types.length === 0) return undefined;
     const row = this.db.get<JobRow>(fairClaimSql((i) => `?${i}`, types.length), [...types, now]);
     if (!row) return undefined;
     // sql.js runs in this thread: nothing can claim the row between the SELECT and this UPDATE.
     await this.db.write([
       [
-        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?, progress = 0, claim_seq = ${NEXT_CLAIM_SEQ} WHERE id = ?`,
-        [now, now, row.id],
+        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = ?, updated_at = ?, progress = 0, lease = ?, claim_seq = ${NEXT_CLAIM_SEQ} WHERE id = ?`,
+        [now, now, lease, row.id],
       ],
     ]);
-    return toJob({ ...row, state: 'running', attempts: row.attempts + 1, started_at: now, updated_at: now, progress: 0 });
+    return toJob({ ...row, state: 'running', attempts: row.attempts + 1, started_at: now, updated_at: now, progress: 0, lease });
   }
 
-  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean> {
+  async takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
+    const row = this.db.get<JobRow>(`SELECT * FROM jobs WHERE state = 'running' AND substr(lease, 1, ?) = ?`, [turn.length + 1, `${turn}/`]);
+    if (!row) return undefined;
+    await this.db.write([[`UPDATE jobs SET lease = ?, updated_at = ? WHERE id = ?`, [lease, now, row.id]]]);
+    return toJob({ ...row, lease, updated_at: now });
+  }
+
+  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[], lease?: string): Promise<boolean> {
     const sets: string[] = [];
     const params: SqlParam[] = [];
     for (const [k, v] of Object.entries(patch)) {
@@ -165,6 +175,7 @@ export class SqlJsJobStore implements JobStore {
     params.push(id);
     let where = 'id = ?';
     if (fromStates?.length) (where += ` AND state IN (${fromStates.map(() => '?').join(', ')})`), params.push(...fromStates);
+    if (lease !== undefined) (where += ' AND lease = ?'), params.push(lease);
     const [changed] = await this.db.write([[`UPDATE jobs SET ${sets.join(', ')} WHERE ${where}`, params]]);
     return changed === 1;
   }

@@ -35,6 +35,13 @@ export interface JobRecord {
   startedAt: number | null;
   finishedAt: number | null;
   updatedAt: number;
+  /**
+   * Who holds a running job in cluster mode: `<turn>/<nonce>` (jobs/turnQueue.ts), the turn being
+   * the shared queue's job whose lock is the lease. '' (or absent) in the embedded mode, where
+   * this process alone runs jobs. Bookkeeping of an attempt is fenced on it: a node that lost the
+   * lease (killed, paused past it) can no longer write the job.
+   */
+  lease?: string;
 }
 
 export interface JobFilter {
@@ -70,9 +77,18 @@ export interface JobStore {
    * 3. Within that application, its candidate with the lowest seq (the queue order an admin sets
    *    with moves).
    */
-  claimNext(types: string[], now: number): Promise<JobRecord | undefined>;
-  /** Applies `patch` if the job's state is one of `fromStates` (any, if omitted); true if it did. */
-  update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean>;
+  claimNext(types: string[], now: number, lease?: string): Promise<JobRecord | undefined>;
+  /**
+   * Applies `patch` if the job's state is one of `fromStates` (any, if omitted) and, with `lease`,
+   * if the job is still held under that lease; true if it did.
+   */
+  update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[], lease?: string): Promise<boolean>;
+  /**
+   * The running job held under turn `turn` (a lease `<turn>/…`), now held under `lease` instead: the
+   * shared queue gave the turn of a node that stopped answering to this one. Undefined if no
+   * running job is held under that turn.
+   */
+  takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined>;
   /**
    * How many jobs of each type are in each of `states` (all states if omitted), counted in the
    * database: the console's overview needs the numbers, not thousands of decoded payloads.

@@ -162,4 +162,7 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 7: videos by status, oldest first: the sweep of registrations never uploaded (status 8) and
   // the console's count of them read it (issue 13, item 4; services/registrationExpiry.ts).
   [`CREATE INDEX videos_by_status_age ON videos (status, created_at, id)`],
+  // 8: who holds a running job in cluster mode (JobRecord.lease; jobs/turnQueue.ts). Always '' in
+  // the embedded mode; the column is here so that both engines keep one schema and one contract.
+  [`ALTER TABLE jobs ADD COLUMN lease TEXT NOT NULL DEFAULT ''`],
 ];

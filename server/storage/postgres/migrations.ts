@@ -149,4 +149,6 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (key, window_start)
      )`,
   ],
+  // 6: who holds a running job (JobRecord.lease; jobs/turnQueue.ts), as the sql.js schema's version 8
+  [`ALTER TABLE jobs ADD COLUMN lease TEXT COLLATE "C" NOT NULL DEFAULT ''`],
 ];

@@ -5,20 +5,20 @@ import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 type JobRow = {
   id: string; type: string; video_id: string; app_id: string; payload: string; state: JobState; priority: number; seq: number; attempts: number;
   max_attempts: number; run_after: number; progress: number; error: string; created_at: number; started_at: number | null;
-  finished_at: number | null; updated_at: number;
+  finished_at: number | null; updated_at: number; lease: string;
 };
 
 const COLUMNS: Record<string, string> = {
   videoId: 'video_id', appId: 'app_id', payload: 'payload', state: 'state', priority: 'priority', seq: 'seq', attempts: 'attempts',
   maxAttempts: 'max_attempts', runAfter: 'run_after', progress: 'progress', error: 'error', startedAt: 'started_at',
-  finishedAt: 'finished_at', updatedAt: 'updated_at',
+  finishedAt: 'finished_at', updatedAt: 'updated_at', lease: 'lease',
 };
 
 function toJob(r: JobRow): JobRecord {
   return {
     id: r.id, type: r.type, videoId: r.video_id, appId: r.app_id, payload: JSON.parse(r.payload) as Record<string, unknown>, state: r.state,
     priority: r.priority, seq: r.seq, attempts: r.attempts, maxAttempts: r.max_attempts, runAfter: r.run_after, progress: r.progress,
-    error: r.error, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at, updatedAt: r.updated_at,
+    error: r.error, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at, updatedAt: r.updated_at, lease: r.lease,
   };
 }
 
@@ -31,9 +31,8 @@ const INSERT_ROWS_PER_STATEMENT = 1_000;
 /**
  * Jobs in PostgreSQL. `seq` comes from the table's sequence (the caller's value is not used), so
  * nodes enqueueing at once never share one. claimNext runs under an advisory lock, so two nodes'
- * claims never get the same job and each sees the other's running jobs (the fair share). What this does not give yet is a lease: a job
- * left `running` by a node that died stays so until a node's start re-queues every running job
- * (JobQueue.start), which is only right for one node; leases and fencing are the queue's stage.
+ * claims never get the same job and each sees the other's running jobs (the fair share). Which
+ * node holds a running job is its `lease`, whose liveness the shared queue keeps (turnQueue.ts).
  */
 export class PostgresJobStore implements JobStore {
   constructor(private readonly db: PostgresDatabase) {}
@@ -106,7 +105,7 @@ export class PostgresJobStore implements JobStore {
     });
   }
 
-  async claimNext(types: string[], now: number): Promise<JobRecord | undefined> {
+  async claimNext(types: string[], now: number, lease = ''): Promise<JobRecord | undefined> {
     if (types.length === 0) return undefined;
     // One claim at a time across nodes (a transaction-scoped advisory lock): each claim sees the
     // running counts the one before it left, so two nodes claiming at once share fairly too, and
@@ -120,15 +119,23 @@ export class PostgresJobStore implements JobStore {
       );
       if (!chosen[0]) return undefined;
       const { rows } = await tx.query<JobRow>(
-        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $2, updated_at = $2, progress = 0, claim_seq = ${NEXT_CLAIM_SEQ}
+        `UPDATE jobs SET state = 'running', attempts = attempts + 1, started_at = $2, updated_at = $2, progress = 0, lease = $3, claim_seq = ${NEXT_CLAIM_SEQ}
          WHERE id = $1 AND state = 'queued' RETURNING *`,
-        [chosen[0].id, now],
+        [chosen[0].id, now, lease],
       );
       return rows[0] && toJob(rows[0]);
     });
   }
 
-  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[]): Promise<boolean> {
+  async takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
+    const { rows } = await this.db.query<JobRow>(
+      `UPDATE jobs SET lease = $2, updated_at = $3 WHERE state = 'running' AND left(lease, $4) = $1 || '/' RETURNING *`,
+      [turn, lease, now, turn.length + 1],
+    );
+    return rows[0] && toJob(rows[0]);
+  }
+
+  async update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[], lease?: string): Promise<boolean> {
     const sets: string[] = [];
     const params: PgParam[] = [];
     for (const [k, v] of Object.entries(patch)) {
@@ -141,6 +148,7 @@ export class PostgresJobStore implements JobStore {
     params.push(id);
     let where = `id = $${params.length}`;
     if (fromStates?.length) (params.push(fromStates), (where += ` AND state = ANY($${params.length}::text[])`));
+    if (lease !== undefined) (params.push(lease), (where += ` AND lease = $${params.length}`));
     const { rowCount } = await this.db.query(`UPDATE jobs SET ${sets.join(', ')} WHERE ${where}`, params);
     return rowCount === 1;
   }
