@@ -167,6 +167,24 @@ export interface WindowCounters {
   count(key: string, windowMs: number, now?: number): Promise<number>;
 }
 
+/**
+ * The console's login sessions (services/consoleSessions.ts), kept where every node sees them in
+ * cluster mode: logging in through one node and out through another must work. Sessions are
+ * named by the SHA-256 of their id (hex), never the id itself, so that whoever reads the table
+ * cannot log in with what it holds. Times are Unix ms of the calling node's clock.
+ */
+export interface ConsoleSessionStore {
+  /**
+   * Stores a session expiring at `expiresAt`, then keeps at most `maxSessions` live ones in all:
+   * sessions expired at `now` are removed, then those closest to expiry.
+   */
+  add(idHash: string, expiresAt: number, maxSessions: number, now: number): Promise<void>;
+  /** The expiry of the session, if it exists and has not expired at `now`. */
+  expiryOf(idHash: string, now: number): Promise<number | undefined>;
+  /** Ends the session (for every node); nothing if there is none. */
+  remove(idHash: string): Promise<void>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -178,6 +196,11 @@ export interface Stores {
    * process counts in memory (services/failureLimiter.ts, the registration buckets).
    */
   counters?: WindowCounters;
+  /**
+   * The console's sessions, shared by the nodes of a cluster (PostgreSQL). Absent in the embedded
+   * mode, where the one process keeps them in memory (a restart logs the console out).
+   */
+  consoleSessions?: ConsoleSessionStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

@@ -151,4 +151,14 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   ],
   // 6: who holds a running job (JobRecord.lease; jobs/turnQueue.ts), as the sql.js schema's version 8
   [`ALTER TABLE jobs ADD COLUMN lease TEXT COLLATE "C" NOT NULL DEFAULT ''`],
+  // 7: the console's login sessions, which every node must see (postgresConsoleSessions.ts): the
+  // SHA-256 of a session's id, never the id, and its expiry; the embedded mode keeps its sessions
+  // in memory and has no such table
+  [
+    `CREATE TABLE console_sessions (
+       id_hash TEXT COLLATE "C" PRIMARY KEY,
+       expires_at BIGINT NOT NULL
+     )`,
+    `CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at)`,
+  ],
 ];

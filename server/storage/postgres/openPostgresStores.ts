@@ -2,6 +2,7 @@ import { PostgresWindowCounters } from './postgresCounters.js';
 import type { RetryConfig } from '../../jobs/retry.js';
 import type { Stores } from '../types.js';
 import { PostgresCallbackStore } from './postgresCallbackStore.js';
+import { PostgresConsoleSessionStore } from './postgresConsoleSessions.js';
 import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
@@ -32,6 +33,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     jobs: new PostgresJobStore(db),
     callbacks: new PostgresCallbackStore(db),
     counters: new PostgresWindowCounters(db),
+    consoleSessions: new PostgresConsoleSessionStore(db),
     close: () => db.close(),
     warnings: () => [],
   };
