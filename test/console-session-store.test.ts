@@ -2,10 +2,12 @@
  * One contract for the console's session stores (storage/types.ts ConsoleSessionStore), run
  * against both: this process's memory (the embedded mode) and PostgreSQL (cluster mode, where
  * two nodes are two pools on one database). A store passes by what it answers, never by how it
- * keeps sessions.
+ * keeps sessions. Plus ConsoleSessions over a store: the cookie's id is hashed before it is kept.
  */
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConsoleSessions, SESSION_COOKIE, sessionIdHash } from '../server/services/consoleSessions.js';
 import { MemoryConsoleSessionStore } from '../server/storage/memoryConsoleSessions.js';
 import { PostgresConsoleSessionStore } from '../server/storage/postgres/postgresConsoleSessions.js';
 import { PostgresDatabase } from '../server/storage/postgres/postgresDatabase.js';
@@ -97,4 +99,49 @@ sessionStoreContract('PostgreSQL', async () => {
   const url = await postgres.createDatabase();
   const [one, two] = await Promise.all([openDatabase(url), openDatabase(url)]);
   return [new PostgresConsoleSessionStore(one), new PostgresConsoleSessionStore(two)];
+});
+
+/** A request carrying `cookie`. */
+const withCookie = (cookie: string) => ({ headers: { cookie } }) as IncomingMessage;
+
+describe('ConsoleSessions over a store', () => {
+  it('gives the store the SHA-256 of the id, never the id, and finds the session by its cookie', async () => {
+    const store = new MemoryConsoleSessionStore();
+    let now = T0;
+    const sessions = new ConsoleSessions({ ttlMs: 1000 }, { store, now: () => now });
+    const { id, expiresAt } = await sessions.create();
+    expect(sessionIdHash(id)).toBe(createHash('sha256').update(id).digest('hex'));
+    expect(await store.expiryOf(sessionIdHash(id), now)).toBe(T0 + 1000);
+    expect(await store.expiryOf(id, now)).toBeUndefined();
+    expect(store.size).toBe(1);
+    expect(expiresAt).toBe(T0 + 1000);
+    const req = withCookie(`other=1; ${SESSION_COOKIE}=${id}`);
+    expect(await sessions.isLoggedIn(req)).toBe(true);
+    expect(await sessions.isLoggedIn(withCookie(`${SESSION_COOKIE}=${sessionIdHash(id)}`))).toBe(false);
+    now = T0 + 1000;
+    expect(await sessions.expiryOf(req)).toBeUndefined();
+  });
+
+  it('logs a session out through another ConsoleSessions on the same store (another node)', async () => {
+    const url = await postgres.createDatabase();
+    const [one, two] = await Promise.all([openDatabase(url), openDatabase(url)]);
+    const nodeA = new ConsoleSessions({}, { store: new PostgresConsoleSessionStore(one) });
+    const nodeB = new ConsoleSessions({}, { store: new PostgresConsoleSessionStore(two) });
+    const { id } = await nodeA.create();
+    const req = withCookie(`${SESSION_COOKIE}=${id}`);
+    expect(await nodeB.isLoggedIn(req)).toBe(true);
+    await nodeB.end(req);
+    expect(await nodeA.isLoggedIn(req)).toBe(false);
+  });
+
+  it('caps the sessions of the embedded mode too', async () => {
+    const store = new MemoryConsoleSessionStore();
+    let now = T0;
+    const sessions = new ConsoleSessions({ maxSessions: 2 }, { store, now: () => now++ });
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await sessions.create()).id);
+    expect(store.size).toBe(2);
+    expect(await sessions.isLoggedIn(withCookie(`${SESSION_COOKIE}=${ids[0]}`))).toBe(false);
+    expect(await sessions.isLoggedIn(withCookie(`${SESSION_COOKIE}=${ids[3]}`))).toBe(true);
+  });
 });

@@ -4,6 +4,7 @@ import { addressLimitKey } from '../services/addressLimitKey.js';
 import { CONSOLE_HEADER, type ConsoleSessions } from '../services/consoleSessions.js';
 import { FailureLimiter, type FailureLimitOptions } from '../services/failureLimiter.js';
 import { safeEqual } from '../services/tokens.js';
+import type { WindowCounters } from '../storage/types.js';
 import { clientAddress } from './clientAddress.js';
 
 /** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -35,27 +36,64 @@ export const DEFAULT_ADMIN_TOKEN_LIMIT: FailureLimitOptions = { windowMs: 60_000
  * header alike, with one failure limit per address (issue 12, item 4). The right token always
  * passes, even from an address past its limit: whoever guesses from the admin's own address (a
  * shared proxy, the same machine) must not lock the admin out. A wrong one from such an address
- * gets 106 (429) without being compared.
+ * gets 106 (429).
+ *
+ * In cluster mode the failures count in the database (`shared`, Stores.counters), so the limit
+ * is one for all nodes together, not one per node (issue 11, item 5); the embedded mode counts in
+ * this process. The right token is recognised before any counting: it never waits for the
+ * database, and still passes while the database is unreachable.
  */
 export class AdminTokenGate {
   private readonly failures: FailureLimiter;
 
+  /** `shared`: counters every node of a cluster sees; absent, failures count in this process. */
   constructor(
     private readonly token: string,
-    limit: FailureLimitOptions = DEFAULT_ADMIN_TOKEN_LIMIT,
+    private readonly limit: FailureLimitOptions = DEFAULT_ADMIN_TOKEN_LIMIT,
+    private readonly shared?: WindowCounters,
   ) {
     this.failures = new FailureLimiter(limit);
   }
 
-  /** Throws ADMIN_UNAUTHORIZED (with `wrong` as the detail) or TOO_MANY_AUTH_FAILURES unless `candidate` is the token. */
+  /** Resolves if `candidate` is the token; rejects with ADMIN_UNAUTHORIZED (with `wrong` as the detail) or TOO_MANY_AUTH_FAILURES. */
+  async check(candidate: string, address: string, wrong?: string): Promise<void> {
+    if (safeEqual(candidate, this.token)) return;
+    if (!this.shared) return this.verify(candidate, address, wrong);
+    // One upsert that counts this failure and answers the count with it: two nodes failing the
+    // same address at once each see the other's failure, so exactly `maxFailures` get 401.
+    const failures = await this.shared.hit(sharedKey(address), this.limit.windowMs);
+    if (failures > this.limit.maxFailures) throw tooMany();
+    throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
+  }
+
+  /**
+   * {@link check} for a caller that cannot wait (app.ts's /healthz check, until it awaits
+   * `check`). In the embedded mode the same check; in cluster mode the failure is counted in the
+   * database in the background and a wrong token is always refused as ADMIN_UNAUTHORIZED (the
+   * shared count cannot be read without waiting; the caller refuses both alike).
+   */
   verify(candidate: string, address: string, wrong?: string): void {
     if (safeEqual(candidate, this.token)) return;
+    if (this.shared) {
+      // Counted all the same: /healthz is no side door for guessing without a limit.
+      this.shared.hit(sharedKey(address), this.limit.windowMs).catch(() => undefined);
+      throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
+    }
     // Counted per /64 for IPv6 (services/addressLimitKey.ts).
     const key = addressLimitKey(address);
-    if (this.failures.isLimited(key)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
+    if (this.failures.isLimited(key)) throw tooMany();
     this.failures.recordFailure(key);
     throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
   }
+}
+
+/** The shared counter of wrong admin tokens from `address` (per /64 for IPv6: services/addressLimitKey.ts). */
+function sharedKey(address: string): string {
+  return `admin-token-failures:${addressLimitKey(address)}`;
+}
+
+function tooMany(): ApiError {
+  return new ApiError('TOO_MANY_AUTH_FAILURES', 'too many wrong admin tokens from this address; wait a minute');
 }
 
 /**
@@ -66,18 +104,20 @@ export class AdminTokenGate {
  * not add a custom header.
  */
 export function requireAdmin(opts: { gate: AdminTokenGate; allowRemote: boolean; sessions?: ConsoleSessions }): RequestHandler {
-  return (req, _res, next) => {
+  // Async (Express 5 hands a rejection to the error middleware): in cluster mode the session and
+  // the failure count are in the database.
+  return async (req, _res, next) => {
     assertAdminAddress(req, opts.allowRemote);
     const header = req.headers.authorization ?? '';
     const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m && opts.sessions?.isLoggedIn(req)) {
+    if (!m && opts.sessions && (await opts.sessions.isLoggedIn(req))) {
       if (!SAFE_METHODS.has(req.method) && req.headers[CONSOLE_HEADER] !== '1') {
         throw new ApiError('ADMIN_UNAUTHORIZED', 'a change made with the console session must carry the X-Vop-Console: 1 header');
       }
       return next();
     }
     if (!m) throw new ApiError('ADMIN_UNAUTHORIZED');
-    opts.gate.verify(m[1]!.trim(), clientAddress(req));
+    await opts.gate.check(m[1]!.trim(), clientAddress(req));
     next();
   };
 }

@@ -33,22 +33,23 @@ export function adminSessionRouter(deps: AdminSessionDeps): Router {
   });
   r.use(express.json({ limit: 4096 }));
 
-  r.post('/', (req, res) => {
+  r.post('/', async (req, res) => {
     const token = (req.body as Record<string, unknown> | undefined)?.token;
     if (typeof token !== 'string' || token.trim() === '') throw new ApiError('ADMIN_UNAUTHORIZED', 'enter the admin token');
-    deps.gate.verify(token.trim(), clientAddress(req), 'that is not the admin token');
-    const { id, expiresAt } = sessions.create();
+    await deps.gate.check(token.trim(), clientAddress(req), 'that is not the admin token');
+    const { id, expiresAt } = await sessions.create();
     res.set('Set-Cookie', sessionCookie(id, Math.floor(sessions.ttlMs / 1000), isSecure(req)));
     res.json({ loggedIn: true, expiresAt: new Date(expiresAt).toISOString() });
   });
 
-  r.get('/', (req, res) => {
-    const expiresAt = sessions.expiryOf(req);
+  r.get('/', async (req, res) => {
+    const expiresAt = await sessions.expiryOf(req);
     res.json({ loggedIn: expiresAt !== undefined, expiresAt: expiresAt === undefined ? null : new Date(expiresAt).toISOString() });
   });
 
-  r.delete('/', (req, res) => {
-    sessions.end(req);
+  r.delete('/', async (req, res) => {
+    // Ended in the store, so on every node at once (cluster mode), not only here.
+    await sessions.end(req);
     res.set('Set-Cookie', sessionCookie('', 0, isSecure(req)));
     res.status(204).end();
   });

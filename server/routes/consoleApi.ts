@@ -24,7 +24,7 @@ import { adminEventsRouter } from './adminEvents.js';
 import { adminHousekeepingRouter } from './adminHousekeeping.js';
 import { adminOverviewRouter } from './adminOverview.js';
 import { adminSessionRouter } from './adminSession.js';
-import { AdminTokenGate } from '../http/adminAuth.js';
+import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from '../http/adminAuth.js';
 import { adminSettingsRouter } from './adminSettings.js';
 import { adminUploadsRouter } from './adminUploads.js';
 import { adminVideosRouter } from './adminVideos.js';
@@ -65,8 +65,10 @@ export interface ConsoleApi {
 
 export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   const { options, stores } = deps;
-  const sessions = new ConsoleSessions();
-  const gate = new AdminTokenGate(deps.adminToken);
+  // In cluster mode both live in the database (stores.consoleSessions, stores.counters), so a
+  // login, a logout and the admin token's failure limit hold across nodes; embedded, in memory.
+  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions });
+  const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
   const uploads = new UploadMonitor(deps.tus, stores.videos);
   const events = adminEventsRouter({ events: deps.events, uploads, log: deps.log });
   const videoAdmin = new VideoAdmin({

@@ -1,11 +1,13 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { MemoryConsoleSessionStore } from '../storage/memoryConsoleSessions.js';
+import type { ConsoleSessionStore } from '../storage/types.js';
 
 /** Options of {@link ConsoleSessions}. */
 export interface ConsoleSessionOptions {
   /** How long a session lasts after login; the console then asks for the token again. */
   ttlMs: number;
-  /** Sessions kept at most; past it the one closest to expiry is dropped. */
+  /** Live sessions kept at most (on all nodes together in cluster mode); past it those closest to expiry end. */
   maxSessions: number;
 }
 
@@ -25,67 +27,68 @@ export const SESSION_COOKIE = 'vop_console';
 export const CONSOLE_HEADER = 'x-vop-console';
 
 /**
- * The headless console's login sessions: a random id in an HttpOnly cookie, mapped here to its
- * expiry. The admin token itself never goes into a cookie, and a restart logs everyone out.
+ * The headless console's login sessions: a random id in an HttpOnly cookie, whose SHA-256 is
+ * mapped to its expiry in a {@link ConsoleSessionStore}. The admin token itself never goes into a
+ * cookie. Where the sessions live is the store's business: this process's memory in the embedded
+ * mode (a restart logs everyone out), PostgreSQL in cluster mode (storage/postgres/
+ * postgresConsoleSessions.ts), where every node sees every login and logout at once.
  */
 export class ConsoleSessions {
-  private readonly sessions = new Map<string, number>();
   private readonly opts: ConsoleSessionOptions;
+  private readonly store: ConsoleSessionStore;
+  private readonly now: () => number;
 
-  constructor(
-    input: Partial<ConsoleSessionOptions> = {},
-    private readonly now: () => number = Date.now,
-  ) {
+  /** `deps.store`: where sessions live (default: this process's memory); `deps.now`: the clock. */
+  constructor(input: Partial<ConsoleSessionOptions> = {}, deps: { store?: ConsoleSessionStore; now?: () => number } = {}) {
     this.opts = { ...DEFAULT_CONSOLE_SESSION_OPTIONS, ...input };
     if (!(this.opts.ttlMs > 0)) throw new Error('Option ttlMs must be greater than 0.');
     if (!Number.isInteger(this.opts.maxSessions) || this.opts.maxSessions < 1) throw new Error('Option maxSessions must be a whole number of at least 1.');
+    this.store = deps.store ?? new MemoryConsoleSessionStore();
+    this.now = deps.now ?? Date.now;
   }
 
   get ttlMs(): number {
     return this.opts.ttlMs;
   }
 
-  /** Starts a session; resolves with its id (256 random bits) and expiry (Unix ms). */
-  create(): { id: string; expiresAt: number } {
-    this.prune();
-    if (this.sessions.size >= this.opts.maxSessions) {
-      const oldest = [...this.sessions.entries()].sort((a, b) => a[1] - b[1])[0];
-      if (oldest) this.sessions.delete(oldest[0]);
-    }
+  /**
+   * Starts a session; resolves with its id (256 random bits) and expiry (Unix ms). Past
+   * `maxSessions` live sessions (on all nodes together in cluster mode), the ones closest to
+   * expiry end.
+   */
+  async create(): Promise<{ id: string; expiresAt: number }> {
     const id = crypto.randomBytes(32).toString('base64url');
-    const expiresAt = this.now() + this.opts.ttlMs;
-    this.sessions.set(id, expiresAt);
+    const now = this.now();
+    const expiresAt = now + this.opts.ttlMs;
+    await this.store.add(sessionIdHash(id), expiresAt, this.opts.maxSessions, now);
     return { id, expiresAt };
   }
 
   /** The expiry of the session `req`'s cookie names, if it is live. */
-  expiryOf(req: IncomingMessage): number | undefined {
+  async expiryOf(req: IncomingMessage): Promise<number | undefined> {
     const id = sessionIdOf(req);
     if (!id) return undefined;
-    const expiresAt = this.sessions.get(id);
-    if (expiresAt === undefined) return undefined;
-    if (expiresAt <= this.now()) {
-      this.sessions.delete(id);
-      return undefined;
-    }
-    return expiresAt;
+    return this.store.expiryOf(sessionIdHash(id), this.now());
   }
 
   /** True if `req` carries the cookie of a live session. */
-  isLoggedIn(req: IncomingMessage): boolean {
-    return this.expiryOf(req) !== undefined;
+  async isLoggedIn(req: IncomingMessage): Promise<boolean> {
+    return (await this.expiryOf(req)) !== undefined;
   }
 
-  /** Ends the session `req`'s cookie names, if any. */
-  end(req: IncomingMessage): void {
+  /** Ends the session `req`'s cookie names, if any, wherever it is checked next. */
+  async end(req: IncomingMessage): Promise<void> {
     const id = sessionIdOf(req);
-    if (id) this.sessions.delete(id);
+    if (id) await this.store.remove(sessionIdHash(id));
   }
+}
 
-  private prune(): void {
-    const now = this.now();
-    for (const [id, expiresAt] of this.sessions) if (expiresAt <= now) this.sessions.delete(id);
-  }
+/**
+ * What a store keeps of a session id: its SHA-256 (hex). The id has 256 random bits, so a plain
+ * hash is enough (no salt, no slow hash): a copy of the table gives nobody a cookie.
+ */
+export function sessionIdHash(id: string): string {
+  return crypto.createHash('sha256').update(id).digest('hex');
 }
 
 /** The session id in `req`'s Cookie header, if any. */
