@@ -24,7 +24,10 @@ WORKDIR /opt/vop
 # nothing the server runs needs them. Dev dependencies stay: `npm start` runs
 # scripts/build-server.mjs, which imports esbuild even when the bundle is up to date.
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
+# `npm install`, not `npm ci`: the lock was made where the registry lacks some platforms' optional
+# builds (msgpackr-extract's for macOS and Windows), so `npm ci` finds it incomplete and stops;
+# `npm install` follows the lock for everything it lists and resolves the rest.
+RUN npm install --no-audit --no-fund && npm cache clean --force
 
 # Build what `npm start` serves and runs: the console (renderer/dist) and the server bundle
 # (dist/server). Built here, as root, so that at start both are up to date and nothing is written;

@@ -11,7 +11,9 @@ import { assertAdminAddress, requireAdmin } from './http/adminAuth.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
 import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientAddress.js';
 import { readCallPaths } from './http/fastReadPath.js';
-import { hotPaths } from './http/hotPaths.js';
+import { hotPaths, type HotHandler } from './http/hotPaths.js';
+import { TRANSCODE_JOB } from './processing/transcodeJob.js';
+import { DOWNLOAD_JOB } from './ingest/downloadJob.js';
 import { CallbackService } from './callbacks/callbackService.js';
 import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
@@ -92,6 +94,15 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     s3?.close();
     throw err;
   });
+  // Cluster mode: jobs are leased to nodes through BullMQ's turns on the same database
+  // (jobs/turnQueue.ts). Loaded only then: the embedded default never loads BullMQ.
+  const turns = options.databaseUrl
+    ? await (await import('./jobs/bullmqTurns.js')).openBullTurns({ databaseUrl: options.databaseUrl, leaseMs: options.jobLeaseMs, log }).catch(async (err: unknown) => {
+        await stores.close();
+        s3?.close();
+        throw err;
+      })
+    : undefined;
   // What a crash left in this node's working space goes before anything works there again (the
   // embedded database's data-dir lock, taken just now, keeps a second process out; nodes of a
   // cluster each have their own data dir).
@@ -107,7 +118,8 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   if (s3) log(`Media in object storage: ${options.objectStorage!.endpoint}, bucket ${options.objectStorage!.bucket}.`);
   const videoMedia = new VideoMedia(objects, media);
   const lifecycle = new VideoLifecycle(stores.videos, events);
-  const jobs = new JobQueue(stores.jobs, events, log);
+  // An API node runs no job that needs ffmpeg: workers transcode and pull (issue 11).
+  const jobs = new JobQueue(stores.jobs, events, log, Date.now, turns && { turns, runs: (type) => options.role !== 'api' || !WORKER_JOB_TYPES.includes(type) });
   // Status callbacks (spec section 6): listens to video.status; catches up on what a crash cut off
   // (what is unscheduled is read now, before any status can change; the writes follow listen).
   const callbacks = new CallbackService({
@@ -142,18 +154,23 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // /healthz's details go to the admin only, by the admin API's own checks (consoleApi is made
   // below; this runs per request, long after).
   const isOwnHost = ownHostPredicate({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
-  const isAdmin = (req: IncomingMessage): boolean => {
+  const isAdmin = async (req: IncomingMessage): Promise<boolean> => {
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim();
     if (bearer === undefined || !isOwnHost(req.headers.host)) return false;
     try {
       assertAdminAddress(req as express.Request, options.adminRemote);
-      consoleApi.gate.verify(bearer, clientAddress(req));
+      await consoleApi.gate.check(bearer, clientAddress(req));
       return true;
     } catch {
       return false;
     }
   };
-  const health = healthCheck({ stores, startedAt: Date.now(), isAdmin, extra: async () => ({ storage: storageSummary(options), ffmpeg: await processing.tools.status() }) });
+  const health = healthCheck({
+    stores,
+    startedAt: Date.now(),
+    isAdmin,
+    extra: async () => ({ role: options.role, queue: jobs.describe(), storage: storageSummary(options), ffmpeg: await processing.tools.status() }),
+  });
   // The console (issue 5): the built renderer at /console; it talks only to the admin API.
   // The console and the admin API answer only to this server's own names (DNS rebinding).
   const ownNames = hostCheck({ publicUrl: options.publicUrl, scriptBaseUrl: options.scriptBaseUrl });
@@ -238,13 +255,17 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     listen(port, host) {
       return new Promise((resolve, reject) => {
         const proxies = new TrustedProxies(options.trustedProxies);
+        // A worker answers /healthz only (its supervisor's and load balancer's question).
+        const serve = options.role === 'worker' ? workerOnly(health, log) : (req: IncomingMessage, res: http.ServerResponse) => {
+          // The hot paths skip Express (see http/hotPaths.ts); everything else goes to it.
+          if (!hot(req, res)) app(req, res);
+        };
         server = http.createServer((req, res) => {
           noteClientAddress(req, proxies);
           // Once closing, answers say so: the client takes a new connection for its next request
           // instead of sending it on one that is about to go.
           if (closing) res.setHeader('Connection', 'close');
-          // The hot paths skip Express (see http/hotPaths.ts); everything else goes to it.
-          if (!hot(req, res)) app(req, res);
+          serve(req, res);
         });
         limitConnectionsPerAddress(server, options.maxConnectionsPerAddress);
         server.keepAliveTimeout = 65_000;
@@ -294,6 +315,23 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
       })();
       return closing;
     },
+  };
+}
+
+/** Job types only workers run: they need ffmpeg (issue 11: an API node never transcodes). */
+const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, DOWNLOAD_JOB];
+
+/** A worker node's answers: /healthz, and for anything else a 404 that says why, in the spec's envelope. */
+function workerOnly(health: HotHandler, log: (line: string) => void): (req: IncomingMessage, res: http.ServerResponse) => void {
+  const hot = hotPaths({ exact: { '/healthz': health }, prefixes: {} }, log);
+  const rest = express();
+  rest.disable('x-powered-by');
+  rest.all('/{*rest}', () => {
+    throw new ApiError('NOT_FOUND', 'this is a worker node (--role worker): it answers /healthz only; the API is on the API nodes');
+  });
+  rest.use(envelopeErrorHandler(log));
+  return (req, res) => {
+    if (!hot(req, res)) rest(req, res);
   };
 }
 

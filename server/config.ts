@@ -32,6 +32,19 @@ export interface ServerOptions {
    * start-up refuses, rather than letting each node serve only what it transcoded.
    */
   sharedMedia: boolean;
+  /**
+   * What this node does (issue 11; `--role`, VOP_ROLE). `all`, the default: everything. `api`: the
+   * spec API, widgets, uploads, the admin API, the console and media; it runs the jobs that need
+   * no ffmpeg (callbacks) and never transcodes or pulls. `worker`: transcodes and pulls (and
+   * callbacks) from the shared queue, and answers only /healthz. `api` and `worker` need cluster mode.
+   */
+  role: NodeRole;
+  /**
+   * Cluster mode: how long a node holds a job without renewing its lease (jobs/bullmqTurns.ts). A
+   * node that dies or stops answering loses its jobs after this, and another node starts them
+   * again within about a third more. Renewed every quarter of it while the job runs.
+   */
+  jobLeaseMs: number;
   /** How long start-up waits for that database to answer (nodes start in any order); tries, then gives up. */
   databaseConnectRetry: RetryConfig;
   /** Bearer token of the admin API. Absent: read from `<dataDir>/admin-token`, generated on first start. */
@@ -83,6 +96,10 @@ export interface ServerOptions {
   log: (line: string) => void;
 }
 
+/** What a node does: see ServerOptions.role. */
+export type NodeRole = 'all' | 'api' | 'worker';
+export const NODE_ROLES: readonly NodeRole[] = ['all', 'api', 'worker'];
+
 export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping'>> & {
   dataDir: string;
   housekeeping?: Partial<HousekeepingOptions>;
@@ -93,6 +110,8 @@ export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'process
 const DEFAULTS = {
   adminRemote: false,
   sharedMedia: false,
+  role: 'all',
+  jobLeaseMs: 15_000,
   // About two minutes of tries for a database that does not answer yet, then start-up fails.
   databaseConnectRetry: { maxRetries: 30, baseDelayMs: 250, maxDelayMs: 5_000, jitter: false },
   maxBodyBytes: 64 * 1024,
@@ -145,6 +164,11 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
         'or, if every node mounts the same media folder (NFS, SMB), say so with VOP_SHARED_MEDIA=1 (--shared-media).',
     );
   }
+  if (!NODE_ROLES.includes(o.role)) throw new Error(`Option role must be one of ${NODE_ROLES.join(', ')} (got "${String(o.role)}").`);
+  if (o.role !== 'all' && o.databaseUrl === undefined) {
+    throw new Error(`The role ${o.role} (--role, VOP_ROLE) is for cluster mode, where nodes share a database: set VOP_DATABASE_URL (--database-url) too, or leave the role at all.`);
+  }
+  if (!(Number.isInteger(o.jobLeaseMs) && o.jobLeaseMs >= 2_000)) throw new Error('Option jobLeaseMs must be a whole number of milliseconds, at least 2000.');
   assertRetryConfig('Option databaseConnectRetry', o.databaseConnectRetry);
   o.callbacks = resolveCallbackOptions(input.callbacks);
   o.ingest = resolveIngestOptions(input.ingest);

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import type { ServerOptionsInput } from './config.js';
+import { NODE_ROLES, type NodeRole, type ServerOptionsInput } from './config.js';
 import { isLoopback } from './http/adminAuth.js';
 import { s3OptionsFromEnv } from './storage/media/s3Options.js';
 
@@ -17,9 +17,9 @@ export interface StartConfig {
 
 export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
-                    [--trusted-proxies <cidr,…>] [--shared-media]
+                    [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
-             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_TRUSTED_PROXIES,
+             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_ROLE, VOP_JOB_LEASE_MS, VOP_TRUSTED_PROXIES,
              VOP_SHARED_MEDIA; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
              VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
@@ -42,6 +42,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'database-url': { type: 'string' },
       'trusted-proxies': { type: 'string' },
       'shared-media': { type: 'boolean' },
+      role: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -52,6 +53,10 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
   const pullAllow = values['pull-allow'] ?? (env.VOP_PULL_ALLOW || undefined);
   const trustedProxies = values['trusted-proxies'] ?? (env.VOP_TRUSTED_PROXIES || undefined);
+  const role = values.role ?? (env.VOP_ROLE || undefined);
+  if (role !== undefined && !NODE_ROLES.includes(role as NodeRole)) throw new Error(`--role "${role}" is not one of ${NODE_ROLES.join(', ')}.`);
+  const leaseText = env.VOP_JOB_LEASE_MS || undefined;
+  if (leaseText !== undefined && !/^\d+$/.test(leaseText)) throw new Error(`VOP_JOB_LEASE_MS "${leaseText}" is not a whole number of milliseconds.`);
   return {
     port,
     portGiven,
@@ -66,6 +71,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
       // Object storage for media when VOP_S3_ENDPOINT is set (the keys stay out of the command line).
       objectStorage: s3OptionsFromEnv(env),
+      role: role as NodeRole | undefined,
+      // Cluster mode: how soon another node takes over the jobs of a node that stopped answering.
+      jobLeaseMs: leaseText === undefined ? undefined : Number(leaseText),
       sharedMedia: values['shared-media'] ?? (['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()) || undefined),
       // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
       trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),

@@ -58,7 +58,7 @@ export class AdminTokenGate {
   /** Resolves if `candidate` is the token; rejects with ADMIN_UNAUTHORIZED (with `wrong` as the detail) or TOO_MANY_AUTH_FAILURES. */
   async check(candidate: string, address: string, wrong?: string): Promise<void> {
     if (safeEqual(candidate, this.token)) return;
-    if (!this.shared) return this.verify(candidate, address, wrong);
+    if (!this.shared) return this.verifyHere(candidate, address, wrong);
     // One upsert that counts this failure and answers the count with it: two nodes failing the
     // same address at once each see the other's failure, so exactly `maxFailures` get 401.
     const failures = await this.shared.hit(sharedKey(address), this.limit.windowMs);
@@ -66,19 +66,9 @@ export class AdminTokenGate {
     throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
   }
 
-  /**
-   * {@link check} for a caller that cannot wait (app.ts's /healthz check, until it awaits
-   * `check`). In the embedded mode the same check; in cluster mode the failure is counted in the
-   * database in the background and a wrong token is always refused as ADMIN_UNAUTHORIZED (the
-   * shared count cannot be read without waiting; the caller refuses both alike).
-   */
-  verify(candidate: string, address: string, wrong?: string): void {
+  /** The embedded mode's check: failures counted in this process. */
+  private verifyHere(candidate: string, address: string, wrong?: string): void {
     if (safeEqual(candidate, this.token)) return;
-    if (this.shared) {
-      // Counted all the same: /healthz is no side door for guessing without a limit.
-      this.shared.hit(sharedKey(address), this.limit.windowMs).catch(() => undefined);
-      throw new ApiError('ADMIN_UNAUTHORIZED', wrong);
-    }
     // Counted per /64 for IPv6 (services/addressLimitKey.ts).
     const key = addressLimitKey(address);
     if (this.failures.isLimited(key)) throw tooMany();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { VopEventBus } from '../events.js';
 import { assertRetryConfig, backoffDelay, type RetryConfig } from './retry.js';
+import { LeaseLostError, turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
 import type { JobRecord, JobState, JobStore } from './types.js';
 
 /** Live progress of a running job. */
@@ -20,6 +21,13 @@ export interface JobContext {
   /** 1 for the first attempt. */
   attempt: number;
   isLastAttempt: boolean;
+  /**
+   * Resolves if this attempt still holds its job; otherwise aborts `signal` and throws (a
+   * LeaseLostError if another node took the job over, the cancel if it was cancelled on another
+   * node). Always resolves in the embedded mode. A handler calls it before each step that writes
+   * what other nodes see (stored outputs, rows): a node paused past its lease must not write them.
+   */
+  fence(): Promise<void>;
 }
 
 /** How one type of job is run. */
@@ -59,18 +67,41 @@ interface RunningJob {
   cancelled: boolean;
   /**
    * Settles when the attempt's bookkeeping is done, with the state it left the job in (undefined
-   * if the bookkeeping itself failed): a cancel must learn whether the handler actually stopped.
+   * if the bookkeeping itself failed, or if the lease was lost): a cancel must learn whether the
+   * handler actually stopped.
    */
   promise: Promise<JobState | undefined>;
+  /** Cluster mode: the job is no longer this node's (taken over, or cancelled on another node). */
+  lost: boolean;
+}
+
+/**
+ * Cluster mode (issue 11, item 4): jobs are leased to nodes through a shared queue's turns
+ * (jobs/turnQueue.ts), and a node runs only some types (its role).
+ */
+export interface ClusterJobs {
+  turns: TurnQueue;
+  /** Whether this node runs jobs of `type`: an API node runs none that needs ffmpeg. */
+  runs(type: string): boolean;
+  /** How often a node checks that the jobs it runs are still its own (cancelled or taken over elsewhere). */
+  watchMs?: number;
 }
 
 /** How often a running job's progress is saved (it is pushed live through events regardless). */
 const PROGRESS_SAVE_MS = 5_000;
 
+/** How often, in cluster mode, a node checks by default that its running jobs are still its own. */
+const WATCH_MS = 2_000;
+
 /**
  * The persistent job queue (PeerTube-style): jobs live in the database, handlers are looked up
  * by type, each type has its own concurrency and retry data. A job cut off by a stop or a crash
  * is queued again on the next start and runs from the beginning, after its type's `recover`.
+ *
+ * Embedded, this process runs every job: it claims them itself as slots free up. In cluster mode
+ * (`cluster`), nodes take turns from the shared queue instead (jobs/turnQueue.ts): each turn
+ * claims one job under a lease; a node that dies or stops answering loses its lease and another
+ * node takes the job over, from the start, after `recover`.
  */
 export class JobQueue {
   private defs = new Map<string, JobTypeDefinition>();
@@ -81,23 +112,33 @@ export class JobQueue {
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: JobStore,
     private readonly events: VopEventBus,
     private readonly log: (line: string) => void,
     private readonly now: () => number = Date.now,
+    private readonly cluster?: ClusterJobs,
   ) {}
 
   register(type: string, def: JobTypeDefinition): void {
     if (!Number.isInteger(def.concurrency) || def.concurrency < 1) throw new Error(`Job type ${type}: concurrency must be at least 1.`);
     assertRetryConfig(`Job type ${type} retry`, def.retry);
     this.defs.set(type, def);
+    if (this.started && this.cluster) this.serve(type, def);
     if (this.started) this.pump();
+  }
+
+  /** The shared queue, in cluster mode: for /healthz. */
+  describe(): { engine: string; leaseMs?: number; runs: string[] } {
+    const runs = [...this.defs.keys()].filter((t) => !this.cluster || this.cluster.runs(t));
+    return this.cluster ? { ...this.cluster.turns.describe(), runs } : { engine: 'embedded', runs };
   }
 
   /** Re-queues jobs cut off by the last stop or crash, then starts running jobs. */
   async start(): Promise<void> {
+    if (this.cluster) return this.startCluster(this.cluster);
     this.seq = await this.store.maxSeq();
     for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
       try {
@@ -144,6 +185,7 @@ export class JobQueue {
     if (jobs.length === 0) return [];
     await this.store.insertMany(jobs);
     for (const job of jobs) this.emitState(job);
+    await this.cluster?.turns.add(type, jobs.length);
     this.pump();
     return jobs;
   }
@@ -160,7 +202,14 @@ export class JobQueue {
       return (await live.promise) === 'cancelled';
     }
     const job = await this.store.get(id);
-    if (!job || !(await this.store.update(id, { state: 'cancelled', finishedAt: this.now(), updatedAt: this.now() }, ['queued']))) return false;
+    if (!job) return false;
+    // Running on another node (cluster mode): it is cancelled here, and that node, which checks
+    // its jobs every few seconds (watch), stops it without writing anything more.
+    const remote = this.cluster !== undefined && job.state === 'running';
+    const cancelled = remote
+      ? await this.store.update(id, { state: 'cancelled', error: 'cancelled', finishedAt: this.now(), updatedAt: this.now(), lease: '' }, ['running'], job.lease ?? '')
+      : await this.store.update(id, { state: 'cancelled', finishedAt: this.now(), updatedAt: this.now() }, ['queued']);
+    if (!cancelled) return false;
     await this.giveUp(job, 'cancelled');
     this.emitState({ ...job, state: 'cancelled' });
     return true;
@@ -172,6 +221,7 @@ export class JobQueue {
     if (ok) {
       const job = await this.store.get(id);
       if (job) this.emitState(job);
+      if (job) await this.cluster?.turns.add(job.type, 1);
       this.pump();
     }
     return ok;
@@ -232,6 +282,7 @@ export class JobQueue {
     if (!def) throw new Error(`No handler for job type ${type}.`);
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('concurrency must be at least 1.');
     def.concurrency = concurrency;
+    this.cluster?.turns.setConcurrency(type, concurrency);
     this.pump();
   }
 
@@ -248,9 +299,11 @@ export class JobQueue {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.watchTimer);
     for (const r of this.running.values()) r.controller.abort(new Error('shutting down'));
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
     await this.pumping;
+    await this.cluster?.turns.close();
   }
 
   /**
@@ -269,7 +322,8 @@ export class JobQueue {
   }
 
   private pump(): void {
-    if (!this.started || this.stopping) return;
+    // In cluster mode turns start jobs (serve), not free slots.
+    if (!this.started || this.stopping || this.cluster) return;
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -313,11 +367,15 @@ export class JobQueue {
     return n;
   }
 
-  private run(job: JobRecord, def: JobTypeDefinition): void {
+  private run(job: JobRecord, def: JobTypeDefinition, turn?: Turn): RunningJob {
     const controller = new AbortController();
-    const entry: RunningJob = { job, controller, progress: { percent: 0 }, cancelled: false, promise: Promise.resolve(undefined) };
+    const entry: RunningJob = { job, controller, progress: { percent: 0 }, cancelled: false, lost: false, promise: Promise.resolve(undefined) };
     this.running.set(job.id, entry);
     this.emitState(job);
+    // In cluster mode every write of the attempt is fenced on its lease (JobStore.update).
+    const lease = this.cluster ? (job.lease ?? '') : undefined;
+    const onTurnLost = () => this.lose(entry, new LeaseLostError());
+    turn?.signal.addEventListener('abort', onTurnLost, { once: true });
     let lastSave = this.now();
     const ctx: JobContext = {
       signal: controller.signal,
@@ -328,37 +386,49 @@ export class JobQueue {
         this.events.emit('job.progress', { jobId: job.id, type: job.type, videoId: job.videoId, ...p });
         if (this.now() - lastSave >= PROGRESS_SAVE_MS) {
           lastSave = this.now();
-          void this.store.update(job.id, { progress: p.percent, updatedAt: lastSave }, ['running']).catch(() => undefined);
+          void this.store.update(job.id, { progress: p.percent, updatedAt: lastSave }, ['running'], lease).catch(() => undefined);
         }
       },
+      fence: async () => {
+        if (this.cluster) await this.check(entry);
+        controller.signal.throwIfAborted();
+      },
     };
-    entry.promise = (async (): Promise<JobState> => {
+    entry.promise = (async (): Promise<JobState | undefined> => {
       try {
         await def.handle(job, ctx);
-        await this.finish(job, { state: 'succeeded', progress: 100, error: '' });
+        if (entry.lost) return undefined;
+        await this.finish(job, { state: 'succeeded', progress: 100, error: '' }, lease);
         return 'succeeded';
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        if (entry.cancelled) {
-          await this.finish(job, { state: 'cancelled', error: 'cancelled' });
-          await this.giveUp(job, 'cancelled');
+        if (entry.lost) {
+          // Another node runs it now, or cancelled it and did the bookkeeping: nothing to write.
+          this.log(`Job ${job.id} (${job.type}): ${entry.cancelled ? 'cancelled on another node' : (controller.signal.reason as Error).message}.`);
+          return entry.cancelled ? 'cancelled' : undefined;
+        } else if (entry.cancelled) {
+          if (await this.finish(job, { state: 'cancelled', error: 'cancelled' }, lease)) await this.giveUp(job, 'cancelled');
           return 'cancelled';
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
           await def.recover?.(job).catch(() => undefined);
-          await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() });
+          if (await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now(), lease: '' }, lease === undefined ? undefined : ['running'], lease)) {
+            await this.cluster?.turns.add(job.type, 1);
+          }
           return 'queued';
         } else if (job.attempts < job.maxAttempts && !(err instanceof PermanentJobError)) {
-          const runAfter = this.now() + backoffDelay(def.retry, job.attempts);
-          await this.store.update(job.id, { state: 'queued', error: reason, runAfter, updatedAt: this.now() });
-          this.emitState({ ...job, state: 'queued', error: reason });
+          const delay = backoffDelay(def.retry, job.attempts);
+          if (await this.store.update(job.id, { state: 'queued', error: reason, runAfter: this.now() + delay, updatedAt: this.now(), lease: '' }, lease === undefined ? undefined : ['running'], lease)) {
+            this.emitState({ ...job, state: 'queued', error: reason });
+            await this.cluster?.turns.add(job.type, 1, delay);
+          }
           return 'queued';
         } else {
-          await this.finish(job, { state: 'failed', error: reason });
-          await this.giveUp(job, reason);
+          if (await this.finish(job, { state: 'failed', error: reason }, lease)) await this.giveUp(job, reason);
           return 'failed';
         }
       } finally {
+        turn?.signal.removeEventListener('abort', onTurnLost);
         this.running.delete(job.id);
         this.pump();
       }
@@ -366,12 +436,111 @@ export class JobQueue {
       this.log(`Job ${job.id} (${job.type}) bookkeeping failed: ${String(err)}`);
       return undefined;
     });
+    return entry;
   }
 
-  private async finish(job: JobRecord, patch: Pick<JobRecord, 'state' | 'error'> & { progress?: number }): Promise<void> {
+  /**
+   * Cluster mode: whether the job of `entry` is still this node's, as the database says; if not,
+   * the run is stopped (lose).
+   */
+  private async check(entry: RunningJob): Promise<void> {
+    const row = await this.store.get(entry.job.id);
+    if (row && row.state === 'running' && row.lease === entry.job.lease) return;
+    if (row?.state === 'cancelled') entry.cancelled = true;
+    this.lose(entry, row?.state === 'cancelled' ? new Error('cancelled') : new LeaseLostError());
+  }
+
+  private lose(entry: RunningJob, reason: Error): void {
+    if (entry.lost) return;
+    entry.lost = true;
+    entry.controller.abort(reason);
+  }
+
+  /**
+   * Cluster mode's start: jobs whose holder is gone for good (its turn is finished or unknown: a
+   * cluster stopped all at once, a queue emptied by hand) are queued again; the queued jobs of
+   * each type get turns enough; this node then takes turns of the types its role runs.
+   */
+  private async startCluster(cluster: ClusterJobs): Promise<void> {
+    const { turns } = cluster;
+    for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
+      const lease = job.lease ?? '';
+      if (lease !== '' && (await turns.isLive(job.type, turnOfLease(lease)))) continue;
+      await this.requeueOrphan(job, 'its node is gone');
+    }
+    for (const { type, count } of await this.store.countByTypeAndState(['queued'])) {
+      const missing = count - (await turns.pending(type));
+      if (missing > 0) await turns.add(type, missing);
+    }
+    this.started = true;
+    for (const [type, def] of this.defs) this.serve(type, def);
+    this.watchTimer = setInterval(() => {
+      for (const entry of this.running.values()) void this.check(entry).catch(() => undefined);
+    }, cluster.watchMs ?? WATCH_MS);
+    this.watchTimer.unref();
+  }
+
+  /** A running job whose holder is gone, queued again (its cut-off attempt not counted), with a turn. */
+  private async requeueOrphan(job: JobRecord, why: string): Promise<void> {
+    try {
+      await this.defs.get(job.type)?.recover?.(job);
+    } catch (err) {
+      this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
+    }
+    const patch = { state: 'queued' as const, attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now(), lease: '' };
+    if (await this.store.update(job.id, patch, ['running'], job.lease ?? '')) {
+      this.log(`Job ${job.id} (${job.type}) queued again: ${why}.`);
+      await this.cluster?.turns.add(job.type, 1);
+    }
+  }
+
+  /** Cluster mode: this node takes turns of `type` if its role runs that type. */
+  private serve(type: string, def: JobTypeDefinition): void {
+    const cluster = this.cluster!;
+    if (!cluster.runs(type)) return;
+    cluster.turns.serve(
+      type,
+      def.concurrency,
+      (turn) => this.runTurn(type, def, turn),
+      async (turnId) => {
+        // The queue gave the turn up (its holders kept stopping): the job is queued again with a
+        // turn of its own, its attempt counted, so a job that kills every node ends failed.
+        const job = await this.store.takeOver(turnId, `${turnId}/given-up`, this.now());
+        if (!job) return;
+        if (job.attempts >= job.maxAttempts) {
+          if (await this.finish(job, { state: 'failed', error: 'the nodes running it stopped answering' }, job.lease)) await this.giveUp(job, 'the nodes running it stopped answering');
+          return;
+        }
+        await this.requeueOrphan({ ...job, attempts: job.attempts + 1 }, 'the nodes running it stopped answering');
+      },
+    );
+  }
+
+  /** One turn: the job it held before (taken over from a node that stopped answering) or the next in the fair order. */
+  private async runTurn(type: string, def: JobTypeDefinition, turn: Turn): Promise<void> {
+    if (this.stopping) {
+      // Taken while stopping: handed back, so the job it stands for keeps a turn.
+      await this.cluster!.turns.add(type, 1);
+      return;
+    }
+    const lease = `${turn.id}/${crypto.randomBytes(6).toString('hex')}`;
+    let job = await this.store.takeOver(turn.id, lease, this.now());
+    if (job) {
+      this.log(`Job ${job.id} (${type}): taken over from a node that stopped answering; it runs again from the start.`);
+      await def.recover?.(job).catch((err: unknown) => this.log(`Recovering job ${job!.id} (${type}) failed: ${String(err)}`));
+    } else {
+      job = await this.store.claimNext([type], this.now(), lease);
+    }
+    if (!job) return;
+    await this.run(job, def, turn).promise;
+  }
+
+  /** Records the end of an attempt (fenced on `lease` in cluster mode); false if another node holds the job now. */
+  private async finish(job: JobRecord, patch: Pick<JobRecord, 'state' | 'error'> & { progress?: number }, lease?: string): Promise<boolean> {
     const now = this.now();
-    await this.store.update(job.id, { ...patch, finishedAt: now, updatedAt: now });
-    this.emitState({ ...job, ...patch, finishedAt: now, updatedAt: now });
+    const wrote = await this.store.update(job.id, { ...patch, finishedAt: now, updatedAt: now, ...(lease === undefined ? {} : { lease: '' }) }, lease === undefined ? undefined : ['running'], lease);
+    if (wrote) this.emitState({ ...job, ...patch, finishedAt: now, updatedAt: now });
+    return wrote;
   }
 
   private async giveUp(job: JobRecord, reason: string): Promise<void> {

@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { JobRecord } from '../jobs/types.js';
 import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
@@ -135,7 +136,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
         });
-        ctx.signal.throwIfAborted();
+        // A node paused past its lease (cluster mode) stores nothing: the job is another node's now.
+        await ctx.fence();
 
         // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts); a cancel
         // is heard between two objects, not only once all are stored.
@@ -144,7 +146,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         deps.hlsChanged?.(videoId);
         const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
         await storeRenditions(objects, made.written, ctx.signal);
-        ctx.signal.throwIfAborted();
+        await ctx.fence();
 
         const { written, info } = made;
         await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
@@ -158,7 +160,9 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         // With no rows naming anything of the video, what this attempt stored of HLS and covers
         // goes too (a full second copy of the video, in the bucket, for a video in 7).
         const unnamed = !rowsWritten && previous.length === 0;
-        await removeAttemptOutputs(objects, videoId, dateFolder, listed, { unnamed }).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
+        // Unless the job is another node's now (cluster mode): the outputs under the video's names
+        // are that node's, and only its own scratch folder is this attempt's to remove.
+        if (!(ctx.signal.reason instanceof LeaseLostError)) await removeAttemptOutputs(objects, videoId, dateFolder, listed, { unnamed }).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
         throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
       } finally {
         clearTimeout(deadlineTimer);

@@ -3,6 +3,15 @@ import { backoffDelay, type RetryConfig } from '../../jobs/retry.js';
 import { PG_MIGRATIONS } from './migrations.js';
 
 /** A query's parameters: what node-postgres sends (numbers, strings, booleans, null, arrays of them). */
+/**
+ * How long PostgreSQL lets a session of ours sit in an open transaction without a statement
+ * before it ends that session. None of ours waits between its statements; a node that does was
+ * paused (SIGSTOP, a frozen VM) or cut off mid-transaction, and its row and advisory locks would
+ * otherwise hold every other node up until its connection dies, which for a paused process is
+ * never. The session-level locks of the upload locker (advisoryLocker.ts) are outside transactions.
+ */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
 export type PgParam = string | number | boolean | null | string[] | number[];
 
 /** What the stores need of a connection or of the pool: a query. */
@@ -49,7 +58,13 @@ export class PostgresDatabase implements Queryable {
   static async open(options: PostgresDatabaseOptions): Promise<PostgresDatabase> {
     // Loaded here, not at the top: the embedded default (and its bundle) never loads the client.
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ connectionString: options.url, types: typeParsers(pg), max: options.maxConnections ?? 10, connectionTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      types: typeParsers(pg),
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: 10_000,
+      options: `-c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
+    });
     // An idle connection the server drops (a restart, a failover) must not crash the process.
     pool.on('error', (err) => options.log(`PostgreSQL: an idle connection failed: ${err.message}`));
     const db = new PostgresDatabase(pool);

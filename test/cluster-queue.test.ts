@@ -1,0 +1,348 @@
+/**
+ * The shared queue with leases (issue 11, item 4), with real processes as a supervisor runs them:
+ * two API nodes (`--role api`) and two workers (`--role worker`), each `server/main.ts` in a
+ * process group of its own, on one real PostgreSQL (test/helpers/postgres.ts) and one Ceph RGW
+ * bucket (test/helpers/ceph.ts). Jobs are leased through BullMQ's turns (jobs/turnQueue.ts); the
+ * lease here is 4 s (VOP_JOB_LEASE_MS) so that the take-overs happen within a test's time.
+ *
+ * - roles: a worker answers /healthz only, an API node never transcodes, /healthz says who is what;
+ * - SIGKILL of the worker group holding a transcode: the other worker takes the job over within
+ *   30 s and finishes it, one status-1 callback;
+ * - SIGSTOP of the worker group holding a transcode until the other has finished it, then SIGCONT:
+ *   the woken worker writes nothing (the bucket and the rows are as the other left them);
+ * - both workers transcode at once;
+ * - an API node killed with -9 while the other serves, and a cancel from an API node stops the
+ *   transcode on the worker that runs it.
+ */
+import crypto from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
+import { startCeph, type TestCeph } from './helpers/ceph.js';
+import { AdminClient, SpecClient } from './helpers/client.js';
+import { makeClip } from './helpers/clips.js';
+import { multipartUpload } from './helpers/ingest.js';
+import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { waitUntil } from './helpers/processing.js';
+import { ADMIN_TOKEN, ROOT, tempDataDir } from './helpers/server.js';
+
+const LEASE_MS = 4_000;
+
+interface Node {
+  name: string;
+  role: 'api' | 'worker';
+  child: ChildProcess;
+  /** Its pid, which is also its process group's id. */
+  pid: number;
+  baseUrl: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+let pgServer: TestPostgres;
+let ceph: TestCeph;
+let databaseUrl: string;
+let db: pg.Client;
+let bucket: S3MediaStore;
+let env: NodeJS.ProcessEnv;
+const nodes: Node[] = [];
+let api1: Node;
+let api2: Node;
+let workerA: Node;
+let workerB: Node;
+let app: SpecClient;
+/** Status callbacks received: [VideoId, VideoStatus, webhook-id]. */
+const callbacks: Array<[string, string, string]> = [];
+let receiver: http.Server;
+
+function signalGroup(node: Node, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-node.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** A node as a supervisor starts it: its own process group, its own data folder (scratch). */
+async function startNode(name: string, role: 'api' | 'worker'): Promise<Node> {
+  const dataDir = tempDataDir(`vop-queue-${name}-`);
+  // A small ladder, as an admin saves it from the console: every node reads its own settings.
+  fs.writeFileSync(
+    path.join(dataDir, 'settings.json'),
+    JSON.stringify({ ladderRungs: [{ label: '180p', shortSide: 180, videoBitrateKbps: 300 }, { label: '120p', shortSide: 120, videoBitrateKbps: 200 }], transcodeConcurrency: 1 }),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--role', role], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const node: Node = { name, role, child, pid: child.pid!, baseUrl: '', output: () => out, exited };
+  nodes.push(node);
+  node.baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
+    child.stdout!.on('data', () => {
+      const m = /vop listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before listening:\n${out}`));
+    });
+  });
+  return node;
+}
+
+/** The ffmpeg processes of a node's process group (what it transcodes with). */
+function ffmpegIn(node: Node): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgid) === node.pid && state !== 'Z' && fs.readlinkSync(`/proc/${entry}/exe`).endsWith('ffmpeg')) out.push(Number(entry));
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  return out;
+}
+
+async function status(videoId: string): Promise<number> {
+  const { rows } = await db.query<{ status: number }>('SELECT status FROM videos WHERE id = $1', [videoId]);
+  return rows[0]!.status;
+}
+
+async function waitForStatus(videoId: string, wanted: number[], timeoutMs = 120_000): Promise<number> {
+  try {
+    return await waitUntil(`video ${videoId} in ${wanted.join('/')}`, async () => {
+      const s = await status(videoId);
+      return wanted.includes(s) ? s : undefined;
+    }, timeoutMs, 100);
+  } catch (err) {
+    // What each node said is what tells why.
+    throw new Error(`${(err as Error).message}\n${nodes.map((n) => `--- ${n.name}:\n${n.output().slice(-3000)}`).join('\n')}`);
+  }
+}
+
+async function transcodeJob(videoId: string): Promise<{ id: string; state: string; lease: string; attempts: number }> {
+  const { rows } = await db.query<{ id: string; state: string; lease: string; attempts: number }>(
+    `SELECT id, state, lease, attempts FROM jobs WHERE video_id = $1 AND type = 'transcode' ORDER BY seq DESC LIMIT 1`,
+    [videoId],
+  );
+  return rows[0]!;
+}
+
+/** Registers a video through `via` and uploads `clip` to it: its transcode is queued. */
+async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string> {
+  const videoId = await via.register();
+  expect(await multipartUpload(via, videoId, clip)).toBe('1');
+  return videoId;
+}
+
+/** The worker whose ffmpeg runs now (of A and B), waited for. */
+async function transcodingWorker(): Promise<Node> {
+  return waitUntil('a worker running ffmpeg', () => [workerA, workerB].find((w) => w.child.exitCode === null && ffmpegIn(w).length > 0), 60_000, 50);
+}
+
+/** Every object of a video in the bucket, with its ETag: what was written. */
+async function objectsOf(videoId: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const prefix of ['play', `covers/${videoId}`, `hls/${videoId}`]) {
+    // The time too: the same bytes stored again have the same ETag.
+    for (const o of await bucket.list(prefix)) if (o.key.includes(videoId)) out.push(`${o.key} ${o.etag} ${o.modifiedAt}`);
+  }
+  return out.sort();
+}
+
+const callbacksFor = (videoId: string, videoStatus: string) => callbacks.filter(([v, s]) => v === videoId && s === videoStatus);
+
+beforeAll(async () => {
+  [pgServer, ceph] = await Promise.all([startPostgres(), startCeph()]);
+  databaseUrl = await pgServer.createDatabase();
+  const bucketName = `vop-queue-${crypto.randomBytes(4).toString('hex')}`;
+  env = {
+    VOP_DATABASE_URL: databaseUrl,
+    VOP_S3_ENDPOINT: ceph.endpoint,
+    VOP_S3_BUCKET: bucketName,
+    VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
+    VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
+    VOP_S3_FORCE_PATH_STYLE: '1',
+    VOP_ADMIN_TOKEN: ADMIN_TOKEN,
+    VOP_JOB_LEASE_MS: String(LEASE_MS),
+  };
+  receiver = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      const f = new URLSearchParams(raw);
+      callbacks.push([f.get('VideoId') ?? '', f.get('VideoStatus') ?? '', String(req.headers['webhook-id'] ?? '')]);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  // The first node creates the schema (BullMQ's too); the others start at once after it.
+  api1 = await startNode('api1', 'api');
+  [api2, workerA, workerB] = await Promise.all([startNode('api2', 'api'), startNode('workerA', 'worker'), startNode('workerB', 'worker')]);
+  const admin = new AdminClient(api1.baseUrl, ADMIN_TOKEN);
+  const { appId, appSecret } = await admin.createApp('queue test', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`);
+  app = new SpecClient(api1.baseUrl, appId, appSecret);
+  db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  bucket = await openS3MediaStore({ endpoint: ceph.endpoint, bucket: bucketName, accessKeyId: ceph.accessKeyId, secretAccessKey: ceph.secretAccessKey, forcePathStyle: true, scratchDir: tempDataDir('vop-queue-view-'), log: () => undefined });
+}, 180_000);
+
+afterAll(async () => {
+  for (const n of nodes) signalGroup(n, 'SIGKILL');
+  await Promise.all(nodes.map((n) => n.exited));
+  await db?.end().catch(() => undefined);
+  bucket?.close();
+  receiver?.close();
+  await ceph?.stop();
+  pgServer?.stop();
+}, 60_000);
+
+describe('cluster mode: transcode workers on a shared queue with leases', () => {
+  it('gives each role its part: a worker answers /healthz only, an API node runs no transcode, /healthz says which and names the queue', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const worker = await (await fetch(`${workerA.baseUrl}/healthz`, { headers: admin })).json();
+    expect(worker).toMatchObject({ status: 'ok', role: 'worker', queue: { engine: 'BullMQ on PostgreSQL', leaseMs: LEASE_MS } });
+    expect(worker.queue.runs).toEqual(expect.arrayContaining(['transcode', 'download', 'callback']));
+    const api = await (await fetch(`${api1.baseUrl}/healthz`, { headers: admin })).json();
+    expect(api).toMatchObject({ role: 'api', queue: { engine: 'BullMQ on PostgreSQL' } });
+    expect(api.queue.runs).toContain('callback');
+    expect(api.queue.runs).not.toContain('transcode');
+    expect(api.queue.runs).not.toContain('download');
+    // Anyone gets the status only.
+    expect(await (await fetch(`${workerA.baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    // The API is on the API nodes: a worker says so in the spec's envelope.
+    const r = await fetch(`${workerA.baseUrl}/Api/Video/GetList?AppId=x`);
+    expect(r.status).toBe(404);
+    expect(JSON.stringify(await r.json())).toContain('worker node');
+    // A role that needs a shared database, without one: refused at start, saying what to set.
+    const dir = tempDataDir('vop-queue-norole-');
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), '--port', '0', '--data-dir', dir, '--role', 'worker'], { cwd: ROOT, env: { ...process.env, VOP_DATABASE_URL: '' } });
+    let out = '';
+    child.stderr!.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).not.toBe(0);
+    expect(out).toMatch(/role worker.*VOP_DATABASE_URL/s);
+  });
+
+  it('SIGKILL of the worker group holding a transcode: the other worker takes it over within 30 s and finishes it, one status-1 callback', async () => {
+    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-kill.mp4' }));
+    const videoId = await uploadVideo(app, clip);
+    const holder = await transcodingWorker();
+    const other = holder === workerA ? workerB : workerA;
+    // The API nodes never run ffmpeg.
+    expect(ffmpegIn(api1).concat(ffmpegIn(api2))).toEqual([]);
+    const before = await transcodeJob(videoId);
+    expect(before.state).toBe('running');
+    signalGroup(holder, 'SIGKILL');
+    const killedAt = Date.now();
+    await holder.exited;
+    // The other worker takes the job over under a new lease, and runs ffmpeg for it.
+    await waitUntil('the take-over', async () => {
+      const j = await transcodeJob(videoId);
+      return j.state !== 'running' || (j.lease !== before.lease && ffmpegIn(other).length > 0) ? j : undefined;
+    }, 30_000, 100);
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    expect(other.output()).toContain('taken over from a node that stopped answering');
+    expect(await waitForStatus(videoId, [1, 7])).toBe(1);
+    const job = await transcodeJob(videoId);
+    expect(job).toMatchObject({ state: 'succeeded', lease: '' });
+    // The cut-off attempt does not count against the job's tries.
+    expect(job.attempts).toBe(before.attempts);
+    await waitUntil('the status-1 callback', () => (callbacksFor(videoId, '1').length > 0 ? true : undefined), 30_000, 50);
+    // Exactly one, its id the receiver can de-duplicate on.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(callbacksFor(videoId, '1')).toHaveLength(1);
+    expect(callbacksFor(videoId, '1')[0]![2]).not.toBe('');
+    // The outputs are in the bucket, listed by the rows, and nothing of the killed attempt is left.
+    const { rows } = await db.query<{ file: string }>('SELECT file FROM renditions WHERE video_id = $1', [videoId]);
+    expect(rows.map((r) => r.file).sort()).toHaveLength(2);
+    const play = (await objectsOf(videoId)).filter((o) => o.startsWith('play/'));
+    expect(play.map((o) => o.split(' ')[0]!.slice('play/'.length)).sort()).toEqual(rows.map((r) => r.file).sort());
+    // A new worker joins in place of the killed one (the next tests use two).
+    const replacement = await startNode(holder.name, 'worker');
+    if (holder === workerA) workerA = replacement;
+    else workerB = replacement;
+  }, 240_000);
+
+  it('SIGSTOP of the worker group holding a transcode past its lease, then SIGCONT: the other finishes it and the woken one writes nothing', async () => {
+    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-stop.mp4' }));
+    const videoId = await uploadVideo(app, clip);
+    const holder = await transcodingWorker();
+    const other = holder === workerA ? workerB : workerA;
+    const before = await transcodeJob(videoId);
+    const renditions = async () => (await db.query('SELECT label, file, bytes FROM renditions WHERE video_id = $1 ORDER BY label', [videoId])).rows;
+    const history = async () => (await db.query<{ status: number }>('SELECT to_status AS status FROM video_status_history WHERE video_id = $1 ORDER BY id', [videoId])).rows;
+    signalGroup(holder, 'SIGSTOP');
+    let left: { objects: string[]; renditions: unknown[]; history: Array<{ status: number }> };
+    try {
+      expect(await waitForStatus(videoId, [1, 7], 180_000)).toBe(1);
+      // What the other worker left, before the paused one wakes.
+      left = { objects: await objectsOf(videoId), renditions: await renditions(), history: await history() };
+    } finally {
+      signalGroup(holder, 'SIGCONT');
+    }
+    expect(other.output()).toContain('taken over from a node that stopped answering');
+    // The woken worker notices (its lock renewal or its check fails) and stops its ffmpeg.
+    await waitUntil('the woken worker to let go', () => (/lost its lease/.test(holder.output()) ? true : undefined), 30_000, 100);
+    await waitUntil('its ffmpeg gone', () => (ffmpegIn(holder).length === 0 ? true : undefined), 30_000, 100);
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(left.objects.length).toBeGreaterThan(4);
+    expect(await objectsOf(videoId)).toEqual(left.objects);
+    expect(await renditions()).toEqual(left.renditions);
+    expect(await history()).toEqual(left.history);
+    expect(left.history.filter((h) => h.status === 1)).toHaveLength(1);
+    expect(await transcodeJob(videoId)).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(callbacksFor(videoId, '1')).toHaveLength(1);
+    // The woken worker is still a worker: it serves /healthz and takes the next job.
+    expect((await fetch(`${holder.baseUrl}/healthz`)).status).toBe(200);
+  }, 300_000);
+
+  it('runs a transcode on each worker at once', async () => {
+    const clip = fs.readFileSync(await makeClip({ seconds: 30, width: 960, height: 540, name: 'queue-both.mp4' }));
+    const ids = await Promise.all([uploadVideo(app, clip), uploadVideo(new SpecClient(api2.baseUrl, app.appId, app.secret), clip)]);
+    await waitUntil('ffmpeg on both workers at once', () => (ffmpegIn(workerA).length > 0 && ffmpegIn(workerB).length > 0 ? true : undefined), 90_000, 50);
+    for (const id of ids) expect(await waitForStatus(id, [1, 7])).toBe(1);
+  }, 240_000);
+
+  it('cancels from an API node a transcode a worker runs, and keeps serving through one API node while the other is killed with -9', async () => {
+    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-cancel.mp4' }));
+    const videoId = await uploadVideo(app, clip);
+    const holder = await transcodingWorker();
+    const job = await transcodeJob(videoId);
+    const admin2 = new AdminClient(api2.baseUrl, ADMIN_TOKEN);
+    const r = await admin2.request('POST', `/jobs/${job.id}/cancel`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.state).toBe('cancelled');
+    expect(await waitForStatus(videoId, [7], 10_000)).toBe(7);
+    // The worker hears of it within its check (2 s) and stops ffmpeg.
+    await waitUntil('ffmpeg stopped', () => (ffmpegIn(holder).length === 0 ? true : undefined), 15_000, 100);
+    await waitUntil('the worker to say so', () => (holder.output().includes(`Job ${job.id} (transcode): cancelled on another node`) ? true : undefined), 10_000, 100);
+    expect(await transcodeJob(videoId)).toMatchObject({ state: 'cancelled' });
+
+    signalGroup(api1, 'SIGKILL');
+    await api1.exited;
+    const via2 = new SpecClient(api2.baseUrl, app.appId, app.secret);
+    const list = await via2.get('/Api/Video/GetList', { PageSize: 50 });
+    expect(list.body.AuthMsg.ResultCode).toBe('1');
+    expect(list.body.VideoList.map((v: { Id: string }) => v.Id)).toContain(videoId);
+  }, 180_000);
+});
