@@ -185,6 +185,41 @@ export interface ConsoleSessionStore {
   remove(idHash: string): Promise<void>;
 }
 
+/** The console's saved settings as the nodes of a cluster share them: one JSON object and its version. */
+export interface SharedSettingsDocument {
+  /** The settings saved from the console (only those ever changed), as a JSON object. */
+  settings: Record<string, unknown>;
+  /** 0 while nothing was ever saved; each save adds one. */
+  version: number;
+  /** When it was last saved (Unix ms of the saving node's clock); 0 if never. */
+  updatedAt: number;
+}
+
+/**
+ * The console's saved settings in a cluster (PostgreSQL's `console_settings`): one document every
+ * node reads at start and follows while it runs, so a save through any node reaches all of them.
+ * The embedded mode keeps them in `<dataDir>/settings.json` instead (services/consoleSettings.ts).
+ */
+export interface SharedSettingsStore {
+  /** Where the settings are kept, as the console names it ("PostgreSQL at host:port, table console_settings"). */
+  readonly where: string;
+  read(): Promise<SharedSettingsDocument>;
+  /**
+   * Replaces the settings with what `change` makes of the current ones, one save at a time across
+   * all nodes (a row lock), and tells every node's {@link watch} once it commits. A throw from
+   * `change` saves nothing.
+   */
+  update(change: (current: Record<string, unknown>) => Record<string, unknown>, now: number): Promise<SharedSettingsDocument>;
+  /** Saves `settings` as the first version only if nothing was ever saved; true if this call did. */
+  importOnce(settings: Record<string, unknown>, now: number): Promise<boolean>;
+  /**
+   * Calls `onDocument` with the current document once listening, then after every save on any
+   * node (this one's too), and again after a lost connection is back (a save may have been missed
+   * meanwhile). Stop with the returned function.
+   */
+  watch(onDocument: (doc: SharedSettingsDocument) => void, log: (line: string) => void): () => Promise<void>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -201,6 +236,11 @@ export interface Stores {
    * mode, where the one process keeps them in memory (a restart logs the console out).
    */
   consoleSessions?: ConsoleSessionStore;
+  /**
+   * The console's saved settings, shared by the nodes of a cluster (PostgreSQL). Absent in the
+   * embedded mode, which keeps them in `<dataDir>/settings.json`.
+   */
+  sharedSettings?: SharedSettingsStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

@@ -161,4 +161,17 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
      )`,
     `CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at)`,
   ],
+  // 8: the settings saved from the console, which every node must follow
+  // (postgresSharedSettings.ts): one row, one JSON document (JSON, not JSONB, so it reads back as
+  // written) and its version, 0 until the first save; the embedded mode keeps them in
+  // <dataDir>/settings.json and has no such table
+  [
+    `CREATE TABLE console_settings (
+       id SMALLINT PRIMARY KEY CHECK (id = 1),
+       settings JSON NOT NULL,
+       version BIGINT NOT NULL,
+       updated_at BIGINT NOT NULL
+     )`,
+    `INSERT INTO console_settings (id, settings, version, updated_at) VALUES (1, '{}', 0, 0)`,
+  ],
 ];

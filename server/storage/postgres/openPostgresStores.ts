@@ -5,6 +5,7 @@ import { PostgresCallbackStore } from './postgresCallbackStore.js';
 import { PostgresConsoleSessionStore } from './postgresConsoleSessions.js';
 import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
+import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
 
 /** Options of {@link openPostgresStores}. */
@@ -34,6 +35,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     callbacks: new PostgresCallbackStore(db),
     counters: new PostgresWindowCounters(db),
     consoleSessions: new PostgresConsoleSessionStore(db),
+    sharedSettings: new PostgresSharedSettings(db, options.url),
     close: () => db.close(),
     warnings: () => [],
   };
