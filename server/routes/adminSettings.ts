@@ -4,21 +4,14 @@ import type { ServerOptions } from '../config.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
-import {
-  LIVE_SETTINGS,
-  loadSavedSettings,
-  mergeSettingsChange,
-  runningSettings,
-  saveSettings,
-  SettingError,
-  settingsFile,
-  type ConsoleSettings,
-  type SettingKey,
-} from '../services/consoleSettings.js';
+import { LIVE_SETTINGS, mergeSettingsChange, runningSettings, SettingError, type ConsoleSettings, type SettingKey } from '../services/consoleSettings.js';
+import { applyLiveSettings, type SavedSettings } from '../services/savedSettings.js';
 
 export interface AdminSettingsDeps {
   options: ServerOptions;
   jobs: JobQueue;
+  /** Where the settings are saved: the data folder's file, or the cluster's shared document. */
+  saved: SavedSettings;
   boundAddress: () => AddressInfo | undefined;
 }
 
@@ -26,14 +19,15 @@ export interface AdminSettingsDeps {
  * Admin API: the console's settings (services/consoleSettings.ts). Mounted at `/admin/api` behind
  * requireAdmin and a JSON parser.
  *
- *   GET /settings   {running, saved, live, pendingRestart, dataDir, settingsFile}
+ *   GET /settings   {running, saved, live, pendingRestart, dataDir, settingsFile}; settingsFile
+ *                   says where they are saved (in cluster mode, the database and its table)
  *   PUT /settings   {<setting>: value, ...} → the same, plus {applied, afterRestart}: which of the
  *                   changed settings took effect now, which will after a restart; a refused
  *                   value answers 400 {error: {code, message, field, rule, min?, max?, value?}}:
  *                   the usual error plus which field and rule (services/settingProblem.ts)
  */
 export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
-  const { options, jobs } = deps;
+  const { options, jobs, saved: store } = deps;
   const dataDir = options.dataDir;
   const running = (): ConsoleSettings =>
     runningSettings(options, {
@@ -44,30 +38,21 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
   const view = (saved: Partial<ConsoleSettings>) => {
     const now = running();
     const pendingRestart = (Object.keys(saved) as SettingKey[]).filter((k) => JSON.stringify(saved[k]) !== JSON.stringify(now[k]));
-    return { running: now, saved, live: LIVE_SETTINGS, pendingRestart, dataDir, settingsFile: settingsFile(dataDir) };
+    return { running: now, saved, live: LIVE_SETTINGS, pendingRestart, dataDir, settingsFile: store.where };
   };
   // One change at a time: two PUTs racing would each save the file without the other's change.
   let writing: Promise<unknown> = Promise.resolve();
 
   const r = express.Router();
-  r.get('/settings', (_req, res) => {
-    res.json(view(loadSavedSettings(dataDir)));
+  r.get('/settings', async (_req, res) => {
+    res.json(view(await store.load()));
   });
   r.put('/settings', async (req, res) => {
     const result = writing.then(async () => {
-      const before = loadSavedSettings(dataDir);
-      const next = mergeSettingsChange(dataDir, before, req.body);
-      await saveSettings(dataDir, next);
+      const next = await store.change((before) => mergeSettingsChange(dataDir, before, req.body));
       const changed = Object.keys((req.body ?? {}) as object) as SettingKey[];
-      const applied: SettingKey[] = [];
-      if (next.transcodeConcurrency !== undefined && changed.includes('transcodeConcurrency')) {
-        jobs.setConcurrency(TRANSCODE_JOB, next.transcodeConcurrency);
-        applied.push('transcodeConcurrency');
-      }
-      if (next.downloadConcurrency !== undefined && changed.includes('downloadConcurrency')) {
-        jobs.setConcurrency(DOWNLOAD_JOB, next.downloadConcurrency);
-        applied.push('downloadConcurrency');
-      }
+      // In cluster mode every other node applies the same through services/savedSettings.ts.
+      const applied = applyLiveSettings(jobs, next, changed);
       const v = view(next);
       return { ...v, applied, afterRestart: changed.filter((k) => !applied.includes(k) && v.pendingRestart.includes(k)) };
     });

@@ -11,6 +11,7 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { ConsoleSessions } from '../services/consoleSessions.js';
 import { RegistrationExpiry } from '../services/registrationExpiry.js';
+import { fileSettings, followSharedSettings, sharedSettings } from '../services/savedSettings.js';
 import { StorageUsage } from '../services/storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from '../services/uploadMonitor.js';
 import { VideoAdmin } from '../services/videoAdmin.js';
@@ -59,7 +60,7 @@ export interface ConsoleApi {
   session: Router;
   /** The rest: mount at `/admin/api` behind requireAdmin and the JSON parser. */
   router: Router;
-  /** Ends the open event streams and the sweep of expired registrations (call first when the server closes). */
+  /** Ends the open event streams, the sweep of expired registrations and the following of shared settings (call first when the server closes). */
   closeAll(): void;
 }
 
@@ -88,6 +89,11 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   );
   expiry.start();
   const storage = new StorageUsage(deps.objects, housekeeping.storageCacheMs);
+  // The console's saved settings: the data folder's settings.json embedded; in cluster mode the
+  // shared database's document, which this node follows whatever its role (a worker runs no
+  // console, yet its transcodes at once are a saved setting).
+  const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
+  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, deps.jobs, deps.log) : undefined;
 
   const router = express.Router();
   router.use(events.router);
@@ -106,7 +112,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   router.use(adminVideosRouter({ videos: stores.videos, apps: stores.apps, admin: videoAdmin, processing: deps.processing, viewContext: deps.viewContext }));
   router.use(adminUploadsRouter(uploads));
   router.use(adminHousekeepingRouter({ storage, expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));
-  router.use(adminSettingsRouter({ options, jobs: deps.jobs, boundAddress: deps.boundAddress }));
+  router.use(adminSettingsRouter({ options, jobs: deps.jobs, saved, boundAddress: deps.boundAddress }));
 
   return {
     sessions,
@@ -116,6 +122,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     closeAll: () => {
       events.closeAll();
       void expiry.stop();
+      void unfollow?.();
     },
   };
 }

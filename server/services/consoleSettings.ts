@@ -6,7 +6,8 @@
  * read when the server starts, so a change is saved and reported as "after a restart". The
  * process that starts the server merges the file under its own flags with
  * {@link savedSettingsAsOptions}. The data folder is shown but not edited here: the file lives in
- * it (the desktop shell's settings or `--data-dir` choose it).
+ * it (the desktop shell's settings or `--data-dir` choose it). In cluster mode the same settings
+ * live in the shared database instead, so that every node follows them (savedSettings.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -86,7 +87,12 @@ export function loadSavedSettings(dataDir: string): Partial<ConsoleSettings> {
   }
   const parsed = JSON.parse(text) as unknown;
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${settingsFile(dataDir)} is not a JSON object.`);
-  return Object.fromEntries(Object.entries(parsed).filter(([k]) => (KEYS as readonly string[]).includes(k))) as Partial<ConsoleSettings>;
+  return pickSettings(parsed as Record<string, unknown>);
+}
+
+/** The settings among a saved object's keys (any other key is dropped). */
+export function pickSettings(saved: Record<string, unknown>): Partial<ConsoleSettings> {
+  return Object.fromEntries(Object.entries(saved).filter(([k]) => (KEYS as readonly string[]).includes(k))) as Partial<ConsoleSettings>;
 }
 
 /**
