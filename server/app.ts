@@ -108,6 +108,14 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   // cluster each have their own data dir).
   scratch.clearAll();
   const events = new VopEventBus();
+  // Cluster mode: every node's events reach this one's console streams and caches (events.everywhere).
+  const relay = options.databaseUrl ? new (await import('./storage/postgres/eventRelay.js')).PostgresEventRelay(options.databaseUrl, events, log) : undefined;
+  await relay?.start().catch(async (err: unknown) => {
+    await turns?.close();
+    await stores.close();
+    s3?.close();
+    throw err;
+  });
   // In cluster mode the failure limits and the registration rate count in the shared database.
   const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters);
   const apps = new AppService(stores.apps, Date.now, auth);
@@ -310,6 +318,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         await callbacks.stop();
         await jobs.stop();
         await processing.stop();
+        await relay?.close();
         await stores.close();
         s3?.close();
       })();

@@ -18,4 +18,12 @@ export interface VopEvents {
   'job.progress': [{ jobId: string; type: string; videoId: string; percent: number; etaSeconds?: number; speed?: string }];
 }
 
-export class VopEventBus extends EventEmitter<VopEvents> {}
+export class VopEventBus extends EventEmitter<VopEvents> {
+  /**
+   * The events of every node of a cluster, this one's included (storage/postgres/eventRelay.ts):
+   * for what shows or caches state (the console's live stream, the HLS presence cache). What acts
+   * on an event (sending a callback, queueing a transcode) listens on this bus itself, so that it
+   * acts once, on the node where the event happened. Embedded, this bus itself.
+   */
+  everywhere: VopEventBus = this;
+}

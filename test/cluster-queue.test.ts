@@ -10,7 +10,7 @@
  *   30 s and finishes it, one status-1 callback;
  * - SIGSTOP of the worker group holding a transcode until the other has finished it, then SIGCONT:
  *   the woken worker writes nothing (the bucket and the rows are as the other left them);
- * - both workers transcode at once;
+ * - both workers transcode at once, and a console stream on an API node sees their progress;
  * - an API node killed with -9 while the other serves, and a cancel from an API node stops the
  *   transcode on the worker that runs it.
  */
@@ -254,6 +254,18 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     signalGroup(holder, 'SIGKILL');
     const killedAt = Date.now();
     await holder.exited;
+    try {
+      await tookOver(videoId, before, other, killedAt);
+    } finally {
+      // A new worker joins in place of the killed one (the next tests use two).
+      const replacement = await startNode(holder.name, 'worker');
+      if (holder === workerA) workerA = replacement;
+      else workerB = replacement;
+    }
+  }, 240_000);
+
+  /** The rest of the SIGKILL case: the other worker's take-over and what it left. */
+  async function tookOver(videoId: string, before: { lease: string; attempts: number }, other: Node, killedAt: number): Promise<void> {
     // The other worker takes the job over under a new lease, and runs ffmpeg for it.
     await waitUntil('the take-over', async () => {
       const j = await transcodeJob(videoId);
@@ -262,7 +274,11 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     expect(other.output()).toContain('taken over from a node that stopped answering');
     expect(await waitForStatus(videoId, [1, 7])).toBe(1);
-    const job = await transcodeJob(videoId);
+    // The job's end is written just after the video's move.
+    const job = await waitUntil('the job to end', async () => {
+      const j = await transcodeJob(videoId);
+      return j.state === 'running' ? undefined : j;
+    }, 10_000, 50);
     expect(job).toMatchObject({ state: 'succeeded', lease: '' });
     // The cut-off attempt does not count against the job's tries.
     expect(job.attempts).toBe(before.attempts);
@@ -276,11 +292,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(rows.map((r) => r.file).sort()).toHaveLength(2);
     const play = (await objectsOf(videoId)).filter((o) => o.startsWith('play/'));
     expect(play.map((o) => o.split(' ')[0]!.slice('play/'.length)).sort()).toEqual(rows.map((r) => r.file).sort());
-    // A new worker joins in place of the killed one (the next tests use two).
-    const replacement = await startNode(holder.name, 'worker');
-    if (holder === workerA) workerA = replacement;
-    else workerB = replacement;
-  }, 240_000);
+  }
 
   it('SIGSTOP of the worker group holding a transcode past its lease, then SIGCONT: the other finishes it and the woken one writes nothing', async () => {
     const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-stop.mp4' }));
@@ -309,18 +321,57 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(await renditions()).toEqual(left.renditions);
     expect(await history()).toEqual(left.history);
     expect(left.history.filter((h) => h.status === 1)).toHaveLength(1);
-    expect(await transcodeJob(videoId)).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
+    expect(await waitUntil('the job to end', async () => {
+      const j = await transcodeJob(videoId);
+      return j.state === 'running' ? undefined : j;
+    }, 10_000, 50)).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     // The woken worker is still a worker: it serves /healthz and takes the next job.
     expect((await fetch(`${holder.baseUrl}/healthz`)).status).toBe(200);
   }, 300_000);
 
-  it('runs a transcode on each worker at once', async () => {
+  it('runs a transcode on each worker at once, and a console attached to an API node sees their progress live', async () => {
+    // The console's event stream, on an API node: the transcodes run on the workers.
+    const stream = new AbortController();
+    const events: Array<{ event: string; data: { videoId?: string; to?: number; percent?: number } }> = [];
+    const res = await fetch(`${api2.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: stream.signal });
+    expect(res.status).toBe(200);
+    void (async () => {
+      let text = '';
+      try {
+        for await (const chunk of res.body!) {
+          text += Buffer.from(chunk).toString('utf8');
+          let end;
+          while ((end = text.indexOf('\n\n')) >= 0) {
+            const frame = text.slice(0, end);
+            text = text.slice(end + 2);
+            const event = /^event: (.+)$/m.exec(frame)?.[1];
+            const data = /^data: (.+)$/m.exec(frame)?.[1];
+            if (event && data) events.push({ event, data: JSON.parse(data) });
+          }
+        }
+      } catch {
+        // Aborted at the end of the test.
+      }
+    })();
     const clip = fs.readFileSync(await makeClip({ seconds: 30, width: 960, height: 540, name: 'queue-both.mp4' }));
-    const ids = await Promise.all([uploadVideo(app, clip), uploadVideo(new SpecClient(api2.baseUrl, app.appId, app.secret), clip)]);
+    const via2 = new SpecClient(api2.baseUrl, app.appId, app.secret);
+    const ids = await Promise.all([uploadVideo(app, clip), uploadVideo(via2, clip)]);
     await waitUntil('ffmpeg on both workers at once', () => (ffmpegIn(workerA).length > 0 && ffmpegIn(workerB).length > 0 ? true : undefined), 90_000, 50);
+    // Asked while transcoding: the API node has no HLS for it yet.
+    expect((await via2.get('/Api/Video/Get', { Id: ids[0]! })).body.HlsURL).toBe('');
     for (const id of ids) expect(await waitForStatus(id, [1, 7])).toBe(1);
+    try {
+      for (const id of ids) {
+        await waitUntil(`the move to 1 of ${id} on the stream`, () => (events.some((e) => e.event === 'video.status' && e.data.videoId === id && e.data.to === 1) ? true : undefined), 10_000, 50);
+        expect(events.some((e) => e.event === 'job.progress' && e.data.videoId === id && (e.data.percent ?? 0) > 0)).toBe(true);
+      }
+    } finally {
+      stream.abort();
+    }
+    // The HLS the worker stored is in the API node's answer at once (its cache heard the move).
+    expect((await via2.get('/Api/Video/Get', { Id: ids[0]! })).body.HlsURL).toMatch(/\/master\.m3u8$/);
   }, 240_000);
 
   it('cancels from an API node a transcode a worker runs, and keeps serving through one API node while the other is killed with -9', async () => {

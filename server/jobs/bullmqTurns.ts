@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { createPostgresBackend, runMigrations, withBackend } from 'bullmq';
 import { IDLE_IN_TRANSACTION_MS } from '../storage/postgres/postgresDatabase.js';
-import { LeaseLostError, type Turn, type TurnQueue } from './turnQueue.js';
+import type { Turn, TurnQueue } from './turnQueue.js';
 
 export interface BullTurnsOptions {
   databaseUrl: string;
@@ -106,7 +106,7 @@ export class BullTurns implements TurnQueue {
       },
     );
     worker.on('lockRenewalFailed', (ids) => {
-      for (const id of ids) this.held.get(id)?.abort(new LeaseLostError());
+      for (const id of ids) this.held.get(id)?.abort(new Error('the lock could not be renewed'));
     });
     // Only the stalled check fails a turn (a run never throws): its holders kept stopping.
     worker.on('failed', (job) => {

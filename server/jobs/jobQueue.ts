@@ -113,6 +113,7 @@ export class JobQueue {
   private pumpAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly store: JobStore,
@@ -300,6 +301,7 @@ export class JobQueue {
     this.stopping = true;
     clearTimeout(this.timer);
     clearInterval(this.watchTimer);
+    clearInterval(this.sweepTimer);
     for (const r of this.running.values()) r.controller.abort(new Error('shutting down'));
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
     await this.pumping;
@@ -374,7 +376,9 @@ export class JobQueue {
     this.emitState(job);
     // In cluster mode every write of the attempt is fenced on its lease (JobStore.update).
     const lease = this.cluster ? (job.lease ?? '') : undefined;
-    const onTurnLost = () => this.lose(entry, new LeaseLostError());
+    // The turn's lock could not be renewed: whether the job is still this node's is the database's
+    // answer (a slow renewal under load is no reason to throw away an hour of transcoding).
+    const onTurnLost = () => void this.check(entry).catch(() => undefined);
     turn?.signal.addEventListener('abort', onTurnLost, { once: true });
     let lastSave = this.now();
     const ctx: JobContext = {
@@ -463,11 +467,7 @@ export class JobQueue {
    */
   private async startCluster(cluster: ClusterJobs): Promise<void> {
     const { turns } = cluster;
-    for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
-      const lease = job.lease ?? '';
-      if (lease !== '' && (await turns.isLive(job.type, turnOfLease(lease)))) continue;
-      await this.requeueOrphan(job, 'its node is gone');
-    }
+    await this.requeueOrphans();
     for (const { type, count } of await this.store.countByTypeAndState(['queued'])) {
       const missing = count - (await turns.pending(type));
       if (missing > 0) await turns.add(type, missing);
@@ -478,17 +478,38 @@ export class JobQueue {
       for (const entry of this.running.values()) void this.check(entry).catch(() => undefined);
     }, cluster.watchMs ?? WATCH_MS);
     this.watchTimer.unref();
+    // Again now and then: a turn can end while its job still runs in the database (its node lost
+    // the lock and the turn was completed before anyone took it over), and nothing else finds that.
+    this.sweepTimer = setInterval(() => void this.requeueOrphans().catch((err: unknown) => this.log(`Job queue: ${String(err)}`)), 2 * (turns.describe().leaseMs ?? 15_000));
+    this.sweepTimer.unref();
   }
 
-  /** A running job whose holder is gone, queued again (its cut-off attempt not counted), with a turn. */
+  /** Running jobs whose turn has ended or is unknown (their node is gone), queued again. */
+  private async requeueOrphans(): Promise<void> {
+    const turns = this.cluster!.turns;
+    for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
+      if (this.running.has(job.id)) continue;
+      const lease = job.lease ?? '';
+      if (lease !== '' && (await turns.isLive(job.type, turnOfLease(lease)))) continue;
+      await this.requeueOrphan(job, 'its node is gone');
+    }
+  }
+
+  /**
+   * A running job whose holder is gone, queued again (its cut-off attempt not counted), with a
+   * turn. Held first under a lease of its own, so that nothing else takes it while its partial
+   * outputs are removed, and so that a job that ended meanwhile is left alone.
+   */
   private async requeueOrphan(job: JobRecord, why: string): Promise<void> {
+    const hold = `${turnOfLease(job.lease ?? '') || 'orphan'}/requeue-${crypto.randomBytes(4).toString('hex')}`;
+    if (!(await this.store.update(job.id, { lease: hold, updatedAt: this.now() }, ['running'], job.lease ?? ''))) return;
     try {
       await this.defs.get(job.type)?.recover?.(job);
     } catch (err) {
       this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
     }
     const patch = { state: 'queued' as const, attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now(), lease: '' };
-    if (await this.store.update(job.id, patch, ['running'], job.lease ?? '')) {
+    if (await this.store.update(job.id, patch, ['running'], hold)) {
       this.log(`Job ${job.id} (${job.type}) queued again: ${why}.`);
       await this.cluster?.turns.add(job.type, 1);
     }

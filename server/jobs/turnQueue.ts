@@ -17,7 +17,11 @@
 export interface Turn {
   /** The shared queue's id of the turn; a job run under it is leased as `<id>/<nonce>`. */
   id: string;
-  /** Aborted when this node lost the turn's lock (paused or cut off past the lease). */
+  /**
+   * Aborted when this node could not renew the turn's lock (paused, cut off, or only slow past
+   * the lease). A hint, not the verdict: the job is lost only once another node has taken it over
+   * in the database (JobStore.takeOver), which the job queue then checks at once.
+   */
   signal: AbortSignal;
 }
 

@@ -45,7 +45,8 @@ export class HlsPresence {
     private readonly objects: MediaStore,
     events: VopEventBus,
   ) {
-    events.on('video.status', (e) => {
+    // Every node's changes: a worker writes the HLS folder and moves the video on (cluster mode).
+    events.everywhere.on('video.status', (e) => {
       if (e.to === VideoStatus.WaitingForDeletion) {
         this.changes++;
         this.changed.delete(e.videoId);

@@ -108,10 +108,12 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     }
   };
 
+  // Every node's events (a worker's progress reaches a console attached to an API node).
+  const events = () => deps.events.everywhere;
   const start = () => {
-    deps.events.on('job.progress', onProgress);
-    deps.events.on('job.state', onState);
-    deps.events.on('video.status', onStatus);
+    events().on('job.progress', onProgress);
+    events().on('job.state', onState);
+    events().on('video.status', onStatus);
     heartbeat = setInterval(() => {
       for (const res of clients) res.write(': ping\n\n');
     }, opts.heartbeatMs);
@@ -120,9 +122,9 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     uploadPoll.unref();
   };
   const stop = () => {
-    deps.events.off('job.progress', onProgress);
-    deps.events.off('job.state', onState);
-    deps.events.off('video.status', onStatus);
+    events().off('job.progress', onProgress);
+    events().off('job.state', onState);
+    events().off('video.status', onStatus);
     clearInterval(heartbeat);
     clearInterval(uploadPoll);
     for (const t of throttles.values()) clearTimeout(t.timer);
