@@ -62,10 +62,17 @@ async function main(): Promise<void> {
   if (stopSignal) return shutDown(vop);
   const address = await vop.listen(config.port, config.host);
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
-  console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}`);
-  for (const a of addresses) console.log(`  ${a}/Api/Video`);
-  console.log(`  console: ${addresses[0]}/console`);
-  console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
+  if (vop.options.role === 'worker') {
+    // A worker serves no API and no console (issue 11): its port answers /healthz only.
+    console.log(`vop worker (--role worker) transcoding and pulling from the shared queue; scratch in ${vop.options.dataDir}`);
+    console.log(`  health: ${addresses[0]}/healthz`);
+  } else {
+    const role = vop.options.role === 'api' ? ' (--role api: the workers transcode)' : '';
+    console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}${role}`);
+    for (const a of addresses) console.log(`  ${a}/Api/Video`);
+    console.log(`  console: ${addresses[0]}/console`);
+    console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
+  }
   console.log(
     config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,
   );
