@@ -3,9 +3,8 @@
  * media in S3 on a Ceph RGW) against the embedded mode (sql.js, local disk), in the same run:
  * registrations per second, detail and list req/s, and the time from an upload to status 1. The
  * PostgreSQL and the Ceph RGW are the throwaway ones the tests start (test/helpers/), on loopback.
- *
- * Not here yet: transcode throughput with one and two workers (a real queue with leases and the
- * worker role are the next stage of issue 11).
+ * Then transcode throughput: one batch of uploads through an API node (`--role api`) with one and
+ * with two workers (`--role worker`, real processes), against the embedded node with the same batch.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -42,9 +41,11 @@ interface ClusterBenchSettings {
   warmupS: number;
   /** Uploads timed to status 1 per mode; the median is reported. */
   uploads: number;
+  /** Clips of the transcode-throughput batch, uploaded at once. */
+  batch: number;
 }
 
-const DEFAULT_SETTINGS: ClusterBenchSettings = { registrations: 3_000, connections: 50, durationS: 8, warmupS: 2, uploads: 5 };
+const DEFAULT_SETTINGS: ClusterBenchSettings = { registrations: 3_000, connections: 50, durationS: 8, warmupS: 2, uploads: 5, batch: 6 };
 
 export const clusterSection: BenchSection = {
   name: 'cluster',
@@ -104,7 +105,42 @@ export async function clusterBench(s: ClusterBenchSettings): Promise<Target[]> {
       figures.set(mode.name, await measureMode(vop, s, clip));
       await fleet.stop(vop);
     }
-    return report(figures.get('embedded')!, figures.get('cluster')!);
+    report(figures.get('embedded')!, figures.get('cluster')!);
+
+    // Transcode throughput: a batch of 8 s 640×360 clips, each run on a fresh database and bucket.
+    const batchClip = fs.readFileSync(await makeClip({ seconds: 8, width: 640, height: 360, dir: work, name: 'batch.mp4' }));
+    const throughput: Array<{ label: string; videosPerMinute: number }> = [];
+    let run = 0;
+    for (const workers of [0, 1, 2]) {
+      const label = workers === 0 ? 'embedded (one node)' : `cluster, ${workers} worker${workers > 1 ? 's' : ''}`;
+      let env: NodeJS.ProcessEnv = {};
+      if (workers > 0) {
+        const db = `bench_${process.pid}_t${++run}`;
+        await pg.createDatabase(db);
+        env = { ...modes[1]!.env, VOP_DATABASE_URL: pg.url(db), VOP_S3_BUCKET: `vop-bench-${crypto.randomBytes(4).toString('hex')}` };
+      }
+      const start = (name: string, role: string) => {
+        const dataDir = fs.mkdtempSync(path.join(work, `${name}-`));
+        return fleet.start({
+          name,
+          script: VOP_SERVER,
+          args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...(workers > 0 ? ['--role', role] : [])],
+          env: { VOP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
+          listening: /vop listening on (http:\/\/\S+)/,
+        });
+      };
+      const api = await start(workers === 0 ? 'vop (embedded)' : 'vop (api)', 'api');
+      const nodes = [api];
+      for (let w = 0; w < workers; w++) nodes.push(await start(`vop (worker ${w + 1})`, 'worker'));
+      progress(`${label}: ${s.batch} uploads, time until all are 1`);
+      throughput.push({ label, videosPerMinute: await transcodeBatch(api, s.batch, batchClip) });
+      for (const n of nodes.reverse()) await fleet.stop(n);
+    }
+    const base = throughput[0]!.videosPerMinute;
+    console.log(`  transcode throughput (${s.batch} clips of 8 s, 640×360, uploaded at once; ${os.cpus().length} cores shared by every node, PostgreSQL and Ceph)`);
+    for (const t of throughput) console.log(`  ${t.label.padEnd(26)} ${t.videosPerMinute.toFixed(1).padStart(10)} videos/min   /embedded ${(t.videosPerMinute / base).toFixed(2)}`);
+    // Figures to watch, not targets: the issue sets none for this comparison.
+    return [];
   } finally {
     await fleet.stopAll();
     await ceph.stop();
@@ -173,7 +209,49 @@ async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buff
   return figures;
 }
 
-function report(embedded: ModeFigures, cluster: ModeFigures): Target[] {
+/** Uploads `count` copies of `clip` at once through `api`; resolves with videos per minute until the last is 1. */
+async function transcodeBatch(api: ChildServer, count: number, clip: Buffer): Promise<number> {
+  const created = await fetch(`${api.baseUrl}/admin/api/apps`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench batch' }),
+  });
+  const { appId, appSecret } = (await created.json()) as { appId: string; appSecret: string };
+  const tokens = tokenSource(appSecret);
+  const auth = () => {
+    const { timestamp, token } = tokens();
+    return { AppId: appId, Timestamp: timestamp, Token: token };
+  };
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const reg = await (await fetch(`${api.baseUrl}/Api/Video/Post`, { method: 'POST', body: new URLSearchParams({ ...auth(), VideoTitle: `batch ${i}`, SourceFileGetType: '1' }) })).json();
+    ids.push(reg.VideoId as string);
+  }
+  const started = performance.now();
+  await Promise.all(
+    ids.map(async (videoId) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ ...auth(), VideoId: videoId })) form.append(k, v);
+      form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
+      const up = await (await fetch(`${api.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
+      if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${api.name}: upload refused: ${JSON.stringify(up)}`);
+    }),
+  );
+  const left = new Set(ids);
+  for (let polls = 0; left.size > 0; polls++) {
+    for (const videoId of [...left]) {
+      const { timestamp, token } = tokens();
+      const status = (await (await fetch(`${api.baseUrl}/Api/Video/Get?AppId=${appId}&Timestamp=${timestamp}&Token=${token}&Id=${videoId}`)).json()).VideoModel.Status as number;
+      if (status === 1) left.delete(videoId);
+      else if (status === 7) throw new Error(`${api.name}: video ${videoId} ended in 7`);
+    }
+    if (polls > 6000) throw new Error(`${api.name}: ${left.size} videos not playable in time`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (count * 60_000) / (performance.now() - started);
+}
+
+function report(embedded: ModeFigures, cluster: ModeFigures): void {
   const row = (what: string, e: number, c: number, unit: string, fmt: (n: number) => string) =>
     console.log(`  ${what.padEnd(26)} ${fmt(e).padStart(10)} ${fmt(c).padStart(10)} ${unit.padEnd(6)} cluster/embedded ${(c / e).toFixed(2)}`);
   console.log(`  ${''.padEnd(26)} ${'embedded'.padStart(10)} ${'cluster'.padStart(10)}`);
@@ -183,6 +261,4 @@ function report(embedded: ModeFigures, cluster: ModeFigures): Target[] {
   row('list (4.4)', embedded.list.reqPerSec, cluster.list.reqPerSec, 'req/s', (n) => whole(n));
   row('list p99', embedded.list.p99Ms, cluster.list.p99Ms, '', ms);
   row('upload to status 1 (median)', median(embedded.uploadToPlayableMs), median(cluster.uploadToPlayableMs), '', ms);
-  // Figures to watch, not targets: the issue sets none for this comparison.
-  return [];
 }
