@@ -390,30 +390,44 @@ describe('status callback', () => {
     expect(verify(rx.received[0]!, app.secret)).toBe(true);
   });
 
-  it('after a restart, calls back an end state stored without its delivery (a crash in between)', async () => {
+  it('stores the delivery with the status (an outbox): a change whose process stopped before queueing it is still called back, once', async () => {
     const dataDir = tempDataDir();
     const rx = await startReceiver();
-    const t1 = await boot({ dataDir });
+    const t1 = await boot({ dataDir, callbacks: { ...FAST, sweepMs: 60_000 } });
     const app = await appWithCallback(t1, rx.url);
     const id = await videoThrough(t1, app, [5, 6]);
-    // The store directly, as if the process died right after the change was durable: no event.
+    // The store directly, as if the process died right after the change was durable: no event,
+    // so nothing queued its attempt. The delivery is there all the same, written with the status.
     expect(await t1.vop.stores.videos.setStatus(id, 1)).toBe(true);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(await deliveries(t1, app.appId)).toEqual([]);
+    const [stored] = await deliveries(t1, app.appId);
+    expect(stored).toMatchObject({ videoId: id, videoStatus: 1, state: 'pending', attempts: [] });
     await t1.close();
 
     const t2 = await boot({ dataDir });
     const d = await settled(t2, app.appId, id);
-    expect(d).toMatchObject({ state: 'delivered', videoStatus: 1 });
-    expect(rx.received.map((r) => r.fields.VideoId)).toEqual([id]);
+    expect(d).toMatchObject({ id: stored.id, state: 'delivered', videoStatus: 1 });
+    expect(rx.received.map((r) => [r.fields.VideoId, r.headers['webhook-id']])).toEqual([[id, stored.id]]);
     await t2.close();
 
-    // A third start finds nothing missing: no second callback.
+    // A third start finds nothing to send: no second callback.
     const t3 = await boot({ dataDir });
     await new Promise((r) => setTimeout(r, 100));
     await t3.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(1);
     expect(await deliveries(t3, app.appId)).toHaveLength(1);
+  });
+
+  it('sweeps the outbox while running: a delivery no job holds is sent by the next sweep, once', async () => {
+    const rx = await startReceiver();
+    const t = await boot({ callbacks: { ...FAST, sweepMs: 200 } });
+    const app = await appWithCallback(t, rx.url);
+    const id = await videoThrough(t, app, [5, 6]);
+    expect(await t.vop.stores.videos.setStatus(id, 7)).toBe(true);
+    const d = await settled(t, app.appId, id);
+    expect(d).toMatchObject({ state: 'delivered', videoStatus: 7 });
+    await new Promise((r) => setTimeout(r, 500));
+    await t.vop.jobs.idle(['callback']);
+    expect(rx.received.map((r) => r.headers['webhook-id'])).toEqual([d.id]);
   });
 
   it('catches up in the background on a library that has no deliveries, slice by slice, a batch per write', async () => {
@@ -454,7 +468,7 @@ describe('status callback', () => {
       const delivery = (videoId: string, statusAt: number): DeliveryRecord => ({
         id: crypto.randomUUID(), seq: ++seq, appId: 'app', kind: 'status', videoId, videoStatus: 1, statusAt, state: 'skipped',
         series: 1, seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: null, deliveredAt: null, lastError: 'no callback address',
-        createdAt: 1, updatedAt: 1,
+        attemptJob: '', createdAt: 1, updatedAt: 1,
       });
       const first = Array.from({ length: 250 }, (_, i) => delivery(`video-${i}`, 1000));
       expect(await store.insertMany(first)).toEqual(first.map(() => true));

@@ -581,7 +581,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       const delivery = (overrides: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
         id: crypto.randomUUID(), seq: ++seq, appId: 'app', kind: 'status', videoId: crypto.randomUUID(), videoStatus: 1, statusAt: 1000,
         state: 'pending', series: 1, seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: 1000, deliveredAt: null, lastError: '',
-        createdAt: 1000, updatedAt: 1000, ...overrides,
+        attemptJob: '', createdAt: 1000, updatedAt: 1000, ...overrides,
       });
       const stored = (d: DeliveryRecord) => ({ ...d, seq: expect.any(Number) });
       const attempt = (d: DeliveryRecord, n: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord => ({
@@ -678,19 +678,88 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.callbacks.attempts([])).toEqual([]);
       });
 
+      it('writes the delivery of a move to an end state with the move itself (the outbox), once per change', async () => {
+        const loud = await newApp({ callbackUrl: 'http://cb.example/vop' });
+        const quiet = await newApp();
+        const off = await newApp({ callbackUrl: 'http://cb.example/vop', disabled: true });
+        const v1 = videoRecord(loud.appId, { status: 6 });
+        const v2 = videoRecord(quiet.appId, { status: 3 });
+        const v3 = videoRecord(off.appId, { status: 6 });
+        for (const v of [v1, v2, v3]) await s.videos.insert(v);
+        const ofVideo = async (appId: string, videoId: string) => (await s.callbacks.listByApp(appId, { limit: 100 })).filter((d) => d.videoId === videoId);
+
+        expect(await s.videos.setStatus(v1.id, 1, { now: 7000, from: [6] })).toBe(true);
+        // No event, no service: the row is there as soon as the move is.
+        const [d1, ...more] = await ofVideo(loud.appId, v1.id);
+        expect(more).toEqual([]);
+        expect(d1).toMatchObject({ kind: 'status', appId: loud.appId, videoStatus: 1, statusAt: 7000, state: 'pending', series: 1, seriesAttempts: 0,
+          nextAttemptAt: 7000, lastError: '', attemptJob: '', createdAt: 7000 });
+        expect(await s.callbacks.listUnqueued({ limit: 10 })).toEqual([d1]);
+        // Refused moves, moves to the same status and to other states write none.
+        expect(await s.videos.setStatus(v1.id, 7, { now: 7100, from: [6] })).toBe(false);
+        expect(await s.videos.setStatus(v1.id, 1, { now: 7200 })).toBe(true);
+        expect(await s.videos.setStatus(v2.id, 5, { now: 7300 })).toBe(true);
+        expect(await ofVideo(loud.appId, v1.id)).toEqual([d1]);
+        expect(await ofVideo(quiet.appId, v2.id)).toEqual([]);
+        // Each real change gets its own: 1 to 5 to 7.
+        await s.videos.setStatus(v1.id, 5, { now: 7400 });
+        await s.videos.setStatus(v1.id, 7, { now: 7500 });
+        expect((await ofVideo(loud.appId, v1.id)).map((d) => [d.videoStatus, d.statusAt])).toEqual([[7, 7500], [1, 7000]]);
+        // Nowhere to send, or disabled: recorded as skipped at once, as the service would.
+        await s.videos.setStatus(v2.id, 7, { now: 7600 });
+        await s.videos.setStatus(v3.id, 1, { now: 7700 });
+        expect(await ofVideo(quiet.appId, v2.id)).toMatchObject([{ state: 'skipped', lastError: 'no callback address', nextAttemptAt: null }]);
+        expect(await ofVideo(off.appId, v3.id)).toMatchObject([{ state: 'skipped', lastError: 'application disabled', nextAttemptAt: null }]);
+        // A delivery of the same change written another way (a catch-up) is refused.
+        expect(await s.callbacks.insert(delivery({ appId: loud.appId, videoId: v1.id, videoStatus: 1, statusAt: 7000 }))).toBe(false);
+        // Racing moves: one wins, one delivery.
+        const v4 = videoRecord(loud.appId, { status: 6 });
+        await s.videos.insert(v4);
+        const won = await Promise.all([1, 7, 1, 7].map((to, i) => s.videos.setStatus(v4.id, to, { now: 8000 + i, from: [6] })));
+        expect(won.filter(Boolean)).toHaveLength(1);
+        expect(await ofVideo(loud.appId, v4.id)).toHaveLength(1);
+      });
+
+      it('gives the next attempt of a pending delivery to one job, and frees it', async () => {
+        const d = delivery();
+        await s.callbacks.insert(d);
+        const expectAt = { series: 1, seriesAttempts: 0 };
+        expect(await s.callbacks.listUnqueued({ limit: 10 })).toEqual([stored(d)]);
+        expect(await s.callbacks.listUnqueued({ limit: 10, videoId: 'another' })).toEqual([]);
+        expect(await s.callbacks.listUnqueued({ limit: 10, updatedBefore: d.updatedAt })).toEqual([]);
+        // Two jobs racing: one holds it.
+        const claims = await Promise.all(['job-a', 'job-b'].map((j) => s.callbacks.claimAttempt(d.id, expectAt, j)));
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        const holder = claims[0] ? 'job-a' : 'job-b';
+        expect(await s.callbacks.claimAttempt(d.id, expectAt, holder)).toBe(true);
+        expect(await s.callbacks.listUnqueued({ limit: 10 })).toEqual([]);
+        expect((await s.callbacks.listHeld({ limit: 10, dueBefore: 1001 })).map((x) => x.attemptJob)).toEqual([holder]);
+        expect(await s.callbacks.listHeld({ limit: 10, dueBefore: 1000 })).toEqual([]);
+        // A cancel by another job than the holder changes nothing.
+        expect(await s.callbacks.update(d.id, { state: 'failed' }, { ...expectAt, attemptJob: 'job-c' })).toBe(false);
+        expect(await s.callbacks.releaseAttempt(d.id, 'job-c')).toBe(false);
+        expect(await s.callbacks.releaseAttempt(d.id, holder)).toBe(true);
+        expect(await s.callbacks.claimAttempt(d.id, { series: 1, seriesAttempts: 1 }, 'job-c')).toBe(false);
+        expect(await s.callbacks.claimAttempt(d.id, expectAt, 'job-c')).toBe(true);
+        // Recording the attempt frees the next one.
+        expect(await s.callbacks.recordAttempt(attempt(d, 1), { nextAttemptAt: 5000, updatedAt: 2000 })).toBe(true);
+        expect(await s.callbacks.get(d.id)).toMatchObject({ seriesAttempts: 1, attemptJob: '' });
+        expect(await s.callbacks.claimAttempt(d.id, expectAt, 'job-d')).toBe(false);
+        expect(await s.callbacks.claimAttempt(d.id, { series: 1, seriesAttempts: 1 }, 'job-d')).toBe(true);
+        // Not pending: nothing to hold.
+        await s.callbacks.update(d.id, { state: 'delivered', attemptJob: '' });
+        expect(await s.callbacks.claimAttempt(d.id, { series: 1, seriesAttempts: 1 }, 'job-e')).toBe(false);
+      });
+
       it('finds end-state changes with no status delivery, a slice of videos at a time', async () => {
         const a = await newApp({ appId: 'app' });
-        const v = (id: string) => videoRecord(a.appId, { id, status: 8, createdAt: 100 });
-        const vs = ['v1', 'v2', 'v3', 'v4', 'v5'].map(v);
-        for (const x of vs) await s.videos.insert(x);
-        await s.videos.setStatus('v1', 1, { now: 200 });
-        await s.videos.setStatus('v2', 4, { now: 300 });
-        await s.videos.setStatus('v3', 5, { now: 250 }); // not an end state
-        await s.videos.setStatus('v4', 1, { now: 150 });
+        // Changes stored without their delivery (setStatus writes one: see the outbox case), as
+        // a version before the outbox could leave them: videos inserted in their end state.
+        const v = (id: string, status: number, createdAt: number) => videoRecord(a.appId, { id, status, createdAt });
+        for (const x of [v('v1', 1, 200), v('v2', 4, 300), v('v3', 5, 250), v('v4', 1, 150), v('v5', 7, 120)]) await s.videos.insert(x);
         // A move to the same status is not a change: the delivery of the real one still counts.
         await s.videos.setStatus('v4', 1, { now: 400 });
         await s.callbacks.insert(delivery({ appId: 'app', videoId: 'v4', videoStatus: 1, statusAt: 150 }));
-        await s.videos.setStatus('v5', 7, { now: 120 });
         const all = await s.callbacks.missingStatusDeliveries([1, 4, 7], { videos: 100 });
         expect(all.missing).toEqual([
           { appId: 'app', videoId: 'v5', videoStatus: 7, statusAt: 120 },
@@ -726,8 +795,8 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       await s.jobs.insert(j);
       const jobSeq = (await s.jobs.get(j.id))!.seq;
       const d: DeliveryRecord = {
-        id: crypto.randomUUID(), seq: 1, appId: a.appId, kind: 'status', videoId: v.id, videoStatus: 1, statusAt: 5000, state: 'pending', series: 1,
-        seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: 1, deliveredAt: null, lastError: '', createdAt: 1, updatedAt: 1,
+        id: crypto.randomUUID(), seq: 1, appId: a.appId, kind: 'status', videoId: v.id, videoStatus: 1, statusAt: 4000, state: 'pending', series: 1,
+        seriesAttempts: 0, firstAttemptAt: null, nextAttemptAt: 1, deliveredAt: null, lastError: '', attemptJob: '', createdAt: 1, updatedAt: 1,
       };
       await s.callbacks.insert(d);
       const deliverySeq = (await s.callbacks.get(d.id))!.seq;

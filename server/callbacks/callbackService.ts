@@ -10,19 +10,30 @@ import { sendCallback, type AttemptOutcome } from './callbackHttp.js';
 import { buildCallbackRequest, TEST_VIDEO_ID } from './callbackRequest.js';
 import type { CallbackOptions } from './options.js';
 import { toDeliveryViews, type DeliveryView } from './deliveryView.js';
+import { CALLBACK_STATUSES } from './outbox.js';
 import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from './types.js';
 
 /** The job type of one delivery attempt. */
 export const CALLBACK_JOB = 'callback';
 
-/** Spec section 6: the statuses that are called back, the end states of section 3. */
-export const CALLBACK_STATUSES: readonly number[] = [VideoStatus.Normal, VideoStatus.DownloadFailed, VideoStatus.TranscodingFailed];
+export { CALLBACK_STATUSES };
 
 /**
  * Start-up catch-up: rows per store write (one transaction, one fsync each), and videos looked
  * through per read between two turns of the event loop (a few milliseconds of SQL each).
  */
 const CATCH_UP = { rowsPerWrite: 1_000, videosPerSlice: 2_000 };
+
+/**
+ * The outbox's sweep. `unqueuedGraceMs`: a delivery left without a job for longer than this is
+ * queued by whichever node sweeps (a shorter wait would race the node that wrote it, which is
+ * queueing it itself). `heldGraceMs`: a held attempt overdue by more than this has its job
+ * looked at; one that ended without making it is freed. `batch`: rows per read.
+ */
+const SWEEP = { unqueuedGraceMs: 1_000, heldGraceMs: 60_000, heldBatch: 50, batch: 1_000 };
+
+/** Who holds a test delivery's only attempt: the admin's request, not a job (sendTest). */
+const TEST_HOLDER = 'test-request';
 
 /** Payload of a `callback` job: which attempt of which series of which delivery it makes. */
 interface AttemptJobPayload {
@@ -35,7 +46,7 @@ export interface CallbackServiceDeps {
   store: CallbackStore;
   apps: AppStore;
   jobs: JobQueue;
-  /** Read-only use: which deliveries have a live job (start-up reconciliation). */
+  /** Read-only use: whether the job holding a delivery's next attempt is still live. */
   jobStore: JobStore;
   events: VopEventBus;
   options: CallbackOptions;
@@ -44,19 +55,26 @@ export interface CallbackServiceDeps {
 }
 
 /**
- * The status callback of spec section 6. A video reaching an end state (stored first, then the
- * `video.status` event) gets a delivery row and a job for its first attempt; each attempt is one
- * job, which records the attempt and, on failure, queues the next one after the backoff, for as
- * long as the retry window lasts. The application's address and secret are read at each attempt.
+ * The status callback of spec section 6, sent from an outbox (callbacks/outbox.ts): a video's move
+ * to an end state writes its delivery row in the same transaction as the status, on whichever node
+ * made it, so no crash can leave a change without its delivery or give it two. This service only
+ * sends what is there. Each attempt is one job; a job makes its attempt only if it holds it
+ * (DeliveryRecord.attemptJob, one conditional write), so two nodes queueing the same attempt send
+ * it once; a job killed after sending and before recording runs again under the same id (another
+ * node takes it over), and its retry carries the same `webhook-id`. A failed attempt queues the
+ * next after the backoff, for as long as the retry window lasts. Every node sweeps the outbox
+ * every `sweepMs` for pending deliveries whose next attempt no job holds: what a node that stopped
+ * between a change (or an attempt) and queueing the next attempt left behind. The application's
+ * address and secret are read at each attempt.
  */
 export class CallbackService {
   private readonly store: CallbackStore;
   private readonly now: () => number;
-  private seq = 0;
-  private seqLoaded: Promise<void> | undefined;
-  /** Pending deliveries whose next attempt had no job at start-up (see {@link reconcile}). */
-  private unscheduled: DeliveryRecord[] = [];
+  /** Held attempts whose job had ended at start-up (see {@link reconcile}). */
+  private deadClaims: DeliveryRecord[] = [];
   private catchingUp: Promise<{ created: number; requeued: number }> | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
   private stopping = false;
 
   constructor(private readonly deps: CallbackServiceDeps) {
@@ -64,67 +82,104 @@ export class CallbackService {
     this.now = deps.now ?? Date.now;
     deps.jobs.register(CALLBACK_JOB, {
       concurrency: deps.options.concurrency,
-      // A failed attempt queues the next one itself (see attemptJob): the job is never retried.
+      // A failed attempt queues the next one itself (see attempt): the job is never retried.
       retry: NO_RETRY,
       handle: (job, ctx) => this.attemptJob(job, ctx.signal),
       onGiveUp: (job, reason) => this.jobGaveUp(job, reason),
     });
+    // The delivery row is there already (written with the status); this queues its first attempt
+    // at once on the node that made the change. Should this node stop first, a sweep queues it.
     deps.events.on('video.status', (e) => {
       if (e.from === e.to || !CALLBACK_STATUSES.includes(e.to)) return;
-      this.createStatusDeliveries([{ appId: e.appId, videoId: e.videoId, videoStatus: e.to, statusAt: e.at }]).catch((err) =>
-        deps.log(`Status callback for video ${e.videoId} (status ${e.to}) could not be queued: ${String(err)}`),
-      );
+      this.store
+        .listUnqueued({ limit: 10, videoId: e.videoId })
+        .then((ds) => this.queue(ds))
+        .catch((err) => deps.log(`Status callback for video ${e.videoId} (status ${e.to}) could not be queued: ${String(err)}`));
     });
   }
 
   /**
-   * Start-up, step 1 of catching up on what a crash cut off: finds the pending deliveries whose
-   * next attempt has no job (the process stopped between recording an attempt and queueing the
-   * next). Call it before the job queue starts and before any status can change: once either
-   * runs, a delivery is pending for a moment before its job is written, and would be queued
-   * twice. Two indexed reads; the writes wait for {@link startCatchUp}.
+   * Start-up, step 1: finds the pending deliveries whose next attempt is held by a job that is no
+   * longer queued or running (it ended without making the attempt, or is gone). Call it before
+   * the job queue starts, so that the jobs a crash cut off still count as running. Reads only;
+   * the writes wait for {@link startCatchUp}.
    */
   async reconcile(): Promise<void> {
-    await this.init();
     const live = new Set<string>();
-    for (const job of await this.deps.jobStore.list({ types: [CALLBACK_JOB], states: ['queued', 'running'], limit: 1_000_000 })) {
-      const p = job.payload as Partial<AttemptJobPayload>;
-      live.add(`${p.deliveryId}/${p.series}/${p.attempt}`);
-    }
-    this.unscheduled = (await this.store.listPending()).filter((d) => !live.has(`${d.id}/${d.series}/${d.seriesAttempts + 1}`));
+    for (const job of await this.deps.jobStore.list({ types: [CALLBACK_JOB], states: ['queued', 'running'], limit: 1_000_000 })) live.add(job.id);
+    const held = await this.store.listHeld({ limit: 1_000_000, dueBefore: Number.MAX_SAFE_INTEGER });
+    this.deadClaims = held.filter((d) => d.attemptJob !== TEST_HOLDER && !live.has(d.attemptJob));
   }
 
   /**
    * Start-up, step 2, once the job queue runs, in the background (the server answers meanwhile):
-   * queues the attempts step 1 found, then gives a delivery to every end-state change that has
-   * none (the process stopped between the change and its delivery row). A library from before
-   * callbacks existed has none at all: one fsynced write per delivery, before listening, took
-   * 253 s for 100,000 videos. So the library is read a slice at a time, yielding between slices,
-   * and rows are written {@link CATCH_UP}.rowsPerWrite per transaction. The listener may create a
-   * delivery for the same change meanwhile: the store keeps only one (see insertMany).
+   * frees the attempts step 1 found, gives a delivery to every end-state change that has none
+   * (stored by a version before the outbox, or written into the database by other means), queues
+   * what is pending, and starts the sweep. A library from before callbacks existed has none at all:
+   * one fsynced write per delivery, before listening, took 253 s for 100,000 videos. So the library
+   * is read a slice at a time, yielding between slices, and rows are written
+   * {@link CATCH_UP}.rowsPerWrite per transaction. Another node catching up at once is harmless:
+   * the store keeps one delivery per change, and one job per attempt sends.
    */
   startCatchUp(): Promise<{ created: number; requeued: number }> {
-    this.catchingUp ??= this.catchUp().catch((err) => {
-      this.deps.log(`Status callbacks: catching up at start-up failed (the next start tries again): ${String(err)}`);
-      return { created: 0, requeued: 0 };
-    });
+    this.catchingUp ??= this.catchUp()
+      .catch((err) => {
+        this.deps.log(`Status callbacks: catching up at start-up failed (the next start tries again): ${String(err)}`);
+        return { created: 0, requeued: 0 };
+      })
+      .finally(() => this.startSweeping());
     return this.catchingUp;
   }
 
-  /** Stops the start-up catch-up at its next write and waits for it; the next start finds the rest. */
+  /** Stops the sweep and the start-up catch-up at its next write and waits for them; the next start finds the rest. */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearInterval(this.sweepTimer);
     await this.catchingUp;
+    await this.sweeping;
+  }
+
+  /**
+   * One sweep of the outbox (every `sweepMs` on every node; tests may call it): frees held attempts
+   * whose job ended without making them, then queues the pending deliveries no job holds.
+   * Resolves with how many attempts it queued.
+   */
+  async sweep(): Promise<number> {
+    const now = this.now();
+    for (const d of await this.store.listHeld({ limit: SWEEP.heldBatch, dueBefore: now - SWEEP.heldGraceMs })) {
+      if (this.stopping) return 0;
+      if (d.attemptJob === TEST_HOLDER) continue;
+      const job = await this.deps.jobStore.get(d.attemptJob);
+      if (!job || (job.state !== 'queued' && job.state !== 'running')) await this.store.releaseAttempt(d.id, d.attemptJob);
+    }
+    let queued = 0;
+    for (let round = 0; round < 100 && !this.stopping; round++) {
+      const ds = await this.store.listUnqueued({ limit: SWEEP.batch, updatedBefore: now - SWEEP.unqueuedGraceMs });
+      queued += await this.queue(ds);
+      if (ds.length < SWEEP.batch) break;
+    }
+    return queued;
+  }
+
+  private startSweeping(): void {
+    if (this.stopping || this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => {
+      if (this.sweeping || this.stopping) return;
+      this.sweeping = this.sweep()
+        .then(() => undefined)
+        .catch((err) => this.deps.log(`Status callbacks: sweeping the outbox failed (the next sweep tries again): ${String(err)}`))
+        .finally(() => (this.sweeping = undefined));
+    }, this.deps.options.sweepMs);
+    this.sweepTimer.unref();
   }
 
   private async catchUp(): Promise<{ created: number; requeued: number }> {
-    const unscheduled = this.unscheduled;
-    this.unscheduled = [];
+    const dead = this.deadClaims;
+    this.deadClaims = [];
     let requeued = 0;
-    for (let i = 0; i < unscheduled.length && !this.stopping; i += CATCH_UP.rowsPerWrite) {
-      const batch = unscheduled.slice(i, i + CATCH_UP.rowsPerWrite);
-      await this.enqueueAttempts(batch.map((d) => ({ d, attempt: d.seriesAttempts + 1, runAfter: d.nextAttemptAt ?? 0 })));
-      requeued += batch.length;
+    for (const d of dead) {
+      if (this.stopping) return { created: 0, requeued };
+      if (await this.store.releaseAttempt(d.id, d.attemptJob)) requeued++;
     }
     const missing: MissingDelivery[] = [];
     let after: string | undefined;
@@ -140,6 +195,12 @@ export class CallbackService {
     let created = 0;
     for (let i = 0; i < missing.length && !this.stopping; i += CATCH_UP.rowsPerWrite) {
       created += await this.createStatusDeliveries(missing.slice(i, i + CATCH_UP.rowsPerWrite));
+    }
+    // What is pending and held by no job (freed just now, or left by a node that stopped).
+    for (let round = 0; round < 1_000 && !this.stopping; round++) {
+      const ds = await this.store.listUnqueued({ limit: CATCH_UP.rowsPerWrite });
+      await this.queue(ds);
+      if (ds.length < CATCH_UP.rowsPerWrite) break;
     }
     if (created + requeued > 0) this.deps.log(`Status callbacks: ${created} missing deliveries created, ${requeued} pending deliveries queued again.`);
     return { created, requeued };
@@ -182,11 +243,12 @@ export class CallbackService {
       nextAttemptAt: now,
       deliveredAt: null,
       lastError: '',
+      attemptJob: '',
       updatedAt: now,
     };
     // Conditional on the series it read, so two redeliveries at once start one series each, in turn.
     if (!(await this.store.update(id, patch, { series: d.series, seriesAttempts: d.seriesAttempts }))) return this.redeliver(id);
-    await this.enqueueAttempt({ ...d, series: d.series + 1 }, 1, now);
+    await this.queue([{ ...d, ...patch, series: d.series + 1, seriesAttempts: 0, nextAttemptAt: now }]);
     return this.get(id);
   }
 
@@ -200,19 +262,19 @@ export class CallbackService {
     if (!app) throw new ApiError('APP_NOT_FOUND');
     if (app.disabled) throw new ApiError('APP_DISABLED', 'a disabled application gets no callbacks');
     if (!app.callbackUrl) throw new ApiError('INVALID_PARAMETER', 'the application has no callbackUrl (set it with PATCH /admin/api/apps/:appId)');
-    await this.init();
-    const d = this.newDelivery({ appId, kind: 'test', videoId: TEST_VIDEO_ID, videoStatus: VideoStatus.Normal, statusAt: null, state: 'pending' });
+    // Its one attempt is this request's, not a job's: no sweep queues it.
+    const d = { ...this.newDelivery({ appId, kind: 'test', videoId: TEST_VIDEO_ID, videoStatus: VideoStatus.Normal, statusAt: null, state: 'pending' }), attemptJob: TEST_HOLDER };
     await this.store.insert(d);
     await this.attempt(d, 1, { retry: false });
     return this.get(d.id);
   }
 
   /**
-   * Creates the deliveries of these status changes in one write and queues their first attempts
-   * in another; resolves with how many were new (a change that has one already is left alone).
+   * Creates the deliveries of these status changes in one write (their first attempts are queued
+   * like any pending delivery's); resolves with how many were new (a change that has one already
+   * is left alone).
    */
   private async createStatusDeliveries(changes: MissingDelivery[]): Promise<number> {
-    await this.init();
     const notSent = new Map<string, string>();
     const ds: DeliveryRecord[] = [];
     for (const m of changes) {
@@ -223,16 +285,15 @@ export class CallbackService {
       ds.push(this.newDelivery({ ...m, kind: 'status', state: skipped ? 'skipped' : 'pending', lastError: skipped }));
     }
     const stored = await this.store.insertMany(ds);
-    const created = ds.filter((_, i) => stored[i]);
-    await this.enqueueAttempts(created.filter((d) => d.state === 'pending').map((d) => ({ d, attempt: 1, runAfter: 0 })));
-    return created.length;
+    return stored.filter(Boolean).length;
   }
 
   private newDelivery(f: Pick<DeliveryRecord, 'appId' | 'kind' | 'videoId' | 'videoStatus' | 'statusAt' | 'state'> & { lastError?: string }): DeliveryRecord {
     const now = this.now();
     return {
       id: crypto.randomUUID(),
-      seq: ++this.seq,
+      seq: 0, // the store numbers it
+      attemptJob: '',
       series: 1,
       seriesAttempts: 0,
       firstAttemptAt: null,
@@ -245,35 +306,38 @@ export class CallbackService {
     };
   }
 
-  /** Loads the highest seq once; call before the first delivery is created. */
-  async init(): Promise<void> {
-    this.seqLoaded ??= this.store.maxSeq().then((n) => {
-      this.seq = Math.max(this.seq, n);
-    });
-    await this.seqLoaded;
-  }
-
-  private async enqueueAttempt(d: Pick<DeliveryRecord, 'id' | 'series' | 'kind' | 'videoId'>, attempt: number, runAfter: number): Promise<void> {
-    await this.enqueueAttempts([{ d, attempt, runAfter }]);
-  }
-
-  /** Queues these attempts in one write. */
-  private async enqueueAttempts(attempts: Array<{ d: Pick<DeliveryRecord, 'id' | 'series' | 'kind' | 'videoId'>; attempt: number; runAfter: number }>): Promise<void> {
-    if (attempts.length === 0) return;
-    await this.deps.jobs.enqueueMany(
+  /**
+   * Queues the next attempt of each of these pending deliveries (one job each, in one write) and
+   * gives it to its job (DeliveryRecord.attemptJob). A delivery some other job holds by then keeps
+   * that one: the job queued here finds it held and does nothing. Resolves with how many were given.
+   */
+  private async queue(ds: DeliveryRecord[]): Promise<number> {
+    if (ds.length === 0) return 0;
+    const jobs = await this.deps.jobs.enqueueMany(
       CALLBACK_JOB,
-      attempts.map(({ d, attempt, runAfter }) => {
-        const payload: AttemptJobPayload = { deliveryId: d.id, series: d.series, attempt };
-        return { payload: { ...payload }, opts: { videoId: d.kind === 'status' ? d.videoId : '', runAfter } };
+      ds.map((d) => {
+        const payload: AttemptJobPayload = { deliveryId: d.id, series: d.series, attempt: d.seriesAttempts + 1 };
+        return { payload: { ...payload }, opts: { videoId: d.kind === 'status' ? d.videoId : '', runAfter: d.nextAttemptAt ?? 0 } };
       }),
     );
+    let given = 0;
+    // The job is written before the claim: a claim always names a job that exists. (It may run
+    // before the claim is written: it then takes the claim itself, see attemptJob.)
+    for (const [i, d] of ds.entries()) if (await this.store.claimAttempt(d.id, { series: d.series, seriesAttempts: d.seriesAttempts }, jobs[i]!.id)) given++;
+    return given;
   }
 
-  /** One attempt, as a job. A job the delivery no longer expects (redelivered, already made) does nothing. */
+  /**
+   * One attempt, as a job. A job the delivery no longer expects (redelivered, already made) does
+   * nothing, nor does one whose attempt another job holds. Run again after a crash (or taken over
+   * from a node that stopped), the job still holds its attempt and sends it again, with the same
+   * delivery id: the receiver de-duplicates on `webhook-id`.
+   */
   private async attemptJob(job: JobRecord, signal: AbortSignal): Promise<void> {
     const p = job.payload as unknown as AttemptJobPayload;
     const d = await this.store.get(p.deliveryId);
     if (!d || d.state !== 'pending' || d.series !== p.series || d.seriesAttempts + 1 !== p.attempt) return;
+    if (d.attemptJob !== job.id && !(d.attemptJob === '' && (await this.store.claimAttempt(d.id, { series: d.series, seriesAttempts: d.seriesAttempts }, job.id)))) return;
     const outcome = await this.attempt(d, p.attempt, { retry: true, signal });
     // Per house style the job fails with the reason; the next attempt, if any, is its own job.
     if (outcome && !outcome.ok) throw new Error(outcome.error);
@@ -320,18 +384,30 @@ export class CallbackService {
         patch = { state: 'failed', nextAttemptAt: null, lastError: outcome.error };
       }
     }
+    // Recording frees the next attempt; should this node stop before queueing it, a sweep does.
     const recorded = await this.store.recordAttempt(record, { ...patch, firstAttemptAt, updatedAt: done });
-    if (recorded && retryAt !== undefined) await this.enqueueAttempt(d, attempt + 1, retryAt);
+    if (recorded && retryAt !== undefined) await this.queue([{ ...d, ...patch, seriesAttempts: attempt, firstAttemptAt, attemptJob: '', updatedAt: done }]);
     return outcome;
   }
 
-  /** A cancelled attempt job ends its delivery's series (failed attempts already recorded themselves). */
+  /**
+   * A cancelled attempt job ends its delivery's series, unless another job holds the attempt. A
+   * job that failed without recording its attempt (failed attempts record themselves first) frees
+   * it, and the next sweep queues it again.
+   */
   private async jobGaveUp(job: JobRecord, reason: string): Promise<void> {
-    if (reason !== 'cancelled') return;
     const p = job.payload as unknown as AttemptJobPayload;
+    if (reason !== 'cancelled') {
+      await this.store.releaseAttempt(p.deliveryId, job.id);
+      return;
+    }
     const d = await this.store.get(p.deliveryId);
     if (!d || d.state !== 'pending' || d.series !== p.series || d.seriesAttempts + 1 !== p.attempt) return;
-    await this.store.update(d.id, { state: 'failed', lastError: 'cancelled', nextAttemptAt: null, updatedAt: this.now() }, { series: d.series, seriesAttempts: d.seriesAttempts });
+    await this.store.update(
+      d.id,
+      { state: 'failed', lastError: 'cancelled', nextAttemptAt: null, attemptJob: '', updatedAt: this.now() },
+      { series: d.series, seriesAttempts: d.seriesAttempts, attemptJob: job.id },
+    );
   }
 }
 

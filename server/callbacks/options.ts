@@ -15,6 +15,11 @@ export interface CallbackOptions {
   responseExcerptBytes: number;
   /** How many deliveries are attempted at once. */
   concurrency: number;
+  /**
+   * How often each node sweeps the outbox for pending deliveries whose next attempt no job holds
+   * (a node stopped between a status change, or an attempt, and queueing the next attempt).
+   */
+  sweepMs: number;
 }
 
 /**
@@ -28,6 +33,7 @@ export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
   timeoutMs: 10_000,
   responseExcerptBytes: 1024,
   concurrency: 4,
+  sweepMs: 5_000,
 };
 
 /** Fills defaults and validates; throws an Error that names the bad option (`callbacks.<field>`). */
@@ -44,5 +50,6 @@ export function resolveCallbackOptions(input: Partial<CallbackOptions> | undefin
     throw new Error('Option callbacks.responseExcerptBytes must be a whole number from 0 to 65536.');
   }
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error('Option callbacks.concurrency must be a whole number of at least 1.');
+  if (!(Number.isFinite(o.sweepMs) && o.sweepMs >= 10)) throw new Error('Option callbacks.sweepMs must be at least 10 milliseconds.');
   return o;
 }

@@ -16,6 +16,7 @@ type DeliveryRow = {
   next_attempt_at: number | null;
   delivered_at: number | null;
   last_error: string;
+  attempt_job: string;
   created_at: number;
   updated_at: number;
 };
@@ -41,6 +42,7 @@ const PATCH_COLUMNS: Record<keyof DeliveryPatch, string> = {
   nextAttemptAt: 'next_attempt_at',
   deliveredAt: 'delivered_at',
   lastError: 'last_error',
+  attemptJob: 'attempt_job',
   updatedAt: 'updated_at',
 };
 
@@ -60,6 +62,7 @@ function toDelivery(r: DeliveryRow): DeliveryRecord {
     nextAttemptAt: r.next_attempt_at,
     deliveredAt: r.delivered_at,
     lastError: r.last_error,
+    attemptJob: r.attempt_job,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -91,7 +94,7 @@ function patchSql(patch: DeliveryPatch): { sets: string[]; params: SqlParam[] } 
   return { sets, params };
 }
 
-/** Rows per INSERT statement of {@link SqlJsCallbackStore.insertMany} (16 parameters each). */
+/** Rows per INSERT statement of {@link SqlJsCallbackStore.insertMany} (17 parameters each). */
 const INSERT_ROWS_PER_STATEMENT = 100;
 
 /** Deliveries and attempts in the embedded sql.js database (tables `callback_deliveries`, `callback_attempts`). */
@@ -112,13 +115,16 @@ export class SqlJsCallbackStore implements CallbackStore {
     for (let i = 0; i < ds.length; i += INSERT_ROWS_PER_STATEMENT) chunks.push(ds.slice(i, i + INSERT_ROWS_PER_STATEMENT));
     // OR IGNORE: the unique index on (video_id, status_at, video_status) of status deliveries
     // makes the listener and the start-up reconciliation safe to race.
+    // The store numbers them (the caller's seq is not used), after every row there, the ones
+    // VideoStore.setStatus wrote included: read and written in one turn of this thread.
+    let seq = await this.maxSeq();
     const changes = await this.db.write(
       chunks.map((chunk): [string, SqlParam[]] => [
         `INSERT OR IGNORE INTO callback_deliveries (id, seq, app_id, kind, video_id, video_status, status_at, state, series, series_attempts,
-           first_attempt_at, next_attempt_at, delivered_at, last_error, created_at, updated_at)
-         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        chunk.flatMap((d) => [d.id, d.seq, d.appId, d.kind, d.videoId, d.videoStatus, d.statusAt, d.state, d.series, d.seriesAttempts,
-          d.firstAttemptAt, d.nextAttemptAt, d.deliveredAt, d.lastError, d.createdAt, d.updatedAt]),
+           first_attempt_at, next_attempt_at, delivered_at, last_error, attempt_job, created_at, updated_at)
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        chunk.flatMap((d) => [d.id, ++seq, d.appId, d.kind, d.videoId, d.videoStatus, d.statusAt, d.state, d.series, d.seriesAttempts,
+          d.firstAttemptAt, d.nextAttemptAt, d.deliveredAt, d.lastError, d.attemptJob ?? '', d.createdAt, d.updatedAt]),
       ]),
     );
     return chunks.flatMap((chunk, i) => {
@@ -152,12 +158,51 @@ export class SqlJsCallbackStore implements CallbackStore {
     return this.db.all<DeliveryRow>("SELECT * FROM callback_deliveries WHERE state = 'pending' ORDER BY seq").map(toDelivery);
   }
 
-  async update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number }): Promise<boolean> {
+  async listUnqueued(opts: { limit: number; updatedBefore?: number; videoId?: string }): Promise<DeliveryRecord[]> {
+    const byVideo = opts.videoId === undefined ? '' : 'AND video_id = ?';
+    return this.db
+      .all<DeliveryRow>(`SELECT * FROM callback_deliveries WHERE state = 'pending' AND attempt_job = '' AND updated_at < ? ${byVideo} ORDER BY seq LIMIT ?`, [
+        opts.updatedBefore ?? Number.MAX_SAFE_INTEGER,
+        ...(opts.videoId === undefined ? [] : [opts.videoId]),
+        opts.limit,
+      ])
+      .map(toDelivery);
+  }
+
+  async listHeld(opts: { limit: number; dueBefore: number }): Promise<DeliveryRecord[]> {
+    return this.db
+      .all<DeliveryRow>("SELECT * FROM callback_deliveries WHERE state = 'pending' AND attempt_job <> '' AND next_attempt_at < ? ORDER BY seq LIMIT ?", [
+        opts.dueBefore,
+        opts.limit,
+      ])
+      .map(toDelivery);
+  }
+
+  async claimAttempt(id: string, expect: { series: number; seriesAttempts: number }, jobId: string): Promise<boolean> {
+    await this.db.write([
+      [
+        "UPDATE callback_deliveries SET attempt_job = ? WHERE id = ? AND state = 'pending' AND series = ? AND series_attempts = ? AND attempt_job = ''",
+        [jobId, id, expect.series, expect.seriesAttempts],
+      ],
+    ]);
+    return this.db.get<{ n: number }>(
+      "SELECT 1 AS n FROM callback_deliveries WHERE id = ? AND state = 'pending' AND series = ? AND series_attempts = ? AND attempt_job = ?",
+      [id, expect.series, expect.seriesAttempts, jobId],
+    ) !== undefined;
+  }
+
+  async releaseAttempt(id: string, jobId: string): Promise<boolean> {
+    const [changed] = await this.db.write([["UPDATE callback_deliveries SET attempt_job = '' WHERE id = ? AND attempt_job = ?", [id, jobId]]]);
+    return changed === 1;
+  }
+
+  async update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number; attemptJob?: string }): Promise<boolean> {
     const { sets, params } = patchSql(patch);
     if (sets.length === 0) return false;
     let where = 'id = ?';
     params.push(id);
     if (expect) (where += ' AND series = ? AND series_attempts = ?'), params.push(expect.series, expect.seriesAttempts);
+    if (expect?.attemptJob !== undefined) (where += " AND attempt_job IN ('', ?)"), params.push(expect.attemptJob);
     const [changed] = await this.db.write([[`UPDATE callback_deliveries SET ${sets.join(', ')} WHERE ${where}`, params]]);
     return changed === 1;
   }
@@ -176,7 +221,7 @@ export class SqlJsCallbackStore implements CallbackStore {
       ],
     ];
     if (expected) {
-      const { sets, params } = patchSql({ ...patch, seriesAttempts: a.attempt });
+      const { sets, params } = patchSql({ ...patch, seriesAttempts: a.attempt, attemptJob: '' });
       ops.push([`UPDATE callback_deliveries SET ${sets.join(', ')} WHERE id = ?`, [...params, a.deliveryId]]);
     }
     await this.db.write(ops);

@@ -38,6 +38,11 @@ export interface DeliveryRecord {
   deliveredAt: number | null;
   /** Why the last attempt failed or why nothing was sent, for people. */
   lastError: string;
+  /**
+   * The id of the job that holds the next attempt of the current series (its claim), '' while
+   * none does. Only the job holding it sends; recording an attempt or starting a series frees it.
+   */
+  attemptJob: string;
   createdAt: number;
   updatedAt: number;
 }
@@ -72,7 +77,11 @@ export interface MissingDelivery {
 
 /** Storage of deliveries and their attempts. */
 export interface CallbackStore {
-  /** Inserts; resolves false (and stores nothing) if a status delivery for the same change exists. */
+  /**
+   * Inserts; resolves false (and stores nothing) if a status delivery for the same change exists.
+   * Status deliveries are normally written by VideoStore.setStatus (callbacks/outbox.ts); this is
+   * for tests and for changes stored without one (by a version before the outbox).
+   */
   insert(d: DeliveryRecord): Promise<boolean>;
   /**
    * Inserts many in one transaction (one journal write): for each, true if it was stored, false
@@ -84,12 +93,33 @@ export interface CallbackStore {
   listByApp(appId: string, opts: { limit: number; beforeSeq?: number }): Promise<DeliveryRecord[]>;
   /** Pending deliveries (for start-up reconciliation). */
   listPending(): Promise<DeliveryRecord[]>;
-  /** Applies `patch`; with `expect`, only if the stored series and attempt count still match. */
-  update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number }): Promise<boolean>;
+  /**
+   * Pending deliveries whose next attempt no job holds (attemptJob ''), oldest first: what the
+   * outbox's sweep queues. `updatedBefore`: only those last written before it (Unix ms);
+   * `videoId`: only that video's.
+   */
+  listUnqueued(opts: { limit: number; updatedBefore?: number; videoId?: string }): Promise<DeliveryRecord[]>;
+  /** Pending deliveries whose next attempt a job holds and was due before `dueBefore`, oldest first. */
+  listHeld(opts: { limit: number; dueBefore: number }): Promise<DeliveryRecord[]>;
+  /**
+   * Gives the next attempt of `id` to job `jobId` if the delivery is still pending in the series
+   * and at the attempt count given and no other job holds it; true if `jobId` holds it now (it
+   * did already, too). One conditional write: of two jobs racing for it, one wins.
+   */
+  claimAttempt(id: string, expect: { series: number; seriesAttempts: number }, jobId: string): Promise<boolean>;
+  /** Frees the next attempt of `id` if job `jobId` holds it (that job ended without making it); true if it did. */
+  releaseAttempt(id: string, jobId: string): Promise<boolean>;
+  /**
+   * Applies `patch`; with `expect`, only if the stored series and attempt count still match and,
+   * if `expect.attemptJob` is given, the next attempt is held by that job or by none.
+   */
+  update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number; attemptJob?: string }): Promise<boolean>;
   /**
    * Logs an attempt and, if the delivery still expects it (pending, same series, the previous
-   * attempt count), applies its new standing in the same transaction; true if it did. An attempt
-   * the delivery no longer expects (redelivered meanwhile) is logged all the same.
+   * attempt count), applies its new standing in the same transaction, freeing the next attempt
+   * (attemptJob ''); true if it did. An attempt the delivery no longer expects (redelivered
+   * meanwhile, or made already by another job) is logged all the same, unless one is logged under
+   * its number already.
    */
   recordAttempt(a: AttemptRecord, patch: DeliveryPatch): Promise<boolean>;
   /** Attempts of these deliveries, oldest first. */

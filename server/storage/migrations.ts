@@ -165,4 +165,10 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 8: who holds a running job in cluster mode (JobRecord.lease; jobs/turnQueue.ts). Always '' in
   // the embedded mode; the column is here so that both engines keep one schema and one contract.
   [`ALTER TABLE jobs ADD COLUMN lease TEXT NOT NULL DEFAULT ''`],
+  // 9: the status callback's outbox (callbacks/outbox.ts): the id of the job that makes a pending
+  // delivery's next attempt, '' while none holds it. A job runs an attempt only if it holds it, so
+  // two nodes queueing the same attempt send it once, and any node can queue what a crash left
+  // without a job. Existing pending deliveries start with none: the first sweep queues them again
+  // and, with an old job still queued, whichever takes the claim first sends.
+  [`ALTER TABLE callback_deliveries ADD COLUMN attempt_job TEXT NOT NULL DEFAULT ''`],
 ];

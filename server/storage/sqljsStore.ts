@@ -1,4 +1,6 @@
+import crypto from 'node:crypto';
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from './types.js';
+import { CALLBACK_STATUSES, outboxStateSql } from '../callbacks/outbox.js';
 import { SqlJsCallbackStore } from '../callbacks/sqljsCallbackStore.js';
 import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
@@ -244,13 +246,29 @@ class SqlJsVideoStore implements VideoStore {
       where += ` AND status IN (${opts.from.map(() => '?').join(', ')})`;
       whereParams.push(...opts.from);
     }
-    // The history row and the move are one transaction under the same condition.
-    const done = this.db.write([
+    // The history row, the status callback's delivery row (callbacks/outbox.ts) and the move are
+    // one transaction under the same condition. The delivery is read before the move, while the
+    // row still has the status it leaves: a move to the same status is no change and gets none.
+    const ops: Array<[string, SqlParam[]]> = [
       [`INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, ?, status, ?, ? FROM videos WHERE ${where}`, [now, to, reason, ...whereParams]],
-      [`UPDATE videos SET status = ?, status_reason = ?, updated_at = ? WHERE ${where}`, [to, reason, now, ...whereParams]],
-    ]);
+    ];
+    if (CALLBACK_STATUSES.includes(to)) {
+      const { state, lastError } = outboxStateSql('1');
+      // seq is the next number in SQL, and the id a parameter: replay from the journal re-runs this as it ran.
+      ops.push([
+        `INSERT OR IGNORE INTO callback_deliveries (id, seq, app_id, kind, video_id, video_status, status_at, state, series, series_attempts,
+           next_attempt_at, last_error, created_at, updated_at)
+         SELECT ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM callback_deliveries), videos.app_id, 'status', videos.id, ?, ?, ${state}, 1, 0,
+           CASE WHEN ${state} = 'pending' THEN ? END, ${lastError}, ?, ?
+         FROM videos JOIN apps a ON a.app_id = videos.app_id
+         WHERE ${where} AND status <> ?`,
+        [crypto.randomUUID(), to, now, now, now, now, ...whereParams, to],
+      ]);
+    }
+    ops.push([`UPDATE videos SET status = ?, status_reason = ?, updated_at = ? WHERE ${where}`, [to, reason, now, ...whereParams]]);
+    const done = this.db.write(ops);
     this.dropPagesOf(id);
-    const [, changed] = await done;
+    const changed = (await done).at(-1);
     return changed === 1;
   }
 

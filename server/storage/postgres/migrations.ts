@@ -174,4 +174,7 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
      )`,
     `INSERT INTO console_settings (id, settings, version, updated_at) VALUES (1, '{}', 0, 0)`,
   ],
+  // 9: the status callback's outbox (callbacks/outbox.ts), as the
+  // sql.js schema's version 9: the id of the job that makes a pending delivery's next attempt
+  [`ALTER TABLE callback_deliveries ADD COLUMN attempt_job TEXT COLLATE "C" NOT NULL DEFAULT ''`],
 ];

@@ -4,7 +4,7 @@ import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 type DeliveryRow = {
   id: string; seq: number; app_id: string; kind: DeliveryKind; video_id: string; video_status: number; status_at: number | null;
   state: DeliveryState; series: number; series_attempts: number; first_attempt_at: number | null; next_attempt_at: number | null;
-  delivered_at: number | null; last_error: string; created_at: number; updated_at: number;
+  delivered_at: number | null; last_error: string; attempt_job: string; created_at: number; updated_at: number;
 };
 
 type AttemptRow = {
@@ -14,14 +14,14 @@ type AttemptRow = {
 
 const PATCH_COLUMNS: Record<keyof DeliveryPatch, string> = {
   state: 'state', series: 'series', seriesAttempts: 'series_attempts', firstAttemptAt: 'first_attempt_at',
-  nextAttemptAt: 'next_attempt_at', deliveredAt: 'delivered_at', lastError: 'last_error', updatedAt: 'updated_at',
+  nextAttemptAt: 'next_attempt_at', deliveredAt: 'delivered_at', lastError: 'last_error', attemptJob: 'attempt_job', updatedAt: 'updated_at',
 };
 
 function toDelivery(r: DeliveryRow): DeliveryRecord {
   return {
     id: r.id, seq: r.seq, appId: r.app_id, kind: r.kind, videoId: r.video_id, videoStatus: r.video_status, statusAt: r.status_at,
     state: r.state, series: r.series, seriesAttempts: r.series_attempts, firstAttemptAt: r.first_attempt_at, nextAttemptAt: r.next_attempt_at,
-    deliveredAt: r.delivered_at, lastError: r.last_error, createdAt: r.created_at, updatedAt: r.updated_at,
+    deliveredAt: r.delivered_at, lastError: r.last_error, attemptJob: r.attempt_job, createdAt: r.created_at, updatedAt: r.updated_at,
   };
 }
 
@@ -43,7 +43,7 @@ function patchSql(patch: DeliveryPatch, params: PgParam[]): string[] {
   return sets;
 }
 
-/** Rows per INSERT of insertMany (15 parameters each). */
+/** Rows per INSERT of insertMany (16 parameters each). */
 const INSERT_ROWS_PER_STATEMENT = 1_000;
 
 /**
@@ -68,12 +68,12 @@ export class PostgresCallbackStore implements CallbackStore {
         const rows = ds.slice(i, i + INSERT_ROWS_PER_STATEMENT).map((d) => {
           const first = params.length + 1;
           params.push(d.id, d.appId, d.kind, d.videoId, d.videoStatus, d.statusAt, d.state, d.series, d.seriesAttempts,
-            d.firstAttemptAt, d.nextAttemptAt, d.deliveredAt, d.lastError, d.createdAt, d.updatedAt);
-          return `(${Array.from({ length: 15 }, (_, k) => `$${first + k}`).join(', ')})`;
+            d.firstAttemptAt, d.nextAttemptAt, d.deliveredAt, d.lastError, d.attemptJob ?? '', d.createdAt, d.updatedAt);
+          return `(${Array.from({ length: 16 }, (_, k) => `$${first + k}`).join(', ')})`;
         });
         const { rows: inserted } = await tx.query<{ id: string }>(
           `INSERT INTO callback_deliveries (id, app_id, kind, video_id, video_status, status_at, state, series, series_attempts,
-             first_attempt_at, next_attempt_at, delivered_at, last_error, created_at, updated_at)
+             first_attempt_at, next_attempt_at, delivered_at, last_error, attempt_job, created_at, updated_at)
            VALUES ${rows.join(', ')} ON CONFLICT DO NOTHING RETURNING id`,
           params,
         );
@@ -99,13 +99,46 @@ export class PostgresCallbackStore implements CallbackStore {
     return (await this.db.query<DeliveryRow>("SELECT * FROM callback_deliveries WHERE state = 'pending' ORDER BY seq")).rows.map(toDelivery);
   }
 
-  async update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number }): Promise<boolean> {
+  async listUnqueued(opts: { limit: number; updatedBefore?: number; videoId?: string }): Promise<DeliveryRecord[]> {
+    const { rows } = await this.db.query<DeliveryRow>(
+      "SELECT * FROM callback_deliveries WHERE state = 'pending' AND attempt_job = '' AND updated_at < $1 AND ($3::text IS NULL OR video_id = $3) ORDER BY seq LIMIT $2",
+      [opts.updatedBefore ?? Number.MAX_SAFE_INTEGER, opts.limit, opts.videoId ?? null],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async listHeld(opts: { limit: number; dueBefore: number }): Promise<DeliveryRecord[]> {
+    const { rows } = await this.db.query<DeliveryRow>(
+      "SELECT * FROM callback_deliveries WHERE state = 'pending' AND attempt_job <> '' AND next_attempt_at < $1 ORDER BY seq LIMIT $2",
+      [opts.dueBefore, opts.limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async claimAttempt(id: string, expect: { series: number; seriesAttempts: number }, jobId: string): Promise<boolean> {
+    // One guarded UPDATE: of two nodes' jobs racing, the second waits for the first's row lock,
+    // then finds attempt_job set (READ COMMITTED re-checks the row) and changes nothing.
+    const { rowCount } = await this.db.query(
+      `UPDATE callback_deliveries SET attempt_job = $1
+       WHERE id = $2 AND state = 'pending' AND series = $3 AND series_attempts = $4 AND attempt_job IN ('', $1)`,
+      [jobId, id, expect.series, expect.seriesAttempts],
+    );
+    return rowCount === 1;
+  }
+
+  async releaseAttempt(id: string, jobId: string): Promise<boolean> {
+    const { rowCount } = await this.db.query("UPDATE callback_deliveries SET attempt_job = '' WHERE id = $1 AND attempt_job = $2", [id, jobId]);
+    return rowCount === 1;
+  }
+
+  async update(id: string, patch: DeliveryPatch, expect?: { series: number; seriesAttempts: number; attemptJob?: string }): Promise<boolean> {
     const params: PgParam[] = [];
     const sets = patchSql(patch, params);
     if (sets.length === 0) return false;
     params.push(id);
     let where = `id = $${params.length}`;
     if (expect) (params.push(expect.series, expect.seriesAttempts), (where += ` AND series = $${params.length - 1} AND series_attempts = $${params.length}`));
+    if (expect?.attemptJob !== undefined) (params.push(expect.attemptJob), (where += ` AND attempt_job IN ('', $${params.length})`));
     const { rowCount } = await this.db.query(`UPDATE callback_deliveries SET ${sets.join(', ')} WHERE ${where}`, params);
     return rowCount === 1;
   }
@@ -120,7 +153,7 @@ export class PostgresCallbackStore implements CallbackStore {
       // The check and the write are one guarded UPDATE: another node's redelivery in between
       // makes it change nothing.
       const params: PgParam[] = [];
-      const sets = patchSql({ ...patch, seriesAttempts: a.attempt }, params);
+      const sets = patchSql({ ...patch, seriesAttempts: a.attempt, attemptJob: '' }, params);
       params.push(a.deliveryId, a.series, a.attempt - 1);
       const n = params.length;
       const { rowCount } = await tx.query(

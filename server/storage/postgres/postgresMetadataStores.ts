@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+import { CALLBACK_STATUSES, outboxStateSql } from '../../callbacks/outbox.js';
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
@@ -115,14 +117,24 @@ export class PostgresVideoStore implements VideoStore {
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
     const now = opts.now ?? Date.now();
     const guarded = opts.from !== undefined && opts.from.length > 0;
-    // One statement: the row is locked, checked against `from`, moved, and its history row
-    // written with the status it had. A racing move waits for the lock and then finds the row
-    // no longer in `from` (READ COMMITTED re-checks a locked row's condition).
+    const { state, lastError } = outboxStateSql('TRUE');
+    // One statement, so one transaction: the row is locked, checked against `from`, moved, its
+    // history row written with the status it had and, for an end state, the status callback's
+    // delivery row (callbacks/outbox.ts; none for a move to the same status). A racing move waits
+    // for the lock and then finds the row no longer in `from` (READ COMMITTED re-checks a locked
+    // row's condition). The delivery's unique index on the change makes a second one impossible.
     const { rowCount } = await this.db.query(
-      `WITH old AS (SELECT id, status FROM videos WHERE id = $1 ${guarded ? 'AND status = ANY($5::int[])' : ''} FOR UPDATE),
-            moved AS (UPDATE videos v SET status = $2, status_reason = $3, updated_at = $4 FROM old WHERE v.id = old.id RETURNING v.id, old.status AS from_status)
+      `WITH old AS (SELECT id, status FROM videos WHERE id = $1 ${guarded ? 'AND status = ANY($7::int[])' : ''} FOR UPDATE),
+            moved AS (UPDATE videos v SET status = $2, status_reason = $3, updated_at = $4 FROM old WHERE v.id = old.id
+                      RETURNING v.id, v.app_id, old.status AS from_status),
+            outbox AS (INSERT INTO callback_deliveries (id, app_id, kind, video_id, video_status, status_at, state, series, series_attempts,
+                         next_attempt_at, last_error, created_at, updated_at)
+                       SELECT $5, m.app_id, 'status', m.id, $2, $4, ${state}, 1, 0, CASE WHEN ${state} = 'pending' THEN $4::bigint END, ${lastError}, $4, $4
+                       FROM moved m JOIN apps a ON a.app_id = m.app_id
+                       WHERE $2 = ANY($6::int[]) AND m.from_status <> $2
+                       ON CONFLICT DO NOTHING)
        INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, $4, from_status, $2, $3 FROM moved`,
-      [id, to, opts.reason ?? '', now, ...(guarded ? [opts.from!] : [])],
+      [id, to, opts.reason ?? '', now, crypto.randomUUID(), [...CALLBACK_STATUSES], ...(guarded ? [opts.from!] : [])],
     );
     return rowCount === 1;
   }
