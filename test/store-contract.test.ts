@@ -454,8 +454,10 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.jobs.update('a', { progress: 50 }, ['running'], 'turn-1/other')).toBe(false);
         expect(await s.jobs.update('a', { progress: 50 }, ['running'], 'turn-1/x1')).toBe(true);
         // Taken over by turn: "turn-1" is not a prefix match of "turn-10".
-        expect(await s.jobs.takeOver('turn-9', 'turn-9/y', 2000)).toBeUndefined();
-        const taken = await s.jobs.takeOver('turn-1', 'turn-1/y1', 2000);
+        expect(await s.jobs.takeOver('work', 'turn-9', 'turn-9/y', 2000)).toBeUndefined();
+        // Turns are numbered per type: another type's turn 1 is another turn.
+        expect(await s.jobs.takeOver('other', 'turn-1', 'turn-1/o', 2000)).toBeUndefined();
+        const taken = await s.jobs.takeOver('work', 'turn-1', 'turn-1/y1', 2000);
         expect(taken).toMatchObject({ id: 'a', state: 'running', lease: 'turn-1/y1', progress: 50, attempts: 1, updatedAt: 2000 });
         expect(await s.jobs.get('b')).toMatchObject({ lease: 'turn-10/x2' });
         // The old holder is fenced out; the new one writes.
@@ -463,7 +465,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.jobs.update('a', { state: 'succeeded', lease: '' }, ['running'], 'turn-1/y1')).toBe(true);
         expect(await s.jobs.get('a')).toMatchObject({ state: 'succeeded', lease: '' });
         // Only running jobs are taken over.
-        expect(await s.jobs.takeOver('turn-1', 'turn-1/z', 3000)).toBeUndefined();
+        expect(await s.jobs.takeOver('work', 'turn-1', 'turn-1/z', 3000)).toBeUndefined();
         // Without a lease, claims and updates work as in the embedded mode.
         await s.jobs.insert(job({ id: 'c' }));
         expect(await s.jobs.claimNext(['work'], 1000)).toMatchObject({ id: 'c', lease: '' });

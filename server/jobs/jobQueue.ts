@@ -428,6 +428,8 @@ export class JobQueue {
           }
           return 'queued';
         } else {
+          // The job's record first, then the video's (onGiveUp): whoever sees the 7 sees a
+          // finished job. Fenced in cluster mode, so only the job's holder gives up.
           if (await this.finish(job, { state: 'failed', error: reason }, lease)) await this.giveUp(job, reason);
           return 'failed';
         }
@@ -468,10 +470,6 @@ export class JobQueue {
   private async startCluster(cluster: ClusterJobs): Promise<void> {
     const { turns } = cluster;
     await this.requeueOrphans();
-    for (const { type, count } of await this.store.countByTypeAndState(['queued'])) {
-      const missing = count - (await turns.pending(type));
-      if (missing > 0) await turns.add(type, missing);
-    }
     this.started = true;
     for (const [type, def] of this.defs) this.serve(type, def);
     this.watchTimer = setInterval(() => {
@@ -484,7 +482,10 @@ export class JobQueue {
     this.sweepTimer.unref();
   }
 
-  /** Running jobs whose turn has ended or is unknown (their node is gone), queued again. */
+  /**
+   * Running jobs whose turn has ended or is unknown (their node is gone), queued again; and
+   * queued jobs given turns enough (a node stopped between inserting a job and adding its turn).
+   */
   private async requeueOrphans(): Promise<void> {
     const turns = this.cluster!.turns;
     for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
@@ -492,6 +493,12 @@ export class JobQueue {
       const lease = job.lease ?? '';
       if (lease !== '' && (await turns.isLive(job.type, turnOfLease(lease)))) continue;
       await this.requeueOrphan(job, 'its node is gone');
+    }
+    for (const { type, count } of await this.store.countByTypeAndState(['queued'])) {
+      // A turn is taken off the pending ones before its job is claimed: a few more than needed
+      // may be added meanwhile, and an extra turn finds nothing and ends.
+      const missing = count - (await turns.pending(type));
+      if (missing > 0) await turns.add(type, missing);
     }
   }
 
@@ -526,7 +533,7 @@ export class JobQueue {
       async (turnId) => {
         // The queue gave the turn up (its holders kept stopping): the job is queued again with a
         // turn of its own, its attempt counted, so a job that kills every node ends failed.
-        const job = await this.store.takeOver(turnId, `${turnId}/given-up`, this.now());
+        const job = await this.store.takeOver(type, turnId, `${turnId}/given-up`, this.now());
         if (!job) return;
         if (job.attempts >= job.maxAttempts) {
           if (await this.finish(job, { state: 'failed', error: 'the nodes running it stopped answering' }, job.lease)) await this.giveUp(job, 'the nodes running it stopped answering');
@@ -545,7 +552,7 @@ export class JobQueue {
       return;
     }
     const lease = `${turn.id}/${crypto.randomBytes(6).toString('hex')}`;
-    let job = await this.store.takeOver(turn.id, lease, this.now());
+    let job = await this.store.takeOver(type, turn.id, lease, this.now());
     if (job) {
       this.log(`Job ${job.id} (${type}): taken over from a node that stopped answering; it runs again from the start.`);
       await def.recover?.(job).catch((err: unknown) => this.log(`Recovering job ${job!.id} (${type}) failed: ${String(err)}`));

@@ -155,8 +155,8 @@ export class SqlJsJobStore implements JobStore {
     return toJob({ ...row, state: 'running', attempts: row.attempts + 1, started_at: now, updated_at: now, progress: 0, lease });
   }
 
-  async takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
-    const row = this.db.get<JobRow>(`SELECT * FROM jobs WHERE state = 'running' AND substr(lease, 1, ?) = ?`, [turn.length + 1, `${turn}/`]);
+  async takeOver(type: string, turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
+    const row = this.db.get<JobRow>(`SELECT * FROM jobs WHERE state = 'running' AND type = ? AND substr(lease, 1, ?) = ?`, [type, turn.length + 1, `${turn}/`]);
     if (!row) return undefined;
     await this.db.write([[`UPDATE jobs SET lease = ?, updated_at = ? WHERE id = ?`, [lease, now, row.id]]]);
     return toJob({ ...row, lease, updated_at: now });

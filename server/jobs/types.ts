@@ -84,11 +84,13 @@ export interface JobStore {
    */
   update(id: string, patch: Partial<Omit<JobRecord, 'id' | 'type' | 'createdAt'>>, fromStates?: JobState[], lease?: string): Promise<boolean>;
   /**
-   * The running job held under turn `turn` (a lease `<turn>/…`), now held under `lease` instead: the
-   * shared queue gave the turn of a node that stopped answering to this one. Undefined if no
-   * running job is held under that turn.
+   * The running job of `type` held under turn `turn` (a lease `<turn>/…`), now held under `lease`
+   * instead: the shared queue gave the turn of a node that stopped answering to this one.
+   * Undefined if no running job of that type is held under that turn. The type matters: the
+   * shared queue numbers the turns of each type on their own, so turn 1 of one type and turn 1 of
+   * another are two turns.
    */
-  takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined>;
+  takeOver(type: string, turn: string, lease: string, now: number): Promise<JobRecord | undefined>;
   /**
    * How many jobs of each type are in each of `states` (all states if omitted), counted in the
    * database: the console's overview needs the numbers, not thousands of decoded payloads.

@@ -127,10 +127,10 @@ export class PostgresJobStore implements JobStore {
     });
   }
 
-  async takeOver(turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
+  async takeOver(type: string, turn: string, lease: string, now: number): Promise<JobRecord | undefined> {
     const { rows } = await this.db.query<JobRow>(
-      `UPDATE jobs SET lease = $2, updated_at = $3 WHERE state = 'running' AND left(lease, $4) = $1 || '/' RETURNING *`,
-      [turn, lease, now, turn.length + 1],
+      `UPDATE jobs SET lease = $2, updated_at = $3 WHERE state = 'running' AND type = $5 AND left(lease, $4) = $1 || '/' RETURNING *`,
+      [turn, lease, now, turn.length + 1, type],
     );
     return rows[0] && toJob(rows[0]);
   }
