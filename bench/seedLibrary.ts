@@ -8,7 +8,7 @@ import { createServer } from '../server/app.js';
 import { progress } from './lib.js';
 import { AppService } from '../server/services/appService.js';
 import { VideoStatus } from '../server/services/videoStatus.js';
-import { openSqlJsStores } from '../server/storage/sqljsStore.js';
+import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';
 
 /** What the benchmarks need to know about a seeded library. */

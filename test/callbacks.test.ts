@@ -3,13 +3,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CALLBACK_OPTIONS, type CallbackOptions } from '../server/callbacks/options.js';
-import { SqlJsCallbackStore } from '../server/callbacks/sqljsCallbackStore.js';
+import { SqlJsCallbackStore } from '../server/storage/sqljs/sqljsCallbackStore.js';
 import type { DeliveryRecord } from '../server/callbacks/types.js';
 import { resolveOptions } from '../server/config.js';
 import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
-import { DurableDatabase } from '../server/storage/durableDatabase.js';
+import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
 
 /** Tiny delays so that a retry series runs in milliseconds; the schedule's shape is the default's. */
 const FAST: CallbackOptions = {

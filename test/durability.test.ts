@@ -9,8 +9,8 @@ import path from 'node:path';
 import initSqlJs from 'sql.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createServer } from '../server/app.js';
-import { DurableDatabase } from '../server/storage/durableDatabase.js';
-import { MIGRATIONS } from '../server/storage/migrations.js';
+import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
+import { MIGRATIONS } from '../server/storage/sqljs/migrations.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { ADMIN_TOKEN, killStrayProcesses, runToExit, startServer, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import initSqlJs from 'sql.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DurableDatabase } from '../server/storage/durableDatabase.js';
+import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
 import { tempDataDir } from './helpers/server.js';
 
 /** The parts of DurableDatabase this test looks into. */

@@ -4,7 +4,7 @@ import type { AttemptRecord, DeliveryRecord } from '../server/callbacks/types.js
 import { NO_RETRY } from '../server/jobs/retry.js';
 import type { JobRecord } from '../server/jobs/types.js';
 import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
-import { openSqlJsStores } from '../server/storage/sqljsStore.js';
+import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { AppRecord, RenditionRecord, Stores } from '../server/storage/types.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';

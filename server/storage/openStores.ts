@@ -1,5 +1,5 @@
 import type { RetryConfig } from '../jobs/retry.js';
-import { openSqlJsStores } from './sqljsStore.js';
+import { openSqlJsStores } from './sqljs/sqljsStore.js';
 import type { Stores } from './types.js';
 
 /** Options of {@link openStores}. */

@@ -3,7 +3,7 @@ import type { JobStore } from '../jobs/types.js';
 
 /**
  * The narrow storage interfaces routes and services see. The sql.js implementation is opened by
- * sqljsStore.ts, the PostgreSQL one by postgres/openPostgresStores.ts; both pass the one contract
+ * sqljs/sqljsStore.ts, the PostgreSQL one by postgres/openPostgresStores.ts; both pass the one contract
  * suite, test/store-contract.test.ts. Every method is async so that an implementation over the
  * network fits the same shape.
  */

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
-import { DataDirLock } from './dataDirLock.js';
-import { fsyncDir, fsyncFile } from './fsync.js';
+import { DataDirLock } from '../dataDirLock.js';
+import { fsyncDir, fsyncFile } from '../fsync.js';
 import { Journal, type JournalRecord, type SqlParam } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 

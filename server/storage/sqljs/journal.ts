@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fsyncDir } from './fsync.js';
+import { fsyncDir } from '../fsync.js';
 
 /** One acknowledged write: the statements of one transaction, in order. */
 export interface JournalRecord {

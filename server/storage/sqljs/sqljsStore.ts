@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from './types.js';
-import { CALLBACK_STATUSES, outboxStateSql } from '../callbacks/outbox.js';
-import { SqlJsCallbackStore } from '../callbacks/sqljsCallbackStore.js';
-import { SqlJsJobStore } from '../jobs/sqljsJobStore.js';
+import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import { CALLBACK_STATUSES, outboxStateSql } from '../../callbacks/outbox.js';
+import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
+import { SqlJsJobStore } from './sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 
 /** The fields VideoSearch.text looks in: title, uploader, tags, description. */
