@@ -12,7 +12,6 @@
  *   with the same `webhook-id`, and that is the delivery's only recorded attempt.
  */
 import crypto from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -25,7 +24,7 @@ import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, tempDataDir } from './helpers/server.js';
+import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 let pgServer: TestPostgres;
 beforeAll(async () => {
@@ -111,50 +110,20 @@ describe('status callbacks across nodes', () => {
   }, 60_000);
 });
 
-interface Node {
-  name: string;
-  child: ChildProcess;
-  /** Its pid, which is also its process group's id. */
-  pid: number;
-  baseUrl: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+type Node = GroupNode;
 
 /** `server/main.ts` as a supervisor starts it: a process group of its own, its own data folder. */
 async function startNode(name: string, role: 'all' | 'api', env: NodeJS.ProcessEnv): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), '--port', '0', '--host', '127.0.0.1', '--data-dir', tempDataDir(`vop-cb-${name}-`), '--role', role], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const node: Node = { name, child, pid: child.pid!, baseUrl: '', output: () => out, exited };
+  const node = await startNodeGroup(name, ['--port', '0', '--host', '127.0.0.1', '--data-dir', tempDataDir(`vop-cb-${name}-`), '--role', role], env);
   closers.push(async () => {
     killGroup(node);
-    await exited;
-  });
-  node.baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
-    child.stdout!.on('data', () => {
-      const m = /vop listening on (http:\/\/\S+)/.exec(out);
-      if (m) (clearTimeout(timer), resolve(m[1]!));
-    });
-    void exited.then((code) => (clearTimeout(timer), reject(new Error(`${name} exited with ${code} before listening:\n${out}`))));
+    await node.exited;
   });
   return node;
 }
 
 function killGroup(node: Node): void {
-  try {
-    process.kill(-node.pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
+  signalGroup(node.pid, 'SIGKILL');
 }
 
 describe('status callbacks across node processes killed with -9', () => {

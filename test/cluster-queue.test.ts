@@ -15,7 +15,7 @@
  *   transcode on the worker that runs it.
  */
 import crypto from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,20 +29,11 @@ import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, tempDataDir } from './helpers/server.js';
+import { ADMIN_TOKEN, ROOT, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 const LEASE_MS = 4_000;
 
-interface Node {
-  name: string;
-  role: 'api' | 'worker';
-  child: ChildProcess;
-  /** Its pid, which is also its process group's id. */
-  pid: number;
-  baseUrl: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+type Node = GroupNode & { role: 'api' | 'worker' };
 
 let pgServer: TestPostgres;
 let ceph: TestCeph;
@@ -60,48 +51,16 @@ let app: SpecClient;
 const callbacks: Array<[string, string, string]> = [];
 let receiver: http.Server;
 
-function signalGroup(node: Node, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-node.pid, signal);
-  } catch {
-    // The group is gone already.
-  }
-}
-
 /** A node as a supervisor starts it: its own process group, its own data folder (scratch). */
 async function startNode(name: string, role: 'api' | 'worker'): Promise<Node> {
   const dataDir = tempDataDir(`vop-queue-${name}-`);
-  // A small ladder, as an admin saves it from the console: every node reads its own settings.
+  // A small ladder, as an admin saves it from the console (the first node imports it for all).
   fs.writeFileSync(
     path.join(dataDir, 'settings.json'),
     JSON.stringify({ ladderRungs: [{ label: '180p', shortSide: 180, videoBitrateKbps: 300 }, { label: '120p', shortSide: 120, videoBitrateKbps: 200 }], transcodeConcurrency: 1 }),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--role', role], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const node: Node = { name, role, child, pid: child.pid!, baseUrl: '', output: () => out, exited };
+  const node = { ...(await startNodeGroup(name, ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--role', role], env)), role };
   nodes.push(node);
-  node.baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
-    child.stdout!.on('data', () => {
-      const m = /vop listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${code} before listening:\n${out}`));
-    });
-  });
   return node;
 }
 
@@ -206,7 +165,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const n of nodes) signalGroup(n, 'SIGKILL');
+  for (const n of nodes) signalGroup(n.pid, 'SIGKILL');
   await Promise.all(nodes.map((n) => n.exited));
   await db?.end().catch(() => undefined);
   bucket?.close();
@@ -251,7 +210,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(ffmpegIn(api1).concat(ffmpegIn(api2))).toEqual([]);
     const before = await transcodeJob(videoId);
     expect(before.state).toBe('running');
-    signalGroup(holder, 'SIGKILL');
+    signalGroup(holder.pid, 'SIGKILL');
     const killedAt = Date.now();
     await holder.exited;
     try {
@@ -302,14 +261,14 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     const before = await transcodeJob(videoId);
     const renditions = async () => (await db.query('SELECT label, file, bytes FROM renditions WHERE video_id = $1 ORDER BY label', [videoId])).rows;
     const history = async () => (await db.query<{ status: number }>('SELECT to_status AS status FROM video_status_history WHERE video_id = $1 ORDER BY id', [videoId])).rows;
-    signalGroup(holder, 'SIGSTOP');
+    signalGroup(holder.pid, 'SIGSTOP');
     let left: { objects: string[]; renditions: unknown[]; history: Array<{ status: number }> };
     try {
       expect(await waitForStatus(videoId, [1, 7], 180_000)).toBe(1);
       // What the other worker left, before the paused one wakes.
       left = { objects: await objectsOf(videoId), renditions: await renditions(), history: await history() };
     } finally {
-      signalGroup(holder, 'SIGCONT');
+      signalGroup(holder.pid, 'SIGCONT');
     }
     expect(other.output()).toContain('taken over from a node that stopped answering');
     // The woken worker notices (its lock renewal or its check fails) and stops its ffmpeg.
@@ -389,7 +348,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     await waitUntil('the worker to say so', () => (holder.output().includes(`Job ${job.id} (transcode): cancelled on another node`) ? true : undefined), 10_000, 100);
     expect(await transcodeJob(videoId)).toMatchObject({ state: 'cancelled' });
 
-    signalGroup(api1, 'SIGKILL');
+    signalGroup(api1.pid, 'SIGKILL');
     await api1.exited;
     const via2 = new SpecClient(api2.baseUrl, app.appId, app.secret);
     const list = await via2.get('/Api/Video/GetList', { PageSize: 50 });

@@ -136,3 +136,56 @@ export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, scr
   clearTimeout(timer);
   return { code, output: output() };
 }
+
+/** A node started by {@link startNodeGroup}. */
+export interface GroupNode {
+  name: string;
+  child: ChildProcess;
+  /** Its pid, which is also its process group's id. */
+  pid: number;
+  baseUrl: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `server/main.ts` as a supervisor starts it: a process group of its own (so that a test can
+ * signal the whole group, ffmpeg included, as supervisors do), its output collected; resolves once
+ * it says it listens. The caller stops it ({@link signalGroup}).
+ */
+export async function startNodeGroup(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<GroupNode> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), ...args], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const node: GroupNode = { name, child, pid: child.pid!, baseUrl: '', output: () => out, exited };
+  try {
+    node.baseUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
+      child.stdout!.on('data', () => {
+        const m = /vop listening on (http:\/\/\S+)/.exec(out);
+        if (m) (clearTimeout(timer), resolve(m[1]!));
+      });
+      void exited.then((code) => (clearTimeout(timer), reject(new Error(`${name} exited with ${code} before listening:\n${out}`))));
+    });
+  } catch (err) {
+    signalGroup(node.pid, 'SIGKILL');
+    throw err;
+  }
+  return node;
+}
+
+/** Sends `signal` to a whole process group, if it is still there. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
