@@ -2,26 +2,29 @@
  * What a player asks for, request by request (issue 14, item 3): Range requests of 1 and 64 KiB,
  * HEAD, a cover at `?t=3`, an HLS playlist and a segment, and "many viewers" (200 connections,
  * each walking an HLS rendition segment by segment), through vop, nginx and a bare Node server
- * answering the same bytes (bench/bareMediaServer.ts), each case on the three in turn.
+ * answering the same bytes (bench/bareMediaServer.ts), and through a cluster API node when there is
+ * one (issue 14, item 4), each case on every server in turn.
  *
  * The load generator is autocannon in this process, on loopback: on a two-core machine it takes
  * one core and the server under test the other. Printed: requests per second, p99 latency and
- * the server's CPU time per request, each as vop's ratio to nginx and to bare Node. CPU per
- * request is the figure least moved by other work on the machine; requests per second are
- * bounded by the load generator as much as by the server when the server is fast (nginx).
+ * the server's CPU time per request, each as a ratio of one server's to another's (vop's to nginx's
+ * and bare Node's, say). CPU per request is the figure least moved by other work on the machine;
+ * requests per second are bounded by the load generator as much as by the server when the server
+ * is fast (nginx).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertHealthyRun, ms, progress, runLoad, sleep, verdict, whole, type LoadRequest, type LoadResult, type Target } from './lib.js';
+import { assertHealthyRun, cpuTimeMs, ms, progress, runLoad, sleep, verdict, whole, type LoadRequest, type LoadResult, type Target } from './lib.js';
 
-/** One request case as the three servers are asked it. */
+/** One request case as every server is asked it. */
 export interface RequestCase {
   name: string;
   connections: number;
-  /** What vop is asked: one request, or a walk every connection repeats. */
-  vop: LoadRequest[];
-  /** What nginx and bare Node are asked for the same bytes (their paths may differ: `?t=3` is vop's). */
-  reference: LoadRequest[];
+  /**
+   * What each server is asked, by its {@link Served.name}: one request, or a walk every connection
+   * repeats. The bytes are the same, the paths may differ (`?t=3` is vop's; each vop has its own video id).
+   */
+  asks: Record<string, LoadRequest[]>;
   head?: boolean;
   /** Body bytes of an answer (the least of the walk), to check the answers were the real ones. */
   bodyBytes: number;
@@ -34,12 +37,27 @@ export interface Served {
   name: string;
   baseUrl: string;
   pid: number;
+  /**
+   * The processes that answer its requests besides its own (a cluster node's PostgreSQL and Ceph),
+   * listed at the start and at the end of each run: their CPU per request is printed apart.
+   */
+  backends?: () => number[];
 }
 
 /** Settings of the request cases. */
 export interface RequestCaseSettings {
   /** Seconds of load per case and server. */
   seconds: number;
+  /** The server the issue's targets apply to (by name); its ratios to `nginx` and `bare` are checked. */
+  targeted: string;
+  /** The ratios printed under each case, as [server, reference] names: `vop / nginx`. */
+  ratios: Array<[string, string]>;
+}
+
+/** What one run on one server measured. */
+interface Measured extends LoadResult {
+  /** CPU time of {@link Served.backends} per response, in microseconds (undefined without backends). */
+  backendCpuUsPerResponse?: number;
 }
 
 /** Issue 14's targets: a Range answer at a quarter of nginx's rate at least, about 0.7 of bare Node's, p99 under 10 ms. */
@@ -51,46 +69,53 @@ const MAX_P99_MS = 10;
 const WARM_UP_SECONDS = 7;
 
 /**
- * Runs every case on every server (vop first; nginx if there is one; bare Node) and prints one
- * line per case and server, then vop's ratios. Returns the targets of the targeted cases.
+ * Runs every case on every server, in the order given, and prints one line per case and server,
+ * then the ratios asked for. Returns the targets of the targeted cases, for `s.targeted`.
  */
-export async function runRequestCases(cases: RequestCase[], vop: Served, others: Served[], s: RequestCaseSettings): Promise<Target[]> {
-  const results = new Map<string, Map<string, LoadResult>>();
+export async function runRequestCases(cases: RequestCase[], servers: Served[], s: RequestCaseSettings): Promise<Target[]> {
+  const results = new Map<string, Map<string, Measured>>();
   const loadOf = (c: RequestCase, server: Served) => {
-    const requests = server === vop ? c.vop : c.reference;
+    const requests = c.asks[server.name];
+    if (!requests) throw new Error(`case ${c.name} says nothing of what to ask ${server.name}`);
     return { url: server.baseUrl, connections: c.connections, head: c.head, ...(requests.length === 1 ? { next: () => requests[0]! } : { sequence: requests }) };
   };
   // A fresh process compiles its hot paths during its first thousands of requests: without this,
   // the first case measured vop at two to five times its CPU per request of the cases after it.
-  for (const server of [vop, ...others]) {
+  for (const server of servers) {
     progress(`${server.name}: warm-up, ${WARM_UP_SECONDS} s of every case`);
     for (const c of cases) await runLoad({ ...loadOf(c, server), durationS: WARM_UP_SECONDS / cases.length });
   }
   for (const c of cases) {
-    const row = new Map<string, LoadResult>();
-    for (const server of [vop, ...others]) {
+    const row = new Map<string, Measured>();
+    for (const server of servers) {
       const load = loadOf(c, server);
       progress(`${c.name}: ${server.name}, warm-up then ${s.seconds} s at ${c.connections} connections`);
       await runLoad({ ...load, durationS: 1 });
       await sleep(200); // the warm-up's connections gone, so that the run's own stay under vop's per-address cap
-      const r = await runLoad({ ...load, durationS: s.seconds, serverPid: server.pid });
+      const before = server.backends && cpuByPid(server.backends());
+      const r: Measured = await runLoad({ ...load, durationS: s.seconds, serverPid: server.pid });
+      if (before) r.backendCpuUsPerResponse = (cpuSince(before, server.backends!()) * 1000) / r.responses;
       assertHealthyRun(`${c.name} on ${server.name}`, r, c.bodyBytes);
       row.set(server.name, r);
     }
     results.set(c.name, row);
   }
 
-  const line = (r: LoadResult) => `${whole(r.reqPerSec).padStart(7)} req/s  p99 ${ms(r.p99Ms).padStart(7)}  ${r.cpuUsPerResponse.toFixed(0).padStart(5)} µs CPU/req`;
+  const width = Math.max(...servers.map((x) => x.name.length));
+  const line = (r: Measured) =>
+    `${whole(r.reqPerSec).padStart(7)} req/s  p99 ${ms(r.p99Ms).padStart(7)}  ${r.cpuUsPerResponse.toFixed(0).padStart(5)} µs CPU/req` +
+    (r.backendCpuUsPerResponse !== undefined ? `  (+ ${r.backendCpuUsPerResponse.toFixed(0)} µs in its database and object store)` : '');
   console.log(`  requests (autocannon on loopback, ${s.seconds} s per case and server):`);
   for (const c of cases) {
     const row = results.get(c.name)!;
     console.log(`  ${c.name} (${c.connections} connections)`);
-    for (const [name, r] of row) console.log(`    ${name.padEnd(6)} ${line(r)}`);
-    const v = row.get(vop.name)!;
-    for (const o of others) {
-      const r = row.get(o.name)!;
+    for (const [name, r] of row) console.log(`    ${name.padEnd(width)} ${line(r)}`);
+    for (const [name, reference] of s.ratios) {
+      const v = row.get(name);
+      const r = row.get(reference);
+      if (!v || !r) continue;
       console.log(
-        `    vop / ${o.name.padEnd(5)} req/s ${(v.reqPerSec / r.reqPerSec).toFixed(2)}, p99 ${(v.p99Ms / Math.max(r.p99Ms, 1)).toFixed(2)}, CPU per request ${(v.cpuUsPerResponse / r.cpuUsPerResponse).toFixed(2)}`,
+        `    ${`${name} / ${reference}`.padEnd(2 * width + 3)} req/s ${(v.reqPerSec / r.reqPerSec).toFixed(2)}, p99 ${(v.p99Ms / Math.max(r.p99Ms, 1)).toFixed(2)}, CPU per request ${(v.cpuUsPerResponse / r.cpuUsPerResponse).toFixed(2)}`,
       );
     }
   }
@@ -98,21 +123,44 @@ export async function runRequestCases(cases: RequestCase[], vop: Served, others:
   const targets: Target[] = [];
   for (const c of cases.filter((x) => x.targeted)) {
     const row = results.get(c.name)!;
-    const v = row.get(vop.name)!;
+    const v = row.get(s.targeted)!;
     const nginx = row.get('nginx');
     const bare = row.get('bare');
     if (nginx) {
       const ratio = v.reqPerSec / nginx.reqPerSec;
-      targets.push({ what: `${c.name} vop/nginx req/s`, text: `${ratio.toFixed(2)} (≥ ${MIN_NGINX_RATIO.toFixed(2)})`, met: ratio >= MIN_NGINX_RATIO });
+      targets.push({ what: `${c.name} ${s.targeted}/nginx req/s`, text: `${ratio.toFixed(2)} (≥ ${MIN_NGINX_RATIO.toFixed(2)})`, met: ratio >= MIN_NGINX_RATIO });
     }
     if (bare) {
       const ratio = v.reqPerSec / bare.reqPerSec;
-      targets.push({ what: `${c.name} vop/bare req/s`, text: `${ratio.toFixed(2)} (≥ ${MIN_BARE_RATIO.toFixed(2)})`, met: ratio >= MIN_BARE_RATIO });
+      targets.push({ what: `${c.name} ${s.targeted}/bare req/s`, text: `${ratio.toFixed(2)} (≥ ${MIN_BARE_RATIO.toFixed(2)})`, met: ratio >= MIN_BARE_RATIO });
     }
-    targets.push({ what: `${c.name} vop p99`, text: `${ms(v.p99Ms)} (< ${MAX_P99_MS} ms)`, met: v.p99Ms < MAX_P99_MS });
+    targets.push({ what: `${c.name} ${s.targeted} p99`, text: `${ms(v.p99Ms)} (< ${MAX_P99_MS} ms)`, met: v.p99Ms < MAX_P99_MS });
   }
   for (const t of targets) console.log(`  ${verdict(t.met)}  ${t.what} ${t.text}`);
   return targets;
+}
+
+/** CPU time so far of each process, in ms; a process gone meanwhile is left out. */
+function cpuByPid(pids: number[]): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      cpu.set(pid, cpuTimeMs(pid));
+    } catch {
+      // ended between the listing and the read
+    }
+  }
+  return cpu;
+}
+
+/**
+ * CPU time the processes `now` used since `before`, in ms: one that started meanwhile (a new
+ * database connection) counts from 0; one that ended meanwhile is lost, a small undercount.
+ */
+function cpuSince(before: Map<number, number>, now: number[]): number {
+  let total = 0;
+  for (const [pid, ms] of cpuByPid(now)) total += ms - (before.get(pid) ?? 0);
+  return total;
 }
 
 /**
@@ -126,5 +174,18 @@ export async function mirrorFromVop(vopBaseUrl: string, docroot: string, files: 
     const dest = path.join(docroot, f.to);
     fs.mkdirSync(path.dirname(dest), { recursive: true });
     fs.writeFileSync(dest, Buffer.from(await r.arrayBuffer()));
+  }
+}
+
+/**
+ * Fetches each of `files` from a server (`from`) and checks it is byte for byte the file under
+ * `docroot` at `to` (what {@link mirrorFromVop} wrote): that a second vop serves the same bytes.
+ */
+export async function assertSameBytes(baseUrl: string, docroot: string, files: Array<{ from: string; to: string }>): Promise<void> {
+  for (const f of files) {
+    const r = await fetch(`${baseUrl}${f.from}`);
+    if (r.status !== 200) throw new Error(`${baseUrl} answered ${r.status} for ${f.from}`);
+    const body = Buffer.from(await r.arrayBuffer());
+    if (!body.equals(fs.readFileSync(path.join(docroot, f.to)))) throw new Error(`${baseUrl}${f.from} is not the same bytes as ${f.to}`);
   }
 }
