@@ -15,7 +15,6 @@
  *   transcode on the worker that runs it.
  */
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,7 +28,7 @@ import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
+import { ADMIN_TOKEN, runToExit, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 const LEASE_MS = 4_000;
 
@@ -192,11 +191,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(r.status).toBe(404);
     expect(JSON.stringify(await r.json())).toContain('worker node');
     // A role that needs a shared database, without one: refused at start, saying what to set.
-    const dir = tempDataDir('vop-queue-norole-');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), '--port', '0', '--data-dir', dir, '--role', 'worker'], { cwd: ROOT, env: { ...process.env, VOP_DATABASE_URL: '' } });
-    let out = '';
-    child.stderr!.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { code, output: out } = await runToExit(['--port', '0', '--data-dir', tempDataDir('vop-queue-norole-'), '--role', 'worker'], { VOP_DATABASE_URL: '' });
     expect(code).not.toBe(0);
     expect(out).toMatch(/role worker.*VOP_DATABASE_URL/s);
   });

@@ -83,8 +83,9 @@ export class BullTurns implements TurnQueue {
     if (this.workers.has(type)) return;
     const worker: TurnsWorker = new Worker<TurnData, void>(
       queueName(type),
-      // Three parameters: BullMQ hands a signal to processors that take one (unused: ours is `held`).
-      async (job, _token, _signal) => {
+      // One parameter: BullMQ makes an abort signal only for processors that take a third, and
+      // ours comes from `held` (aborted on a failed lock renewal).
+      async (job) => {
         const id = job.id!;
         const controller = new AbortController();
         this.held.set(id, controller);

@@ -87,6 +87,9 @@ export interface ClusterJobs {
   watchMs?: number;
 }
 
+/** A change to a job's record (JobStore.update). */
+type JobPatch = Parameters<JobStore['update']>[1];
+
 /** How often a running job's progress is saved (it is pushed live through events regardless). */
 const PROGRESS_SAVE_MS = 5_000;
 
@@ -148,7 +151,7 @@ export class JobQueue {
         this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
       }
       // The cut-off attempt does not count against the job's retries.
-      await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() }, ['running']);
+      await this.store.update(job.id, this.cutOff(job), ['running']);
     }
     this.started = true;
     this.pump();
@@ -349,7 +352,7 @@ export class JobQueue {
         if (this.stopping) {
           // stop() began while this claim was being written and will not wait for a job started
           // now (the storage closes under it): put it back untouched for the next start.
-          await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), updatedAt: this.now() }, ['running']);
+          await this.store.update(job.id, this.cutOff(job), ['running']);
           break;
         }
         this.run(job, def);
@@ -416,13 +419,13 @@ export class JobQueue {
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
           await def.recover?.(job).catch(() => undefined);
-          if (await this.store.update(job.id, { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now(), lease: '' }, lease === undefined ? undefined : ['running'], lease)) {
+          if (await this.endAttempt(job.id, this.cutOff(job), lease)) {
             await this.cluster?.turns.add(job.type, 1);
           }
           return 'queued';
         } else if (job.attempts < job.maxAttempts && !(err instanceof PermanentJobError)) {
           const delay = backoffDelay(def.retry, job.attempts);
-          if (await this.store.update(job.id, { state: 'queued', error: reason, runAfter: this.now() + delay, updatedAt: this.now(), lease: '' }, lease === undefined ? undefined : ['running'], lease)) {
+          if (await this.endAttempt(job.id, { state: 'queued', error: reason, runAfter: this.now() + delay, updatedAt: this.now() }, lease)) {
             this.emitState({ ...job, state: 'queued', error: reason });
             await this.cluster?.turns.add(job.type, 1, delay);
           }
@@ -515,8 +518,7 @@ export class JobQueue {
     } catch (err) {
       this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
     }
-    const patch = { state: 'queued' as const, attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now(), lease: '' };
-    if (await this.store.update(job.id, patch, ['running'], hold)) {
+    if (await this.endAttempt(job.id, this.cutOff(job), hold)) {
       this.log(`Job ${job.id} (${job.type}) queued again: ${why}.`);
       await this.cluster?.turns.add(job.type, 1);
     }
@@ -563,10 +565,24 @@ export class JobQueue {
     await this.run(job, def, turn).promise;
   }
 
+  /**
+   * Writes the job's record at the end of an attempt. In cluster mode (`lease` given) only while
+   * the job is still running under that lease, letting go of it; embedded, as it stands. False if
+   * it did not write (another node holds the job now).
+   */
+  private endAttempt(id: string, patch: JobPatch, lease: string | undefined): Promise<boolean> {
+    return lease === undefined ? this.store.update(id, patch) : this.store.update(id, { ...patch, lease: '' }, ['running'], lease);
+  }
+
+  /** The record of a job cut off (a stop, a crash, a node gone): queued to run again from the start, the cut-off attempt not counted. */
+  private cutOff(job: JobRecord): JobPatch {
+    return { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() };
+  }
+
   /** Records the end of an attempt (fenced on `lease` in cluster mode); false if another node holds the job now. */
   private async finish(job: JobRecord, patch: Pick<JobRecord, 'state' | 'error'> & { progress?: number }, lease?: string): Promise<boolean> {
     const now = this.now();
-    const wrote = await this.store.update(job.id, { ...patch, finishedAt: now, updatedAt: now, ...(lease === undefined ? {} : { lease: '' }) }, lease === undefined ? undefined : ['running'], lease);
+    const wrote = await this.endAttempt(job.id, { ...patch, finishedAt: now, updatedAt: now }, lease);
     if (wrote) this.emitState({ ...job, ...patch, finishedAt: now, updatedAt: now });
     return wrote;
   }
