@@ -4,11 +4,13 @@
  * listing through the spec API: what one registered is there after a restart, and two servers on
  * one database see each other's writes at once (no per-process copy goes stale).
  */
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../server/app.js';
 import { resolveOptions } from '../server/config.js';
 import { SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let pg: TestPostgres;
@@ -123,6 +125,27 @@ describe('cluster mode: metadata in PostgreSQL', () => {
       log: () => undefined,
     });
     await expect(gone).rejects.toThrow('Cannot reach the database at 127.0.0.1:1');
+  });
+
+  it('queues again a running job whose node is gone (its turn ended), found by the sweep every two leases', async () => {
+    const s = await startServer({ databaseUrl: await pg.createDatabase(), sharedMedia: true, jobLeaseMs: 2_000 });
+    servers.push(s);
+    const now = Date.now();
+    const id = crypto.randomUUID();
+    // Inserted after the node started, so only its sweep can find it: left running by a node
+    // that died, under a turn the shared queue no longer has.
+    await s.vop.stores.jobs.insert({
+      id, type: 'orphaned', videoId: '', appId: '', payload: {}, state: 'running', priority: 0, seq: 0, attempts: 1, maxAttempts: 3,
+      runAfter: 0, progress: 40, error: '', createdAt: now, startedAt: now, finishedAt: null, updatedAt: now,
+    });
+    expect(await s.vop.stores.jobs.update(id, { lease: '987654/gone' })).toBe(true);
+    const job = await waitUntil('the sweep', async () => {
+      const j = await s.vop.stores.jobs.get(id);
+      return j?.state === 'queued' ? j : undefined;
+    }, 10_000, 100);
+    // The cut-off attempt is not counted, and the job is no one's.
+    expect(job).toMatchObject({ attempts: 0, progress: 0, lease: '' });
+    expect(s.logs.join('\n')).toContain(`Job ${id} (orphaned) queued again: its node is gone.`);
   });
 
   it('checks the database address it is given', () => {
