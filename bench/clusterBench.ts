@@ -13,6 +13,7 @@ import path from 'node:path';
 import { startCeph } from '../test/helpers/ceph.js';
 import { makeClip } from '../test/helpers/clips.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { ADMIN_TOKEN, benchApp, type BenchApp } from './uploadClients.js';
 import {
   ServerFleet,
   assertHealthyRun,
@@ -21,7 +22,6 @@ import {
   ms,
   progress,
   runLoad,
-  tokenSource,
   whole,
   type BenchSection,
   type ChildServer,
@@ -31,7 +31,6 @@ import {
   VOP_SERVER,
 } from './lib.js';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
 /** Settings of the run; the environment may shrink them for a quick look. */
 interface ClusterBenchSettings {
@@ -149,18 +148,26 @@ export async function clusterBench(s: ClusterBenchSettings): Promise<Target[]> {
   }
 }
 
-async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buffer): Promise<ModeFigures> {
-  const created = await fetch(`${vop.baseUrl}/admin/api/apps`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench' }),
-  });
-  const { appId, appSecret } = (await created.json()) as { appId: string; appSecret: string };
-  const tokens = tokenSource(appSecret);
-  const auth = () => {
-    const { timestamp, token } = tokens();
-    return { AppId: appId, Timestamp: timestamp, Token: token };
+/** The spec's credential fields of a bench application, fresh for each call. */
+function specFields(app: BenchApp): () => { AppId: string; Timestamp: string; Token: string } {
+  return () => {
+    const a = app.auth();
+    return { AppId: a.appId, Timestamp: a.timestamp, Token: a.token };
   };
+}
+
+/** Uploads `clip` to the registered video `videoId` in one multipart form (spec 4.5). */
+async function uploadClip(vop: ChildServer, auth: () => Record<string, string>, videoId: string, clip: Buffer): Promise<void> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ ...auth(), VideoId: videoId })) form.append(k, v);
+  form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
+  const up = await (await fetch(`${vop.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
+  if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${vop.name}: upload refused: ${JSON.stringify(up)}`);
+}
+
+async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buffer): Promise<ModeFigures> {
+  const app = await benchApp(vop.baseUrl);
+  const auth = specFields(app);
   const query = () => new URLSearchParams(auth()).toString();
   let n = 0;
   const registration = (): LoadRequest => ({
@@ -190,16 +197,11 @@ async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buff
 
   progress(`${vop.name}: ${s.uploads} uploads to status 1`);
   for (let i = 0; i < s.uploads; i++) {
-    const reg = await (await fetch(`${vop.baseUrl}/Api/Video/Post`, { method: 'POST', body: new URLSearchParams({ ...auth(), VideoTitle: `upload ${i}`, SourceFileGetType: '1' }) })).json();
-    const videoId = reg.VideoId as string;
+    const videoId = await app.register();
     const started = performance.now();
-    const form = new FormData();
-    for (const [k, v] of Object.entries({ ...auth(), VideoId: videoId })) form.append(k, v);
-    form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
-    const up = await (await fetch(`${vop.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
-    if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${vop.name}: upload refused: ${JSON.stringify(up)}`);
+    await uploadClip(vop, auth, videoId, clip);
     for (let polls = 0; ; polls++) {
-      const status = (await (await fetch(`${vop.baseUrl}/Api/Video/Get?${query()}&Id=${videoId}`)).json()).VideoModel.Status as number;
+      const status = await app.status(videoId);
       if (status === 1) break;
       if (status === 7 || polls > 6000) throw new Error(`${vop.name}: video ${videoId} ended in ${status}`);
       await new Promise((r) => setTimeout(r, 10));
@@ -211,37 +213,16 @@ async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buff
 
 /** Uploads `count` copies of `clip` at once through `api`; resolves with videos per minute until the last is 1. */
 async function transcodeBatch(api: ChildServer, count: number, clip: Buffer): Promise<number> {
-  const created = await fetch(`${api.baseUrl}/admin/api/apps`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench batch' }),
-  });
-  const { appId, appSecret } = (await created.json()) as { appId: string; appSecret: string };
-  const tokens = tokenSource(appSecret);
-  const auth = () => {
-    const { timestamp, token } = tokens();
-    return { AppId: appId, Timestamp: timestamp, Token: token };
-  };
+  const app = await benchApp(api.baseUrl);
+  const auth = specFields(app);
   const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const reg = await (await fetch(`${api.baseUrl}/Api/Video/Post`, { method: 'POST', body: new URLSearchParams({ ...auth(), VideoTitle: `batch ${i}`, SourceFileGetType: '1' }) })).json();
-    ids.push(reg.VideoId as string);
-  }
+  for (let i = 0; i < count; i++) ids.push(await app.register());
   const started = performance.now();
-  await Promise.all(
-    ids.map(async (videoId) => {
-      const form = new FormData();
-      for (const [k, v] of Object.entries({ ...auth(), VideoId: videoId })) form.append(k, v);
-      form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
-      const up = await (await fetch(`${api.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
-      if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${api.name}: upload refused: ${JSON.stringify(up)}`);
-    }),
-  );
+  await Promise.all(ids.map((videoId) => uploadClip(api, auth, videoId, clip)));
   const left = new Set(ids);
   for (let polls = 0; left.size > 0; polls++) {
     for (const videoId of [...left]) {
-      const { timestamp, token } = tokens();
-      const status = (await (await fetch(`${api.baseUrl}/Api/Video/Get?AppId=${appId}&Timestamp=${timestamp}&Token=${token}&Id=${videoId}`)).json()).VideoModel.Status as number;
+      const status = await app.status(videoId);
       if (status === 1) left.delete(videoId);
       else if (status === 7) throw new Error(`${api.name}: video ${videoId} ended in 7`);
     }
