@@ -8,6 +8,8 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from '../server/app.js';
 import { resolveOptions } from '../server/config.js';
+import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
+import { IDLE_IN_TRANSACTION_MS } from '../server/storage/postgres/postgresDatabase.js';
 import { SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
@@ -146,6 +148,16 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     // The cut-off attempt is not counted, and the job is no one's.
     expect(job).toMatchObject({ attempts: 0, progress: 0, lease: '' });
     expect(s.logs.join('\n')).toContain(`Job ${id} (orphaned) queued again: its node is gone.`);
+  });
+
+  it('has PostgreSQL end its sessions left idle in a transaction, so a paused node cannot hold locks for good', async () => {
+    const stores = await openPostgresStores({ url: await pg.createDatabase(), connectRetry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, jitter: false }, log: () => undefined });
+    try {
+      const { rows } = await stores.db.query<{ idle_in_transaction_session_timeout: string }>('SHOW idle_in_transaction_session_timeout');
+      expect(rows[0]!.idle_in_transaction_session_timeout).toBe(`${IDLE_IN_TRANSACTION_MS / 1000}s`);
+    } finally {
+      await stores.close();
+    }
   });
 
   it('checks the database address it is given', () => {
