@@ -110,7 +110,11 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
 
     // Ran again from the start: 6 once, no failure; nothing half-written left anywhere.
     const admin2 = new AdminClient(second.baseUrl, ADMIN_TOKEN);
-    const video = (await admin2.request('GET', `/videos/${videoId}`)).body;
+    // The job's end is written just after the video's move to 1: waited for, not raced.
+    const video = await waitUntil('the transcode job to end', async () => {
+      const v = (await admin2.request('GET', `/videos/${videoId}`)).body;
+      return v.jobs.some((j: { type: string; state: string }) => j.type === 'transcode' && j.state === 'running') ? undefined : v;
+    }, 10_000, 50);
     expect(video.statusHistory.map((c: { to: number }) => c.to)).toEqual([8, 5, 6, 1]);
     expect(video.jobs.filter((j: { type: string }) => j.type === 'transcode')).toMatchObject([{ state: 'succeeded', attempts: 1 }]);
     const media = path.join(dataDir, 'media');
