@@ -13,7 +13,7 @@ import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientA
 import { readCallPaths } from './http/fastReadPath.js';
 import { hotPaths, type HotHandler } from './http/hotPaths.js';
 import { TRANSCODE_JOB } from './processing/transcodeJob.js';
-import { DOWNLOAD_JOB } from './ingest/downloadJob.js';
+import { DOWNLOAD_JOB, resumeDownloads } from './ingest/downloadJob.js';
 import { CallbackService } from './callbacks/callbackService.js';
 import { adminAppsRouter } from './routes/adminApps.js';
 import { adminCallbacksRouter } from './routes/adminCallbacks.js';
@@ -77,6 +77,8 @@ export interface VopServer {
 export async function createServer(input: ServerOptionsInput): Promise<VopServer> {
   const options = resolveOptions(input);
   const log = options.log;
+  // What was registered before this moment has no event of this process still to come (resumeDownloads).
+  const builtAt = Date.now();
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const loose = looseDataDir(options.dataDir);
   if (loose) log(`WARNING: ${loose}`);
@@ -289,7 +291,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
             .then(() => {
               // In the background: with a large library it takes seconds (callbackService.ts).
               void callbacks.startCatchUp();
-              return processing.start();
+              return Promise.all([processing.start(), resumeDownloads({ jobs, stores, startedAt: builtAt, log })]);
             })
             .then(() => resolve(server!.address() as AddressInfo), reject);
         });

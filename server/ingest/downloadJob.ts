@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, RESULT_CODES } from '../errors.js';
-import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
-import type { JobRecord } from '../jobs/types.js';
+import { PermanentJobError, type JobContext, type JobQueue, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import type { JobRecord, JobStore } from '../jobs/types.js';
+import { unsettledEnd } from '../services/unsettledJobs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
@@ -107,4 +108,43 @@ function progressReporter(ctx: JobContext): (p: { received: number; total: numbe
       etaSeconds: total && bytesPerSecond > 0 ? Math.ceil((total - received) / bytesPerSecond) : undefined,
     });
   };
+}
+
+/**
+ * At start-up, once the queue has started (it has put the downloads a crash cut off back in the
+ * queue): every video waiting for its download (2) or downloading (3) without a live download
+ * job is seen to. Its last download ended for good and a crash came before the video heard it:
+ * the give-up is finished (4, with the job's reason). Otherwise the crash came between the
+ * registration and its job (the job is queued on the registration's event, after the video is
+ * stored): the download is queued now. Only videos registered before this process started are
+ * looked at: a registration since has its own event, which queues its job, and looking at it
+ * here could queue a second. (In cluster mode another node's registration of the very moment of
+ * this start could still get two jobs; the second finds the video past 2 and 3 and does nothing,
+ * unless both start at once.) Resolves with the count queued.
+ */
+export async function resumeDownloads(deps: {
+  jobs: JobQueue;
+  stores: { jobs: JobStore; videos: VideoStore };
+  startedAt: number;
+  log: (line: string) => void;
+}): Promise<number> {
+  const { jobs, stores } = deps;
+  let queued = 0;
+  let settled = 0;
+  for (const id of await stores.videos.idsByStatus([VideoStatus.WaitingForDownload, VideoStatus.Downloading])) {
+    const video = await stores.videos.get(id);
+    if (!video || video.createdAt >= deps.startedAt) continue;
+    if ((await stores.jobs.list({ states: ['queued', 'running'], types: [DOWNLOAD_JOB], videoId: id, limit: 1 })).length > 0) continue;
+    const ended = await unsettledEnd(stores, id, DOWNLOAD_JOB, [VideoStatus.WaitingForDownload]);
+    if (ended) {
+      await jobs.settle(ended);
+      settled++;
+    } else {
+      await jobs.enqueue(DOWNLOAD_JOB, { videoId: id }, { videoId: id });
+      queued++;
+    }
+  }
+  if (settled > 0) deps.log(`Ingest: ${settled} video(s) whose download had ended without success before the last stop marked as failed.`);
+  if (queued > 0) deps.log(`Ingest: queued ${queued} download(s) whose registration a stop had cut off from its job.`);
+  return queued;
 }

@@ -219,6 +219,17 @@ export class JobQueue {
     return true;
   }
 
+  /**
+   * Finishes the give-up of a job recorded as failed or cancelled whose video may not have heard
+   * of it (a crash between the two writes; see services/unsettledJobs.ts): its type's onGiveUp
+   * runs again with the reason the job's record keeps. onGiveUp moves the video only from the
+   * states it would leave, so running it twice changes nothing.
+   */
+  async settle(job: JobRecord): Promise<void> {
+    if (job.state !== 'failed' && job.state !== 'cancelled') return;
+    await this.giveUp(job, job.state === 'cancelled' ? 'cancelled' : job.error);
+  }
+
   /** Queues a failed or cancelled job again, with its attempts reset; true if it was. */
   async retry(id: string): Promise<boolean> {
     const ok = await this.store.update(id, { state: 'queued', attempts: 0, error: '', progress: 0, runAfter: 0, finishedAt: null, updatedAt: this.now() }, ['failed', 'cancelled']);

@@ -1,11 +1,13 @@
 /**
  * Who gets a transcode job: every video that reaches status 5, and, at start-up, every video in
  * 5 or 6 without a live (queued or running) transcode job — a move to 5 whose event was lost in
- * a crash, or a 6 whose job ended without moving the video on.
+ * a crash — unless its job had ended for good and the crash came before the video heard it
+ * (then the video goes to 7, as it would have).
  */
 import type { VopEventBus } from '../events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../jobs/types.js';
+import { unsettledEnd } from '../services/unsettledJobs.js';
 import type { VideoLifecycle } from '../services/videoLifecycle.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { VideoStore } from '../storage/types.js';
@@ -73,10 +75,19 @@ export class TranscodeScheduler {
   async reconcile(): Promise<number> {
     this.started = true;
     let n = 0;
+    let settled = 0;
     for (const id of await this.videos.idsByStatus([VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding])) {
       // Without a stored source the status was set by hand: a job would have nothing to do.
-      if ((await this.videos.get(id))?.sourceFile && (await this.ensure(id))) n++;
+      if (!(await this.videos.get(id))?.sourceFile || (await this.liveJob(id))) continue;
+      // Its job ended for good and a crash kept the video from hearing it: the give-up is
+      // finished (the video goes to 7 with the job's reason), not the work done again.
+      const ended = await unsettledEnd({ jobs: this.jobStore, videos: this.videos }, id, TRANSCODE_JOB, [VideoStatus.WaitingForTranscoding]);
+      if (ended) {
+        await this.jobs.settle(ended);
+        settled++;
+      } else if (await this.ensure(id)) n++;
     }
+    if (settled > 0) this.log(`Processing: ${settled} video(s) whose transcode had ended without success before the last stop marked as failed.`);
     if (n > 0) this.log(`Processing: queued ${n} transcode(s) found waiting at start-up.`);
     return n;
   }
