@@ -14,7 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { assertHealthyRun, cpuTimeMs, ms, progress, runLoad, sleep, verdict, whole, type LoadRequest, type LoadResult, type Target } from './lib.js';
+import { assertHealthyRun, cpuTimeMs, loadGenerator, ms, progress, runLoad, sleep, verdict, whole, type LoadRequest, type LoadResult, type Target } from './lib.js';
 
 /** One request case as every server is asked it. */
 export interface RequestCase {
@@ -77,7 +77,7 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
   const loadOf = (c: RequestCase, server: Served) => {
     const requests = c.asks[server.name];
     if (!requests) throw new Error(`case ${c.name} says nothing of what to ask ${server.name}`);
-    return { url: server.baseUrl, connections: c.connections, head: c.head, ...(requests.length === 1 ? { next: () => requests[0]! } : { sequence: requests }) };
+    return { url: server.baseUrl, connections: c.connections, head: c.head, sequence: requests };
   };
   // A fresh process compiles its hot paths during its first thousands of requests: without this,
   // the first case measured vop at two to five times its CPU per request of the cases after it.
@@ -105,10 +105,10 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
   const line = (r: Measured) =>
     `${whole(r.reqPerSec).padStart(7)} req/s  p99 ${ms(r.p99Ms).padStart(7)}  ${r.cpuUsPerResponse.toFixed(0).padStart(5)} µs CPU/req` +
     (r.backendCpuUsPerResponse !== undefined ? `  (+ ${r.backendCpuUsPerResponse.toFixed(0)} µs in its database and object store)` : '');
-  console.log(`  requests (autocannon on loopback, ${s.seconds} s per case and server):`);
+  console.log(`  requests (on loopback, ${s.seconds} s per case and server; load from wrk where installed, HEAD from autocannon):`);
   for (const c of cases) {
     const row = results.get(c.name)!;
-    console.log(`  ${c.name} (${c.connections} connections)`);
+    console.log(`  ${c.name} (${c.connections} connections, ${loadGenerator({ sequence: [], head: c.head })})`);
     for (const [name, r] of row) console.log(`    ${name.padEnd(width)} ${line(r)}`);
     for (const [name, reference] of s.ratios) {
       const v = row.get(name);

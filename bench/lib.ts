@@ -67,6 +67,9 @@ export async function spawnServer(spec: SpawnSpec): Promise<ChildServer> {
   const started = performance.now();
   // The flags npm start runs the bundle with, read from package.json so that the two cannot differ.
   const runner = spec.script.endsWith('.js') ? startNodeFlags() : ['--import', 'tsx'];
+  // VOP_BENCH_NODE_FLAGS: extra flags for every server the bench starts (`--cpu-prof
+  // --cpu-prof-dir=/tmp/prof` to see where a request's time goes).
+  runner.push(...(process.env.VOP_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean));
   const root = spec.root ?? ROOT;
   const child = spawn(process.execPath, [...runner, path.join(root, spec.script), ...spec.args], {
     cwd: root,
@@ -274,8 +277,29 @@ export interface LoadResult {
   cpuUsPerResponse: number;
 }
 
-/** Runs autocannon against `url`; each request is built by `next()`. */
+/**
+ * wrk (Debian's `wrk` package), if installed: a load generator in C that spends a fraction of
+ * autocannon's CPU per request, so that on two cores the server under test, not the generator,
+ * sets the rate and the latency (autocannon held nginx to about 12,000 1 KiB answers a second
+ * where wrk gets 40,000 and more). `VOP_BENCH_LOAD=autocannon` keeps autocannon.
+ */
+export const WRK: string | undefined =
+  process.env.VOP_BENCH_LOAD === 'autocannon' ? undefined : ['/usr/bin/wrk', '/usr/local/bin/wrk'].find((f) => fs.existsSync(f));
+
+/** The load generator {@link runLoad} uses for `opts`. */
+export function loadGenerator(opts: Pick<LoadOptions, 'sequence' | 'head' | 'amount'>): 'wrk' | 'autocannon' {
+  // wrk waits for the body a HEAD answer's Content-Length announces (it never comes), has no
+  // per-request hook from this process and runs for a time, not a count: HEAD, generated
+  // requests and counted runs stay with autocannon.
+  return WRK && opts.sequence && !opts.head && opts.amount === undefined ? 'wrk' : 'autocannon';
+}
+
+/**
+ * Runs the load against `url`: with wrk for a fixed sequence of GETs when it is installed
+ * ({@link loadGenerator}), otherwise autocannon, each request built by `next()` or taken in turn from `sequence`.
+ */
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
+  if (loadGenerator(opts) === 'wrk') return runWrk(opts);
   const cpuBefore = opts.serverPid !== undefined ? cpuTimeMs(opts.serverPid) : NaN;
   const r = await autocannon({
     url: opts.url,
@@ -308,6 +332,66 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
     bytesPerResponse: responses > 0 ? r.throughput.total / responses : 0,
     cpuUsPerResponse: opts.serverPid !== undefined ? ((cpuTimeMs(opts.serverPid) - cpuBefore) * 1000) / responses : NaN,
   };
+}
+
+/**
+ * Runs wrk (one thread: one core, as autocannon took) with a Lua script that sends `sequence` in
+ * turn and prints its summary as JSON. wrk has no per-connection state in Lua, so the turn is
+ * shared by the connections of its thread: the mix of requests is the sequence's, and each
+ * connection walks it in steps of the number of connections rather than one by one (which file
+ * comes next matters little to a server with them all in the page cache).
+ */
+async function runWrk(opts: LoadOptions): Promise<LoadResult> {
+  const url = new URL(opts.url);
+  const lua = (v: string) => JSON.stringify(v); // a JSON string is a valid Lua string literal here (ASCII)
+  const requests = opts.sequence!.map((n) => {
+    const headers = { Host: url.host, ...(n.headers ?? {}) };
+    const fields = Object.entries(headers).map(([k, v]) => `[${lua(k)}]=${lua(v)}`).join(',');
+    return `wrk.format(${lua(n.method ?? 'GET')}, ${lua(n.path)}, {${fields}}${n.body ? `, ${lua(n.body)}` : ''})`;
+  });
+  const script = path.join(os.tmpdir(), `vop-bench-wrk-${process.pid}-${crypto.randomBytes(4).toString('hex')}.lua`);
+  fs.writeFileSync(
+    script,
+    `local reqs = {${requests.join(',\n')}}
+local i = 0
+request = function() i = i % #reqs + 1; return reqs[i] end
+done = function(s, latency, r)
+  io.write(string.format('WRK-JSON {"requests":%d,"durationUs":%d,"bytes":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50Us":%d,"p99Us":%d}\\n',
+    s.requests, s.duration, s.bytes, s.errors.connect, s.errors.read, s.errors.write, s.errors.status, s.errors.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
+`,
+  );
+  const seconds = opts.durationS ?? 10;
+  const cpuBefore = opts.serverPid !== undefined ? cpuTimeMs(opts.serverPid) : NaN;
+  try {
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(WRK!, ['-t1', `-c${opts.connections}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '10s', '-s', script, opts.url], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout!.on('data', (c: Buffer) => (text += c));
+      child.stderr!.on('data', (c: Buffer) => (text += c));
+      child.once('error', reject);
+      child.once('close', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk exited with ${code}: ${text}`))));
+    });
+    const json = /^WRK-JSON (\{.*\})$/m.exec(out)?.[1];
+    if (!json) throw new Error(`wrk printed no summary: ${out}`);
+    const w = JSON.parse(json) as Record<string, number>;
+    const responses = w.requests!;
+    return {
+      reqPerSec: responses / (w.durationUs! / 1e6),
+      p50Ms: w.p50Us! / 1000,
+      p99Ms: w.p99Us! / 1000,
+      responses,
+      // wrk counts statuses over 399 as errors; 206 and 304 are answers.
+      non2xx: w.status!,
+      errors: w.connect! + w.read! + w.write!,
+      timeouts: w.timeout!,
+      bytesPerResponse: responses > 0 ? w.bytes! / responses : 0,
+      cpuUsPerResponse: opts.serverPid !== undefined ? ((cpuTimeMs(opts.serverPid) - cpuBefore) * 1000) / responses : NaN,
+    };
+  } finally {
+    fs.rmSync(script, { force: true });
+  }
 }
 
 /**
