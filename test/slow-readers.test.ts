@@ -79,6 +79,72 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a client that stops 
 
 });
 
+// A phone on a poor link reads steadily but slowly: a whole chunk (1 MiB) can take longer than the
+// send timeout to be taken, and that is no stall (nginx's send_timeout counts between two writes:
+// any progress resets it). The kernel hands a writer room in steps as its reader reads: on TCP
+// over loopback in steps of about 1.4 MB (the send buffer grows to 4 MB there, and a writer is
+// woken when a third of it is free), so HTTP goes over a Unix socket here, whose fixed 208 KiB
+// buffer gives steps of about 200 KB, as a slow link's small TCP window does. This client reads
+// at most 64 KiB every 15 ms (about 4 MB/s): each 1 MiB chunk takes it about 250 ms, the send
+// timeout is 150 ms, and a step comes every 50 ms.
+describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady client, read by %s', (way) => {
+  it('gets the whole file although a chunk takes it longer than the send timeout; one that stops is still cut off', async () => {
+    const dir = makeTempDir('vop-steady-');
+    const file = path.join(dir, 'big.bin');
+    const size = 8 * 1024 * 1024;
+    fs.writeFileSync(file, Buffer.alloc(size, 3));
+    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    if (way === 'stat and openRange') (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
+    const key = mediaKey('play', '20260101', 'steady.mp4');
+    await store.put(key, { file });
+    const socketPath = path.join(dir, 'http.sock');
+    const finished: string[] = [];
+    const server = http.createServer((req, res) => {
+      sendMediaObject(req, res, store, key, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 1024 * 1024, sendTimeoutMs: 150 }).then(
+        () => finished.push(res.writableFinished ? 'complete' : 'destroyed'),
+        (err: Error) => finished.push(`error: ${err.message}`),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      const client = net.connect(socketPath);
+      await new Promise((resolve) => client.once('connect', resolve));
+      client.write('GET /steady HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      let received = 0;
+      const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      client.on('data', (d: Buffer) => {
+        received += d.length;
+        client.pause();
+        setTimeout(() => client.resume(), 15);
+      });
+      await closed;
+      // The headers and every byte of the body.
+      expect(received).toBeGreaterThan(size);
+      expect(finished).toEqual(['complete']);
+
+      // One that takes a few chunks and then stops is still given up.
+      const stalling = net.connect(socketPath);
+      await new Promise((resolve) => stalling.once('connect', resolve));
+      stalling.write('GET /steady HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      let taken = 0;
+      await new Promise<void>((resolve) =>
+        stalling.on('data', (d: Buffer) => {
+          taken += d.length;
+          if (taken > 2 * 1024 * 1024) {
+            stalling.pause();
+            resolve();
+          }
+        }),
+      );
+      await expect.poll(() => finished, { timeout: 10_000 }).toEqual(['complete', 'destroyed']);
+      stalling.destroy();
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
 describe('a slow store', () => {
   it("is not the client's stall: time waiting for the store's bytes does not count against the send timeout", async () => {
     const dir = makeTempDir('vop-slow-store-');
