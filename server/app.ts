@@ -29,6 +29,7 @@ import { widgetAssets, widgetRouter } from './routes/widget.js';
 import { AppService } from './services/appService.js';
 import { AuthService } from './services/authService.js';
 import { makeLocalDateFormatter } from './services/localTime.js';
+import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { VideoService } from './services/videoService.js';
 import type { ViewContext } from './services/videoView.js';
 import { JobQueue } from './jobs/jobQueue.js';
@@ -219,7 +220,13 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
         '/healthz': health,
         ...widgetAssets({ log }),
       },
-      prefixes: { '/media/': mediaDelivery({ videos: stores.videos, objects, covers: processing.covers, sendTimeoutMs: options.sendTimeoutMs, log }) },
+      prefixes: {
+        '/media/': mediaDelivery({
+          delivery: new MediaDeliveryService({ videos: stores.videos, objects, covers: processing.covers, events }),
+          sendTimeoutMs: options.sendTimeoutMs,
+          log,
+        }),
+      },
     },
     log,
   );

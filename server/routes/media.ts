@@ -9,11 +9,11 @@
  *   GET|HEAD /media/hls/<videoId>/<label>/<file> a variant playlist or segment
  *
  * One of the hot paths (http/hotPaths.ts): answered on node:http, not through Express (issue 14).
- * Range, validators and conditional requests: http/fileResponse.ts. No key is built from request
- * text: a requested name must match the shape we give names, its video id must name a video in
- * status 1, and the file must be one that video lists (a rendition) or one of the fixed names
- * (cover, playlists, segments); the key is then made by mediaKey, the one containment check, and
- * read through the media store only.
+ * Range, validators and conditional requests: http/fileResponse.ts. What may be served, and the
+ * bytes, come from the media-delivery service (services/mediaDelivery.ts): this file reaches no
+ * store (issue 11, item 7). No key is built from request text: a requested name must match the
+ * shape we give names, its video id must name a video in status 1, and the file must be one that
+ * video lists (a rendition) or one of the fixed names (cover, playlists, segments).
  *
  * Media is not authenticated: `<video>` tags and players fetch it without the spec's token. A
  * video's files are as private as its id (a random UUID, 122 bits) is unguessable.
@@ -21,20 +21,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { ApiError } from '../errors.js';
-import { sendMediaObject } from '../http/fileResponse.js';
 import { sendHotError, type Answer, type HotHandler, type HotRequest } from '../http/hotPaths.js';
-import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
-import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
-import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
-import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
-import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
-import type { VideoRecord, VideoStore } from '../storage/types.js';
+import type { MediaDeliveryService } from '../services/mediaDelivery.js';
 
 export interface MediaDeliveryDeps {
-  videos: VideoStore;
-  /** Where media are read from: only through this interface (issue 11). */
-  objects: MediaStore;
-  covers: CoverSizeCache;
+  /** What may be served, and the bytes: the only way to media from here. */
+  delivery: MediaDeliveryService;
   /** A stalled client's answer is given up after this long (ServerOptions.sendTimeoutMs). */
   sendTimeoutMs: number;
   log: (line: string) => void;
@@ -76,19 +68,12 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /** The hot-path handler of `/media/`: every method, every path below it. */
 export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
-  const { videos, objects } = deps;
-
-  /** The video if it is playable; a 404 otherwise (unknown, or not in status 1: nothing of it is served). */
-  const playable = async (videoId: string | undefined): Promise<VideoRecord> => {
-    const video = videoId && VIDEO_ID_RE.test(videoId) ? await videos.get(videoId) : undefined;
-    if (!video || video.status !== VideoStatus.Normal) throw new ApiError('NOT_FOUND');
-    return video;
-  };
+  const { delivery } = deps;
 
   /** Sends the object under `key`; resolves false, having sent nothing, if there is none. */
   const trySend = (req: IncomingMessage, res: ServerResponse, answer: Answer, key: string, successHeaders?: string[]): Promise<boolean> => {
     const dot = key.lastIndexOf('.');
-    return sendMediaObject(req, res, objects, key, {
+    return delivery.send(req, res, key, {
       answer,
       contentType: CONTENT_TYPES[key.slice(dot + 1).toLowerCase()] ?? 'application/octet-stream',
       maxAgeSeconds: MAX_AGE_SECONDS,
@@ -105,42 +90,27 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
   };
 
   const rendition = async (req: IncomingMessage, res: ServerResponse, answer: Answer, date: string, file: string, download: boolean) => {
-    const video = await playable(videoIdOfPlayFile(date, file));
-    const relative = `${date}/${file}`;
-    if (!(await videos.renditions(video.id)).some((x) => x.file === relative)) throw new ApiError('NOT_FOUND');
-    // Names are [A-Za-z0-9_.-] (checked by videoIdOfPlayFile and mediaKey): no quoting or encoding needed in the header.
-    await send(req, res, answer, mediaKey('play', date, file), download ? ['Content-Disposition', `attachment; filename="${file}"`] : undefined);
+    const key = await delivery.renditionKey(date, file);
+    // Names are [A-Za-z0-9_.-] (checked by the service's shape checks and mediaKey): no quoting or encoding needed in the header.
+    await send(req, res, answer, key, download ? ['Content-Disposition', `attachment; filename="${file}"`] : undefined);
   };
 
   const cover = async (req: IncomingMessage, res: ServerResponse, answer: Answer, file: string, query: string) => {
-    const video = await playable(videoIdOfCoverRequest(file));
-    // No cover yet: nothing to serve, nor to make a size from. (A cover file gone is a 404 from send.)
-    if (!video.coverFile) throw new ApiError('NOT_FOUND');
     // Spec 2.3 lists t = 2 to 7. Any other t (its table starts at 2, so an application may well
     // send t=1 for "the original") gets the full-size cover rather than a broken picture.
     // querystring.parse is the parser Express is set to ('simple'): t=2&t=3 is no size.
     const tParam = query === '' ? undefined : querystring.parse(query).t;
-    const t = Number(typeof tParam === 'string' ? tParam : NaN);
-    if (!isCoverSize(t)) {
-      await send(req, res, answer, mediaKey('covers', video.id, COVER_FILE));
-      return;
-    }
+    const target = await delivery.cover(file, Number(typeof tParam === 'string' ? tParam : NaN));
+    if (target.size === undefined) return send(req, res, answer, target.key);
     // Once made, a size is served with one open; it is made only when that open finds nothing.
-    if (await trySend(req, res, answer, mediaKey('covers', video.id, coverSizeFileName(t)))) return;
-    const name = await deps.covers.ensure(video.id, t);
-    if (!name) throw new ApiError('NOT_FOUND'); // the full-size cover's file is gone
-    await send(req, res, answer, mediaKey('covers', video.id, name));
+    if (await trySend(req, res, answer, target.key)) return;
+    const made = await delivery.makeCoverSize(target);
+    if (!made) throw new ApiError('NOT_FOUND'); // the full-size cover's file is gone
+    await send(req, res, answer, made);
   };
 
   const hls = async (req: IncomingMessage, res: ServerResponse, answer: Answer, videoId: string, variant: string | undefined, file: string) => {
-    const video = await playable(videoId);
-    if (variant === undefined) {
-      if (file !== HLS_MASTER) throw new ApiError('NOT_FOUND');
-      await send(req, res, answer, mediaKey('hls', video.id, HLS_MASTER));
-      return;
-    }
-    if (!LABEL_RE.test(variant) || !HLS_VARIANT_FILE_RE.test(file)) throw new ApiError('NOT_FOUND');
-    await send(req, res, answer, mediaKey('hls', video.id, variant, file));
+    await send(req, res, answer, await delivery.hlsKey(videoId, variant, file));
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse, hot: HotRequest): Promise<void> => {
@@ -166,11 +136,7 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
     throw new ApiError('NOT_FOUND');
   };
 
-  return (req, res, hot) =>
-    route(req, res, hot).catch((err: unknown) => {
-      // mediaKey refuses what the shape checks before it let through: no such file, like any other.
-      sendHotError(req, res, err instanceof UnsafeMediaKeyError ? new ApiError('NOT_FOUND') : err, deps.log, REFUSAL_HEADERS, hot.answer);
-    });
+  return (req, res, hot) => route(req, res, hot).catch((err: unknown) => sendHotError(req, res, err, deps.log, REFUSAL_HEADERS, hot.answer));
 }
 
 /**

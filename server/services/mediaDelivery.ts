@@ -1,0 +1,178 @@
+/**
+ * What delivery may serve (issue 4, item 5; issue 14): from a requested name to the key of a
+ * stored object of a video in status 1, or a refusal; and the answer sent through the media store.
+ * The route (routes/media.ts) does the HTTP framing and reaches media through this service only
+ * (issue 11, item 7: routes reach services, never stores).
+ *
+ * No key is built from request text: a requested name must match the shape vop gives names, its
+ * video id must name a video in status 1, and the file must be one that video lists (a rendition)
+ * or one of the fixed names (cover, playlists, segments); the key is then made by mediaKey, the one
+ * containment check, and read through the media store only.
+ *
+ * A playable video's record and its renditions are kept per process ({@link PlayableVideos}), so
+ * that a player's Range requests and an HLS walk do not each read the database: on sql.js that was
+ * a tenth of a small answer's CPU, on PostgreSQL a round trip per request.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../errors.js';
+import type { VopEventBus } from '../events.js';
+import { sendMediaObject, type FileResponseOptions } from '../http/fileResponse.js';
+import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
+import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
+import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
+import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
+import type { VideoRecord, VideoStore } from '../storage/types.js';
+import { VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
+
+export interface MediaDeliveryDeps {
+  videos: VideoStore;
+  /** Where media are read from: only through this interface (issue 11). */
+  objects: MediaStore;
+  covers: CoverSizeCache;
+  /** `video.status` on `events.everywhere` (every node's) tells the cache a video changed. */
+  events: VopEventBus;
+  /** The cache of playable videos: see {@link PlayableVideoCacheOptions}. */
+  cache?: Partial<PlayableVideoCacheOptions>;
+}
+
+export interface PlayableVideoCacheOptions {
+  /**
+   * Longest time a video's entry is used without asking the database again. A status change
+   * empties it at once (its event); this bounds what an event lost on the way from another node
+   * (the relay's listening connection down, cluster mode) could leave stale.
+   */
+  ttlMs: number;
+  /** Most videos kept; the oldest entry goes first. */
+  maxVideos: number;
+}
+
+const DEFAULT_CACHE: PlayableVideoCacheOptions = { ttlMs: 1000, maxVideos: 10_000 };
+
+/** A video in status 1 as delivery needs it. */
+export interface PlayableVideo {
+  id: string;
+  /** The full-size cover's file name, '' if none yet. */
+  coverFile: string;
+  /** Its renditions' `VideoURL`s (`<date>/<file>`). */
+  renditions: ReadonlySet<string>;
+}
+
+/** A cover to send: the key to try, and the size to make when it is missing. */
+export interface CoverTarget {
+  videoId: string;
+  key: string;
+  /** Spec 2.3's size `t`, when `key` is that size (made on first request by {@link MediaDeliveryService.makeCoverSize}). */
+  size?: number;
+}
+
+export class MediaDeliveryService {
+  private readonly playableVideos: PlayableVideos;
+
+  constructor(private readonly deps: MediaDeliveryDeps) {
+    this.playableVideos = new PlayableVideos(deps.videos, deps.events, { ...DEFAULT_CACHE, ...deps.cache });
+  }
+
+  /** The video if it is playable; a 404 otherwise (unknown, or not in status 1: nothing of it is served). */
+  async playable(videoId: string | undefined): Promise<PlayableVideo> {
+    const video = videoId && VIDEO_ID_RE.test(videoId) ? await this.playableVideos.get(videoId) : undefined;
+    if (!video) throw new ApiError('NOT_FOUND');
+    return video;
+  }
+
+  /** The key of rendition `<date>/<file>` (spec 2.5 VideoURL) of a playable video that lists it. */
+  async renditionKey(date: string, file: string): Promise<string> {
+    const video = await this.playable(videoIdOfPlayFile(date, file));
+    if (!video.renditions.has(`${date}/${file}`)) throw new ApiError('NOT_FOUND');
+    return key('play', date, file);
+  }
+
+  /**
+   * The cover `<videoId>.jpg` (the address of `PicSavePath`) at spec 2.3's size `t`: any `t`
+   * other than 2 to 7 gets the full-size cover.
+   */
+  async cover(file: string, t: number): Promise<CoverTarget> {
+    const video = await this.playable(videoIdOfCoverRequest(file));
+    // No cover yet: nothing to serve, nor to make a size from. (A cover file gone is a 404 on sending.)
+    if (!video.coverFile) throw new ApiError('NOT_FOUND');
+    if (!isCoverSize(t)) return { videoId: video.id, key: key('covers', video.id, COVER_FILE) };
+    return { videoId: video.id, key: key('covers', video.id, coverSizeFileName(t)), size: t };
+  }
+
+  /** Makes a cover's size (it was found missing) and resolves with its key; undefined if the full-size cover is gone. */
+  async makeCoverSize(target: CoverTarget): Promise<string | undefined> {
+    if (target.size === undefined || !isCoverSize(target.size)) return undefined;
+    const name = await this.deps.covers.ensure(target.videoId, target.size);
+    return name ? key('covers', target.videoId, name) : undefined;
+  }
+
+  /** The key of an HLS file: the master playlist (`variant` undefined), a variant's playlist or segment. */
+  async hlsKey(videoId: string, variant: string | undefined, file: string): Promise<string> {
+    const video = await this.playable(videoId);
+    if (variant === undefined) {
+      if (file !== HLS_MASTER) throw new ApiError('NOT_FOUND');
+      return key('hls', video.id, HLS_MASTER);
+    }
+    if (!LABEL_RE.test(variant) || !HLS_VARIANT_FILE_RE.test(file)) throw new ApiError('NOT_FOUND');
+    return key('hls', video.id, variant, file);
+  }
+
+  /**
+   * Sends the object under `key` (one this service made); resolves false, having sent nothing, if
+   * there is none. See http/fileResponse.ts.
+   */
+  send(req: IncomingMessage, res: ServerResponse, objectKey: string, o: FileResponseOptions): Promise<boolean> {
+    return sendMediaObject(req, res, this.deps.objects, objectKey, o);
+  }
+}
+
+/** mediaKey, with a refusal a 404 like any other missing file: the shape checks before it let the name through. */
+function key(...[area, ...segments]: Parameters<typeof mediaKey>): string {
+  try {
+    return mediaKey(area, ...segments);
+  } catch (err) {
+    if (err instanceof UnsafeMediaKeyError) throw new ApiError('NOT_FOUND');
+    throw err;
+  }
+}
+
+/**
+ * Playable videos by id, each with its renditions, kept for at most `ttlMs`. A `video.status` event
+ * for a video (from any node: `events.everywhere`, HlsPresence's way) drops its entry at once: a
+ * video leaves status 1 before its files go (deletion), and its renditions and cover change only
+ * while it is out of status 1 (a transcode runs in 5), so an entry never names files the video no
+ * longer has for longer than its event takes to arrive. A look-up under way when an event comes
+ * is answered but not kept (the change counter), so a read from before the change cannot outlive
+ * it. Only videos in status 1 are kept: a refusal always asks the database.
+ */
+class PlayableVideos {
+  private readonly entries = new Map<string, { video: PlayableVideo; until: number }>();
+  /** Counts status changes: a look-up's answer is kept only if none came while it ran. */
+  private changes = 0;
+
+  constructor(
+    private readonly videos: VideoStore,
+    events: VopEventBus,
+    private readonly o: PlayableVideoCacheOptions,
+  ) {
+    events.everywhere.on('video.status', (e) => {
+      this.changes++;
+      this.entries.delete(e.videoId);
+    });
+  }
+
+  async get(videoId: string): Promise<PlayableVideo | undefined> {
+    const now = Date.now();
+    const hit = this.entries.get(videoId);
+    if (hit && hit.until > now) return hit.video;
+    const changesBefore = this.changes;
+    const record: VideoRecord | undefined = await this.videos.get(videoId);
+    if (!record || record.status !== VideoStatus.Normal) return undefined;
+    const video: PlayableVideo = { id: record.id, coverFile: record.coverFile, renditions: new Set((await this.videos.renditions(videoId)).map((r) => r.file)) };
+    if (this.changes === changesBefore) {
+      this.entries.delete(videoId); // re-inserted last: the map's order is the entries' age
+      if (this.entries.size >= this.o.maxVideos) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(videoId, { video, until: now + this.o.ttlMs });
+    }
+    return video;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Delivery's caches (issue 14) over real HTTP: what a process keeps of a playable video
+ * (services/mediaDelivery.ts) never outlives the change that makes it wrong. A video deleted, or
+ * out of status 1, is refused at once; one transcoded again serves its new files, and not the old
+ * ones, at once; a change that comes with no event (another node's, its event lost) is seen
+ * within the cache's lifetime.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mediaKey } from '../server/storage/media/mediaStore.js';
+import { makeClip } from './helpers/clips.js';
+import type { SpecClient } from './helpers/client.js';
+import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+let t: TestServer;
+let client: SpecClient;
+let clip: string;
+
+beforeAll(async () => {
+  t = await startServer({ processing: TINY_PROCESSING });
+  client = await t.newApp();
+  clip = await makeClip({ seconds: 1, width: 320, height: 180 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** A new video in status 1, and the addresses of its rendition, download, cover and HLS files. */
+async function playableVideo(): Promise<{ id: string; videoUrl: string; playUrl: string; urls: string[] }> {
+  const id = await client.register();
+  await placeSource(t.vop, id, clip);
+  expect(await waitForStatus(t.vop, id, [1, 7])).toBe(1);
+  const body = (await client.get('/Api/Video/Get', { Id: id })).body;
+  const videoUrl: string = body.VideoPlayFile[0].VideoURL;
+  const playUrl: string = body.MediaSever.PlayURL;
+  const urls = [
+    `${playUrl}${videoUrl}`,
+    `${body.MediaSever.DownloadURL}${videoUrl}`,
+    body.VideoModel.PicSavePath,
+    `${body.VideoModel.PicSavePath}?t=3`,
+    body.HlsURL,
+    body.HlsURL.replace('master.m3u8', '180p/index.m3u8'),
+  ];
+  return { id, videoUrl, playUrl, urls };
+}
+
+/** Each address's status, fetched twice so that the second answer comes from whatever the first left cached. */
+async function statuses(urls: string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const u of urls) {
+    await (await fetch(u, { headers: { range: 'bytes=0-99' } })).arrayBuffer();
+    const r = await fetch(u, { headers: { range: 'bytes=0-99' } });
+    await r.arrayBuffer();
+    out.push(r.status);
+  }
+  return out;
+}
+
+describe('the cache of playable videos', () => {
+  it('serves nothing of a video deleted through the admin API, at once', async () => {
+    const v = await playableVideo();
+    expect(await statuses(v.urls)).toEqual([206, 206, 206, 206, 206, 206]);
+    const r = await t.admin.request('DELETE', `/videos/${v.id}`);
+    expect(r.status).toBe(200);
+    expect(await statuses(v.urls)).toEqual([404, 404, 404, 404, 404, 404]);
+  });
+
+  it('serves nothing of a video moved out of status 1, at once, and serves it again once it is back', async () => {
+    const v = await playableVideo();
+    expect(await statuses(v.urls)).toEqual([206, 206, 206, 206, 206, 206]);
+    expect(await t.vop.services.lifecycle.move(v.id, 5)).toBe(true);
+    expect(await statuses(v.urls)).toEqual([404, 404, 404, 404, 404, 404]);
+    expect(await t.vop.services.lifecycle.move(v.id, 1)).toBe(true);
+    expect(await statuses(v.urls)).toEqual([206, 206, 206, 206, 206, 206]);
+  });
+
+  it('serves the new rendition, and not the replaced one, as soon as a video transcoded again is back in status 1', async () => {
+    const v = await playableVideo();
+    const old = `${v.playUrl}${v.videoUrl}`;
+    expect((await statuses([old]))[0]).toBe(206);
+    // What a transcode does (transcodeJob.ts), by hand: out of 1, the new file stored, the rows
+    // naming it, the old file removed, back to 1.
+    const [date] = v.videoUrl.split('/') as [string, string];
+    const file = `${v.id}_240p.mp4`;
+    const bytes = Buffer.from('a new rendition, as a transcode would store it');
+    const scratch = path.join(t.vop.options.dataDir, 'new-rendition.bin');
+    fs.writeFileSync(scratch, bytes);
+    expect(await t.vop.services.lifecycle.move(v.id, 5)).toBe(true);
+    await t.vop.objects.put(mediaKey('play', date, file), { file: scratch });
+    await t.vop.stores.videos.setRenditions(v.id, [{ videoId: v.id, label: '240p', width: 426, height: 240, bitrateKbps: 300, file: `${date}/${file}`, bytes: bytes.length }]);
+    await t.vop.objects.delete(mediaKey('play', ...(v.videoUrl.split('/') as [string, string])));
+    expect(await t.vop.services.lifecycle.move(v.id, 1)).toBe(true);
+    const now = await fetch(`${v.playUrl}${date}/${file}`);
+    expect(now.status).toBe(200);
+    expect(Buffer.from(await now.arrayBuffer()).equals(bytes)).toBe(true);
+    expect((await statuses([old]))[0]).toBe(404);
+  });
+
+  it("hears another node's change on events.everywhere, and sees one whose event was lost within its lifetime (1 s)", async () => {
+    const v = await playableVideo();
+    const play = `${v.playUrl}${v.videoUrl}`;
+    expect((await statuses([play]))[0]).toBe(206);
+    // Another node's move: the row changes here without this node's bus hearing it…
+    const video = (await t.vop.stores.videos.get(v.id))!;
+    expect(await t.vop.stores.videos.setStatus(v.id, 0)).toBe(true);
+    // …and its event comes through the relay, on everywhere.
+    t.vop.events.everywhere.emit('video.status', { videoId: v.id, appId: video.appId, from: 1, to: 0, reason: 'on another node', at: Date.now() });
+    expect((await statuses([play]))[0]).toBe(404);
+
+    // Back in 1 with no event at all (a relay's connection down): the cache has nothing of a
+    // video it refused, so it is served; then out again with no event: refused within 1 s.
+    expect(await t.vop.stores.videos.setStatus(v.id, 1)).toBe(true);
+    expect((await statuses([play]))[0]).toBe(206);
+    expect(await t.vop.stores.videos.setStatus(v.id, 0)).toBe(true);
+    const changed = Date.now();
+    let status = 206;
+    while (status === 206 && Date.now() - changed < 3000) {
+      status = (await statuses([play]))[0]!;
+      if (status === 206) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(404);
+    expect(Date.now() - changed).toBeLessThan(1500);
+  });
+});
