@@ -31,7 +31,7 @@ export class DataDirLock {
       throw new Error(`The data directory ${resolved} is already open in this process.`);
     }
     const body = JSON.stringify({ ...processIdentity(process.pid), since: new Date().toISOString() });
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < TAKE_OVER_ATTEMPTS; attempt++) {
       try {
         fs.writeFileSync(file, body, { flag: 'wx', mode: 0o600 });
         heldHere.add(resolved);
@@ -39,15 +39,22 @@ export class DataDirLock {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const owner = readOwner(file);
+      const stale = readRaw(file);
+      const owner = stale === undefined ? undefined : parseOwner(stale);
       if (owner && owner.pid !== process.pid && isLockOwnerAlive(owner)) {
         throw new Error(
           `The data directory ${resolved} is in use by another vop process (pid ${owner.pid}). ` +
             `Stop it first, or start this one with another --data-dir.`,
         );
       }
-      // Stale: its owner is gone. Remove it and try once more (wx again, so a racing starter loses).
-      fs.rmSync(file, { force: true });
+      if (stale !== undefined && owner === undefined && justWritten(file)) {
+        // Unreadable, and made a moment ago: another starter between its wx create and its write.
+        sleepSync(TAKE_OVER_WAIT_MS);
+        continue;
+      }
+      // Stale (its owner is gone), or gone already: removed under the take-over guard if it is
+      // still the very lock judged stale, then the wx write again (of racing starters, one wins).
+      if (stale !== undefined && !removeIfUnchanged(resolved, file, stale, body)) sleepSync(TAKE_OVER_WAIT_MS);
     }
     throw new Error(`Could not lock the data directory ${resolved}; another process is starting on it.`);
   }
@@ -107,9 +114,77 @@ export function isLockOwnerAlive(owner: LockOwner, proc = '/proc'): boolean {
   return owner.startTime === undefined || owner.startTime === stat.startTime;
 }
 
-function readOwner(file: string): LockOwner | undefined {
+/** Tries of the take-over, each after {@link TAKE_OVER_WAIT_MS} when another starter held the guard. */
+const TAKE_OVER_ATTEMPTS = 150;
+const TAKE_OVER_WAIT_MS = 10;
+
+/**
+ * Removes the stale lock `file` if it still holds exactly `stale`, under the take-over guard
+ * (`vop.lock.takeover`, made with wx and removed at once); false if another starter holds the
+ * guard (try again shortly).
+ *
+ * Why a guard: two starters that both judged the same lock stale used to both remove "it" — the
+ * second removed the lock the first had just written, and both ran on one database. Under the
+ * guard a starter removes the lock only if it is still the one it judged; a lock written since
+ * (another starter won) is left alone, and its owner, alive, refuses this start at the next try.
+ *
+ * The guard is held for a read and a remove. A guard whose owner is gone (killed inside that
+ * window) is removed as a stale lock is; two starters racing over such a dead guard could both
+ * pass it, so the window left is a crash inside a take-over followed by two simultaneous starts.
+ */
+function removeIfUnchanged(dir: string, file: string, stale: string, identity: string): boolean {
+  const guard = path.join(dir, 'vop.lock.takeover');
   try {
-    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(guard, identity, { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const raw = readRaw(guard);
+    const owner = raw === undefined ? undefined : parseOwner(raw);
+    if (raw !== undefined && (owner ? owner.pid !== process.pid && !isLockOwnerAlive(owner) : !justWritten(guard))) {
+      // Left by a starter that died taking over (or half-written): gone, and the next try takes it.
+      if (readRaw(guard) === raw) fs.rmSync(guard, { force: true });
+    }
+    return false;
+  }
+  try {
+    if (readRaw(file) === stale) fs.rmSync(file, { force: true });
+  } finally {
+    fs.rmSync(guard, { force: true });
+  }
+  return true;
+}
+
+/** Whether `file` was modified within the last second (a file another starter may still be writing). */
+function justWritten(file: string): boolean {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs < 1000;
+  } catch {
+    return false;
+  }
+}
+
+/** Blocks this thread for `ms` (start-up only: the lock is taken before anything else runs). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** A lock file's text, or undefined if there is none. */
+function readRaw(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function readOwner(file: string): LockOwner | undefined {
+  const raw = readRaw(file);
+  return raw === undefined ? undefined : parseOwner(raw);
+}
+
+function parseOwner(raw: string): LockOwner | undefined {
+  try {
+    const parsed = JSON.parse(raw) as Record<string, unknown>;
     if (typeof parsed.pid === 'number') {
       const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
       return { pid: parsed.pid, host: text(parsed.host), bootId: text(parsed.bootId), startTime: text(parsed.startTime) };
