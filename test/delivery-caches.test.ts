@@ -124,3 +124,56 @@ describe('the cache of playable videos', () => {
     expect(Date.now() - changed).toBeLessThan(1500);
   });
 });
+
+describe('the open-file cache', () => {
+  /** Descriptors of this process open on `file` (or on what was there: a removed file's shows as `<file> (deleted)`). */
+  const filesOpenAt = (file: string) =>
+    fs.readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`).replace(/ \(deleted\)$/, '') === file;
+      } catch {
+        return false;
+      }
+    }).length;
+
+  it('serves a file replaced by rename (a put, or by hand in a shared folder) at once, and closes a removed one at once', async () => {
+    const v = await playableVideo();
+    const [date, file] = v.videoUrl.split('/') as [string, string];
+    const url = `${v.playUrl}${v.videoUrl}`;
+    const key = mediaKey('play', date, file);
+    const first = await fetch(url, { headers: { range: 'bytes=0-15' } });
+    const etag = first.headers.get('etag');
+    await first.arrayBuffer();
+    expect((await fetch(url, { headers: { range: 'bytes=0-15' } })).status).toBe(206); // kept open now
+
+    // Through the store, as a transcode replaces a rendition.
+    const scratch = path.join(t.vop.options.dataDir, 'replacement.bin');
+    fs.writeFileSync(scratch, Buffer.from('replaced through the store'));
+    await t.vop.objects.put(key, { file: scratch });
+    let r = await fetch(url);
+    expect(await r.text()).toBe('replaced through the store');
+    expect(r.headers.get('etag')).not.toBe(etag);
+
+    // By hand (another node writing a shared media folder): a new file renamed over the old.
+    const onDisk = t.vop.media.path('play', date, file);
+    fs.writeFileSync(`${onDisk}.new`, Buffer.from('renamed into place by another process'));
+    fs.renameSync(`${onDisk}.new`, onDisk);
+    r = await fetch(url);
+    expect(await r.text()).toBe('renamed into place by another process');
+    // Rewritten in place, same length: the change time and modification time say so.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fs.writeFileSync(onDisk, Buffer.from('RENAMED INTO PLACE BY ANOTHER PROCESS'));
+    r = await fetch(url);
+    expect(await r.text()).toBe('RENAMED INTO PLACE BY ANOTHER PROCESS');
+
+    // Removed by hand: missing at once; removed through the store: its descriptor closed at once.
+    fs.renameSync(onDisk, `${onDisk}.away`);
+    expect((await fetch(url)).status).toBe(404);
+    fs.renameSync(`${onDisk}.away`, onDisk);
+    expect((await fetch(url)).status).toBe(200);
+    await expect.poll(() => filesOpenAt(onDisk)).toBe(1); // the descriptor of the file before the renames closes in the background
+    await t.vop.objects.delete(key);
+    await expect.poll(() => filesOpenAt(onDisk)).toBe(0);
+    expect((await fetch(url)).status).toBe(404);
+  });
+});

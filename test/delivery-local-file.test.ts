@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
-import { mediaKey, UnsafeMediaKeyError } from '../server/storage/media/mediaStore.js';
+import { mediaKey, UnsafeMediaKeyError, type LocalMediaFile } from '../server/storage/media/mediaStore.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { tempDataDir } from './helpers/server.js';
 
-const open: number[] = [];
+const open: LocalMediaFile[] = [];
 afterEach(() => {
-  for (const fd of open.splice(0)) fs.closeSync(fd);
+  for (const file of open.splice(0)) file.release();
 });
 
 function read(fd: number, length: number, position = 0): Buffer {
@@ -27,7 +27,7 @@ describe('LocalObjectMediaStore.openLocalFileSync', () => {
     const key = mediaKey('hls', 'v1', '180p', 'seg_000.ts');
     await store.put(key, { stream: Readable.from([Buffer.from('first bytes')]) });
     const opened = store.openLocalFileSync(key)!;
-    open.push(opened.fd);
+    open.push(opened);
     expect(opened.info).toEqual(await store.stat(key));
     expect(read(opened.fd, 100).toString()).toBe('first bytes');
 
@@ -35,7 +35,7 @@ describe('LocalObjectMediaStore.openLocalFileSync', () => {
     // The open file is the one its info describes; a new open sees the new object.
     expect(read(opened.fd, 100).toString()).toBe('first bytes');
     const again = store.openLocalFileSync(key)!;
-    open.push(again.fd);
+    open.push(again);
     expect(read(again.fd, 100).toString()).toBe('second, longer bytes');
     expect(again.info.etag).not.toBe(opened.info.etag);
     expect(again.info).toEqual(await store.stat(key));

@@ -64,6 +64,16 @@ function readBy(way: (typeof READ_WAYS)[number]): void {
 }
 
 /**
+ * Sets the video's renditions as a transcode does: out of status 1 and back, so that delivery's
+ * cache of playable videos (services/mediaDelivery.ts) hears of it.
+ */
+async function setRenditions(list: Parameters<TestServer['vop']['stores']['videos']['setRenditions']>[1]): Promise<void> {
+  expect(await t.vop.services.lifecycle.move(videoId, 5)).toBe(true);
+  await t.vop.stores.videos.setRenditions(videoId, list);
+  expect(await t.vop.services.lifecycle.move(videoId, 1)).toBe(true);
+}
+
+/**
  * A request with the path and headers sent exactly as written: fetch would normalise `..` and
  * `%2e`, and adds its own cache headers to conditional requests.
  */
@@ -229,7 +239,7 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
     const big = crypto.randomBytes(24 * 1024 * 1024 + 123);
     fs.writeFileSync(t.vop.media.path('play', date, name), big);
     const before = await t.vop.stores.videos.renditions(videoId);
-    await t.vop.stores.videos.setRenditions(videoId, [...before, { videoId, label: 'big', width: 1, height: 1, bitrateKbps: 1, file: `${date}/${name}`, bytes: big.length }]);
+    await setRenditions([...before, { videoId, label: 'big', width: 1, height: 1, bitrateKbps: 1, file: `${date}/${name}`, bytes: big.length }]);
     try {
       const whole = await get(`${playUrl}${date}/${name}`);
       expect(Buffer.from(await whole.arrayBuffer()).equals(big)).toBe(true);
@@ -255,7 +265,7 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
       expect((await get(`${playUrl}${videoUrl}`)).status).toBe(200);
       expect(t.logs.filter((l) => /Error/.test(l))).toEqual([]);
     } finally {
-      await t.vop.stores.videos.setRenditions(videoId, before);
+      await setRenditions(before);
       fs.rmSync(t.vop.media.path('play', date, name));
     }
   });

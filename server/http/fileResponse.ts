@@ -27,7 +27,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Answer } from './hotPaths.js';
-import { MediaObjectNotFoundError, type MediaObjectInfo, type MediaStore } from '../storage/media/mediaStore.js';
+import { MediaObjectNotFoundError, type LocalMediaFile, type MediaObjectInfo, type MediaStore } from '../storage/media/mediaStore.js';
 
 export interface FileResponseOptions {
   /** Content-Type of a 200 or 206 answer. */
@@ -73,7 +73,7 @@ export async function sendMediaObject(req: IncomingMessage, res: ServerResponse,
   if (objects.openLocalFileSync) {
     const file = objects.openLocalFileSync(key);
     if (!file) return false;
-    await sendFromFd(req, res, file.fd, file.info, o);
+    await sendFromFd(req, res, file, o);
     return true;
   }
   const info = await objects.stat(key);
@@ -137,13 +137,14 @@ function answerPlan(req: IncomingMessage, info: MediaObjectInfo, o: FileResponse
   return req.method === 'HEAD' || end < start ? { status, headers } : { status, headers, body: { start, end } };
 }
 
-/** Answers from an open descriptor (openLocalFileSync), and closes it once done. */
-async function sendFromFd(req: IncomingMessage, res: ServerResponse, fd: number, info: MediaObjectInfo, o: FileResponseOptions): Promise<void> {
+/** Answers from an open file (openLocalFileSync), and releases it once done. */
+async function sendFromFd(req: IncomingMessage, res: ServerResponse, file: LocalMediaFile, o: FileResponseOptions): Promise<void> {
+  const { fd, info } = file;
   let plan: AnswerPlan;
   let small: Buffer | undefined;
   if (res.destroyed) {
     // The client left while this request waited: nothing to read for it.
-    fs.closeSync(fd);
+    file.release();
     return;
   }
   try {
@@ -157,25 +158,26 @@ async function sendFromFd(req: IncomingMessage, res: ServerResponse, fd: number,
       if (read !== length) throw new Error(`media object ${info.key} is shorter than its announced length`);
     }
   } catch (err) {
-    fs.closeSync(fd);
+    file.release();
     throw err;
   }
   if (!plan.body || small) {
-    fs.closeSync(fd);
+    file.release();
     (o.answer ?? answerNow)(res, plan.status, plan.headers, small);
     return;
   }
   res.writeHead(plan.status, plan.headers);
-  await streamFd(fd, res, plan.body.start, plan.body.end, o.chunkBytes, o.sendTimeoutMs);
+  await streamFd(file, res, plan.body.start, plan.body.end, o.chunkBytes, o.sendTimeoutMs);
 }
 
 /**
- * Writes bytes `start`..`end` of `fd` to `res` through two reused buffers, then closes `fd`;
+ * Writes bytes `start`..`end` of `file` to `res` through two reused buffers, then releases it;
  * resolves once the answer is complete or given up. A buffer is read into again only once the
  * socket has taken what was last written from it. A socket that takes no byte for
  * `sendTimeoutMs` ends the answer (the connection is destroyed); so does a client that leaves.
  */
-function streamFd(fd: number, res: ServerResponse, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
+function streamFd(file: LocalMediaFile, res: ServerResponse, start: number, end: number, chunkBytes: number, sendTimeoutMs: number): Promise<void> {
+  const { fd } = file;
   return new Promise<void>((resolve) => {
     const size = Math.min(chunkBytes, end - start + 1);
     // The second buffer only for a body of more than one chunk (an HLS segment is read whole into one).
@@ -191,8 +193,8 @@ function streamFd(fd: number, res: ServerResponse, start: number, end: number, c
       if (finished) return;
       finished = true;
       stall.clear();
-      // Never close under a read in flight: the number could be another file's by the time it runs.
-      if (!reading) fs.close(fd, () => undefined);
+      // Never release under a read in flight: once closed, the number could be another file's by the time it runs.
+      if (!reading) file.release();
       resolve();
     };
     res.once('close', finish);
@@ -211,7 +213,7 @@ function streamFd(fd: number, res: ServerResponse, start: number, end: number, c
       fs.read(fd, buf, 0, Math.min(size, end - pos + 1), pos, (err, bytesRead) => {
         reading = false;
         if (finished) {
-          fs.close(fd, () => undefined);
+          file.release();
           return;
         }
         if (err || bytesRead === 0) {

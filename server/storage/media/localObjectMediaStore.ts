@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { atomicOutput, removePartialOutputs } from '../../media/atomicFile.js';
 import { fsyncDir, fsyncFile } from '../fsync.js';
 import type { LocalMediaStore } from '../mediaStore.js';
+import { DEFAULT_OPEN_FILE_CACHE, OpenFileCache, type OpenFileCacheOptions } from './openFileCache.js';
 import {
   assertRange,
   MediaObjectNotFoundError,
@@ -28,8 +29,15 @@ import {
  */
 export class LocalObjectMediaStore implements MediaStore {
   readonly kind = 'local' as const;
+  /** Descriptors kept for delivery's next request of the same file (openLocalFileSync). */
+  readonly openFiles: OpenFileCache;
 
-  constructor(readonly local: LocalMediaStore) {}
+  constructor(
+    readonly local: LocalMediaStore,
+    openFiles: OpenFileCacheOptions = DEFAULT_OPEN_FILE_CACHE,
+  ) {
+    this.openFiles = new OpenFileCache(openFiles);
+  }
 
   /** The file of an object key (at least one segment below the area). */
   private file(key: string): string {
@@ -54,6 +62,9 @@ export class LocalObjectMediaStore implements MediaStore {
     } catch (err) {
       await out.abort();
       throw err;
+    } finally {
+      // The old object's descriptor is not used again (the cache's check would see the new file anyway).
+      this.openFiles.drop(key);
     }
     if ('file' in source && source.move) await fs.promises.rm(source.file, { force: true });
     return (await this.stat(key))!;
@@ -73,6 +84,8 @@ export class LocalObjectMediaStore implements MediaStore {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EXDEV') return false;
       throw err;
+    } finally {
+      this.openFiles.drop(key);
     }
     await fsyncDir(path.dirname(dest));
     return true;
@@ -106,34 +119,40 @@ export class LocalObjectMediaStore implements MediaStore {
   }
 
   openLocalFileSync(key: string): LocalMediaFile | undefined {
-    const file = this.file(key);
-    let fd: number;
-    try {
-      fd = fs.openSync(file, 'r');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
-      throw err;
-    }
-    try {
-      // The open file's own stat: the info belongs to the bytes this fd reads.
-      const st = fs.fstatSync(fd);
-      if (st.isFile()) return { fd, info: info(key, st) };
-    } catch (err) {
-      fs.closeSync(fd);
-      throw err;
-    }
-    fs.closeSync(fd); // a folder under an object's name is no object
-    return undefined;
+    // A key is in the cache only once this.file accepted it: a hit skips no check.
+    return this.openFiles.acquire(key, () => {
+      const file = this.file(key);
+      let fd: number;
+      try {
+        fd = fs.openSync(file, 'r');
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
+        throw err;
+      }
+      try {
+        // The open file's own stat: the info belongs to the bytes this fd reads.
+        const st = fs.fstatSync(fd);
+        if (st.isFile()) return { file, fd, st, info: info(key, st) };
+      } catch (err) {
+        fs.closeSync(fd);
+        throw err;
+      }
+      fs.closeSync(fd); // a folder under an object's name is no object
+      return undefined;
+    });
   }
 
   async delete(key: string): Promise<void> {
-    await fs.promises.rm(this.file(key), { force: true });
+    const file = this.file(key);
+    this.openFiles.drop(key); // closed on delete: the space is freed now, not at the next sweep
+    await fs.promises.rm(file, { force: true });
   }
 
   async deletePrefix(prefix: string): Promise<number> {
     const objects = await this.list(prefix);
     const { segments } = splitMediaKey(prefix);
+    this.openFiles.dropPrefix(prefix);
     if (segments.length === 0) {
       // An area itself stays (LocalMediaStore made it); its contents go.
       for (const name of await fs.promises.readdir(this.folder(prefix))) {

@@ -40,8 +40,9 @@ export interface MediaStore {
    * microseconds, while each trip of `stat`/`openRange` through libuv's thread pool cost 30 to 50
    * µs of CPU, and they made a small Range answer 4 times as dear as a bare Node answer of the same
    * bytes. The info is of the open file: what is read is what was checked, even if a put renames a
-   * new object into place meanwhile. The caller owns `fd` and closes it. Stores without local
-   * files (S3) leave this out; callers then use stat and openRange.
+   * new object into place meanwhile. The caller reads `fd` and calls `release` once done, never
+   * closes it: the store may keep it open for the next request (storage/media/openFileCache.ts).
+   * Stores without local files (S3) leave this out; callers then use stat and openRange.
    */
   openLocalFileSync?(key: string): LocalMediaFile | undefined;
 
@@ -116,10 +117,12 @@ export interface PresignOptions {
 
 /** An object opened as a local file ({@link MediaStore.openLocalFileSync}). */
 export interface LocalMediaFile {
-  /** An open file descriptor, read-only; the caller closes it. */
+  /** An open file descriptor, read-only; valid until {@link release}. Never closed by the caller. */
   fd: number;
   /** What {@link MediaStore.stat} answers, taken from the open file. */
   info: MediaObjectInfo;
+  /** Done reading: the store closes the descriptor, or keeps it for the next reader. Once is enough; more do nothing. */
+  release(): void;
 }
 
 /** Bytes `start` to `end`, both inclusive, as in `Range: bytes=start-end`. */
