@@ -168,6 +168,22 @@ export interface WindowCounters {
 }
 
 /**
+ * The addresses an application's API calls came from lately (services/apiNetworks.ts), kept where
+ * every node sees them in cluster mode, so that the console suggests the API networks from every
+ * node's callers, not only from those of the node it is attached to. At most
+ * {@link API_CALLERS_PER_APP} per application, newest first.
+ */
+export interface ApiCallerStore {
+  /** Records a call from `address` (as shown: IPv4-mapped IPv6 written as IPv4) at `at`. */
+  record(appId: string, address: string, allowed: boolean, at: number): Promise<void>;
+  /** The application's latest callers, newest first. */
+  recent(appId: string): Promise<Array<{ address: string; lastSeen: number; allowed: boolean }>>;
+}
+
+/** How many recent callers are kept per application. */
+export const API_CALLERS_PER_APP = 8;
+
+/**
  * The console's login sessions (services/consoleSessions.ts), kept where every node sees them in
  * cluster mode: logging in through one node and out through another must work. Sessions are
  * named by the SHA-256 of their id (hex), never the id itself, so that whoever reads the table
@@ -220,6 +236,71 @@ export interface SharedSettingsStore {
   watch(onDocument: (doc: SharedSettingsDocument) => void, log: (line: string) => void): () => Promise<void>;
 }
 
+/**
+ * One upload's claim on disk space and on its video (issue 12, item 7), as an
+ * {@link UploadReservationStore} keeps it: its declared bytes not yet written count against the
+ * disk they will land on, and the video has no other upload while it lives.
+ */
+export interface UploadReservation {
+  /** The upload's key: a tus upload's id, or `multipart:<random hex>`. */
+  key: string;
+  kind: 'tus' | 'multipart';
+  videoId: string;
+  /**
+   * The disk its bytes land on, whose free space they count against, as ingest names disks
+   * (ingest/sharedReservations.ts): reservations on other disks never count against it.
+   */
+  disk: string;
+  /** Bytes declared (tus Upload-Length, a multipart Content-Length). */
+  size: number;
+  /** Bytes of it on the disk, as last reported: the reservation is `size - written`. */
+  written: number;
+  /** Unix ms from which it no longer counts (a tus upload's expiry, a node's lease); absent: until released. */
+  expiresAt?: number;
+  /** Who may replace it (a digest of the upload page's credential); absent: nobody. */
+  owner?: string;
+  /** The node that made it, which renews its lease (cluster mode); absent in the embedded mode. */
+  node?: string;
+}
+
+/** What {@link UploadReservationStore.reserve} shows its decision: the live reservations it must fit with. */
+export interface ReservationView {
+  /** The live reservation of the same video, if any (a video has one upload under way at a time). */
+  videoUpload?: UploadReservation;
+  /** Bytes promised on the same disk to live reservations: the sum of their `size - written` (at least 0 each). */
+  reservedBytes: number;
+}
+
+/**
+ * The uploads under way and the space promised to them (issue 12, item 7). In cluster mode it is
+ * PostgreSQL's `upload_reservations`, which every node sees, so two nodes cannot promise the same
+ * free bytes twice nor take two uploads of one video; the embedded mode's one process keeps them
+ * in memory (ingest/uploadLedger.ts). Reservations past `expiresAt` count for nothing. Times are
+ * Unix ms of the calling node's clock.
+ */
+export interface UploadReservationStore {
+  /**
+   * Stores `r` after `decide` passes, as one step for every node: `decide` sees what is reserved
+   * at that moment, and no other reserve (of any node) stores anything until this one has stored
+   * or refused; a throw from `decide` stores nothing and is thrown again. Without `decide`, `r` is
+   * stored unless its key is there already (an upload found in storage, taken back).
+   */
+  reserve(r: UploadReservation, now: number, decide?: (seen: ReservationView) => void | Promise<void>): Promise<void>;
+  /** Bytes promised on `disk` to live reservations, as {@link ReservationView.reservedBytes}. */
+  reservedBytes(disk: string, now: number): Promise<number>;
+  /** Bytes now on disk, per key; a count lower than the one stored is ignored (reports from two nodes may cross). */
+  recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>): Promise<void>;
+  /** Moves the expiry of `keys` to `expiresAt` (a node renewing the leases it holds). Unknown keys are skipped. */
+  renew(keys: readonly string[], expiresAt: number): Promise<void>;
+  /** The upload finished, ended or went: its reservation goes, for every node. Unknown keys are no error. */
+  release(key: string): Promise<void>;
+  /**
+   * Removes the reservations of `kind` made before `madeBefore` whose key is not in `present` (the
+   * uploads the storage they live in still holds); resolves with how many went.
+   */
+  releaseAbsent(kind: UploadReservation['kind'], present: readonly string[], madeBefore: number): Promise<number>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -232,6 +313,11 @@ export interface Stores {
    */
   counters?: WindowCounters;
   /**
+   * Applications' recent API callers, shared by the nodes of a cluster (PostgreSQL). Absent in the
+   * embedded mode, where the one process keeps them in memory (a restart forgets them).
+   */
+  apiCallers?: ApiCallerStore;
+  /**
    * The console's sessions, shared by the nodes of a cluster (PostgreSQL). Absent in the embedded
    * mode, where the one process keeps them in memory (a restart logs the console out).
    */
@@ -241,6 +327,11 @@ export interface Stores {
    * embedded mode, which keeps them in `<dataDir>/settings.json`.
    */
   sharedSettings?: SharedSettingsStore;
+  /**
+   * The uploads under way and their reserved bytes, shared by the nodes of a cluster (PostgreSQL).
+   * Absent in the embedded mode, where the one process keeps them in memory (ingest/uploadLedger.ts).
+   */
+  uploadReservations?: UploadReservationStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

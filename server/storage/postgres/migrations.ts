@@ -177,4 +177,36 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 9: the status callback's outbox (callbacks/outbox.ts), as the
   // sql.js schema's version 9: the id of the job that makes a pending delivery's next attempt
   [`ALTER TABLE callback_deliveries ADD COLUMN attempt_job TEXT COLLATE "C" NOT NULL DEFAULT ''`],
+  // 10: the uploads under way and the disk space promised to them, which every node must count
+  // (postgresUploadReservations.ts, issue 12 item 7): the disk a reservation counts against, its
+  // declared and written bytes, its expiry (a tus upload's, or the lease its node renews) and that
+  // node; the embedded mode keeps them in memory (ingest/uploadLedger.ts) and has no such table
+  [
+    `CREATE TABLE upload_reservations (
+       key TEXT COLLATE "C" PRIMARY KEY,
+       kind TEXT NOT NULL,
+       video_id TEXT COLLATE "C" NOT NULL,
+       disk TEXT COLLATE "C" NOT NULL,
+       size BIGINT NOT NULL,
+       written BIGINT NOT NULL DEFAULT 0,
+       expires_at BIGINT,
+       owner TEXT NOT NULL DEFAULT '',
+       node TEXT NOT NULL DEFAULT '',
+       created_at BIGINT NOT NULL
+     )`,
+    `CREATE INDEX upload_reservations_by_video ON upload_reservations (video_id)`,
+    `CREATE INDEX upload_reservations_by_disk ON upload_reservations (disk)`,
+  ],
+  // 11: the addresses applications' API calls came from lately, which the console suggests as
+  // API networks (postgresApiCallers.ts): every node's callers, not only the node's own; the
+  // embedded mode keeps them in memory (services/apiNetworks.ts) and has no such table
+  [
+    `CREATE TABLE api_callers (
+       app_id TEXT COLLATE "C" NOT NULL,
+       address TEXT COLLATE "C" NOT NULL,
+       last_seen BIGINT NOT NULL,
+       allowed BOOLEAN NOT NULL,
+       PRIMARY KEY (app_id, address)
+     )`,
+  ],
 ];
