@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import type { VopEventBus } from '../events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
@@ -14,6 +16,7 @@ import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { IngestService } from './ingestService.js';
 import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
+import { MEDIA_DISK, SharedReservations, nodeDisk } from './sharedReservations.js';
 import { SourceIntake } from './sourceIntake.js';
 import type { FfmpegTools } from '../processing/ffmpegTools.js';
 import { TusUploads } from './tusUpload.js';
@@ -71,6 +74,7 @@ export interface Ingest {
 export function createIngest(deps: IngestDeps): Ingest {
   const { stores, media, lifecycle, log } = deps;
   const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log });
+  const shared = sharedReservations(deps);
   const service = new IngestService({
     auth: deps.auth,
     apps: stores.apps,
@@ -79,6 +83,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     intake,
     credentials: deps.clusterSecret ? UploadCredentials.shared(deps.clusterSecret) : UploadCredentials.open(deps.dataDir),
     options: deps.options,
+    shared,
   });
   const { database } = deps;
   const tus = new TusUploads({
@@ -115,10 +120,36 @@ export function createIngest(deps: IngestDeps): Ingest {
     async start() {
       const resumed = await intake.resumeStored();
       if (resumed > 0) log(`Ingest: checked ${resumed} source file(s) stored before the last stop.`);
+      shared?.start();
       await tus.start();
     },
     async stop() {
       await tus.stop();
+      await shared?.stop();
     },
   };
 }
+
+/**
+ * Cluster mode's reservations (issue 12, item 7), where the stores share them: every upload's
+ * reservation counts against the disk its bytes land on, for every node. With media in a bucket
+ * the media folder is this node's own disk, holding only the multipart bodies it receives; without
+ * one, a cluster's media folder is the one every node mounts (--shared-media). Leases are the
+ * queue's node lease, so a node that dies loses its multipart reservations as it loses its jobs.
+ * Absent in the embedded mode, whose ledger is the store.
+ */
+function sharedReservations(deps: IngestDeps): SharedReservations | undefined {
+  const store = deps.stores.uploadReservations;
+  if (!store) return undefined;
+  const node = `${os.hostname()}-${crypto.randomBytes(6).toString('hex')}`;
+  return new SharedReservations({
+    store,
+    node,
+    mediaDisk: deps.objects.kind === 's3' ? nodeDisk(node) : MEDIA_DISK,
+    leaseMs: deps.jobs.describe().leaseMs ?? DEFAULT_LEASE_MS,
+    log: deps.log,
+  });
+}
+
+/** A lease for a cluster whose queue names none (it always does; kept as ServerOptions.jobLeaseMs's default). */
+const DEFAULT_LEASE_MS = 15_000;

@@ -2,12 +2,13 @@ import { ApiError } from '../errors.js';
 import type { AuthService } from '../services/authService.js';
 import { SourceFileGetType, VIDEO_ID_RE } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
-import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
+import type { AppStore, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from './formatBytes.js';
 import { SourceIntake, awaitsUpload } from './sourceIntake.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
-import { UploadLedger, type LiveUpload } from './uploadLedger.js';
+import { MEDIA_DISK, NO_DISK, type SharedReservations } from './sharedReservations.js';
+import { MemoryUploadReservations, UploadLedger } from './uploadLedger.js';
 
 /** An upload page's session: what the page needs to send the file of one video by tus. */
 export interface UploadSession {
@@ -52,9 +53,34 @@ export interface IngestServiceDeps {
   credentials: UploadCredentials;
   options: IngestOptions;
   now?: () => number;
-  /** The uploads under way and their reserved bytes; absent: a new, empty ledger. */
+  /** The uploads under way on this node; absent: a new, empty ledger. */
   uploads?: UploadLedger;
+  /**
+   * Cluster mode (issue 12, item 7): the reservations every node sees, and this node's part in
+   * them. Absent: the ledger is the reservations' store (the embedded mode's one process).
+   */
+  shared?: SharedReservations;
 }
+
+/** A new upload, as its receiver announces it to {@link IngestService.reserveRoom}. */
+export interface NewUpload {
+  kind: UploadReservation['kind'];
+  videoId: string;
+  /** The size the client declared (tus Upload-Length, a multipart Content-Length). */
+  size: number;
+  /** Unix ms after which it no longer counts (a tus upload's expiry); absent: until released. */
+  expiresAt?: number;
+  /** Who may replace it (a digest of the upload page's credential); absent: nobody. */
+  owner?: string;
+}
+
+/**
+ * Where an upload's bytes land, which decides the disk its reservation counts against
+ * (sharedReservations.ts names the disks): `media`, the media folder (tus on local disk, every
+ * multipart body); `bucket`, object storage (tus with media in a bucket), which reports no free
+ * space, so nothing is counted and only the video is held.
+ */
+export type UploadLanding = 'media' | 'bucket';
 
 
 /**
@@ -63,14 +89,28 @@ export interface IngestServiceDeps {
  */
 export class IngestService {
   readonly intake: SourceIntake;
-  /** The uploads under way (tus and multipart) and the disk space promised to them. */
+  /**
+   * The uploads under way (tus and multipart) on this node; in the embedded mode, also the disk
+   * space promised to them (in cluster mode that is {@link reservations}, which every node sees).
+   */
   readonly uploads: UploadLedger;
+  /** Cluster mode: this node's part in the reservations every node sees; absent in the embedded mode. */
+  readonly shared: SharedReservations | undefined;
+  /** Where reservations are checked and kept: the database's in cluster mode, {@link uploads} otherwise. */
+  private readonly reservations: UploadReservationStore;
   private readonly now: () => number;
 
   constructor(private readonly deps: IngestServiceDeps) {
     this.intake = deps.intake;
     this.now = deps.now ?? Date.now;
     this.uploads = deps.uploads ?? new UploadLedger(this.now);
+    this.shared = deps.shared;
+    this.reservations = deps.shared?.store ?? new MemoryUploadReservations(this.uploads);
+  }
+
+  /** The disk the media folder is on, as reservations name it. */
+  private get mediaDisk(): string {
+    return this.shared?.mediaDisk ?? MEDIA_DISK;
   }
 
   get options(): IngestOptions {
@@ -182,31 +222,67 @@ export class IngestService {
   }
 
   /**
-   * Throws INSUFFICIENT_STORAGE unless `bytes` more still leave the configured margin free, once
-   * the bytes promised to the uploads under way ({@link uploads}) are counted as used.
+   * Throws INSUFFICIENT_STORAGE unless `bytes` more still leave the configured margin free on the
+   * media folder's disk, once the bytes promised there to the uploads under way (in cluster mode,
+   * every node's) are counted as used.
    */
   async ensureRoomFor(bytes: number): Promise<void> {
-    const free = await this.deps.media.freeBytes();
-    this.assertRoom(free, bytes);
+    // The sum before the free space: bytes that land in between leave the sum as it was and lower
+    // the free space, which errs towards refusing.
+    const reserved = await this.reservations.reservedBytes(this.mediaDisk, this.now());
+    this.assertRoom(await this.deps.media.freeBytes(), bytes, reserved);
   }
 
   /**
    * An upload of `upload.size` bytes for `upload.videoId` starts (issue 12, item 7): refused with
-   * 303 if the video already has an upload under way (one per video), or with 507 unless the
-   * free space, less the margin and less the bytes promised to the other uploads, covers it;
-   * otherwise its bytes are reserved under `key` until {@link UploadLedger.release}. The checks and
-   * the entry are made together, after the one await: concurrent starts cannot both pass.
+   * 303 if the video already has an upload under way (one per video), or with 507 unless the free
+   * space of the disk its bytes land on, less the margin and less the bytes promised there to the
+   * other uploads, covers it; otherwise its bytes are reserved under `key` until {@link release}.
+   * The checks and the entry are one step of the reservations' store: concurrent starts (in
+   * cluster mode, on any nodes) cannot both pass.
+   *
+   * With media in a bucket a tus upload lands in the bucket (`landing` 'bucket'): it is not
+   * refused for lack of room on this node's disk, which it does not fill. In cluster mode a
+   * multipart body's reservation is leased by this node ({@link SharedReservations}), as the body
+   * lives no longer than its request here.
    */
-  async reserveRoom(key: string, upload: Omit<LiveUpload, 'receiving' | 'since' | 'written'>): Promise<void> {
-    const free = await this.deps.media.freeBytes();
-    const live = this.uploads.liveFor(upload.videoId);
-    if (live) {
-      const [, other] = live;
-      const until = other.expiresAt === undefined ? ' until it is stored' : ` until it expires at ${new Date(other.expiresAt).toISOString()}`;
-      throw new ApiError('VIDEO_STATE_CONFLICT', `another upload of this video is under way (${formatBytes(other.written)} of ${formatBytes(other.size)} received): resume it, end it (tus DELETE), or wait${until}`);
-    }
-    this.assertRoom(free, upload.size);
-    this.uploads.add(key, upload);
+  async reserveRoom(key: string, upload: NewUpload, landing: UploadLanding = 'media'): Promise<void> {
+    const now = this.now();
+    const shared = this.shared;
+    const leased = shared !== undefined && upload.kind === 'multipart';
+    const r: UploadReservation = {
+      key,
+      ...upload,
+      disk: landing === 'bucket' ? NO_DISK : this.mediaDisk,
+      written: 0,
+      expiresAt: leased ? shared.leaseUntil(now) : upload.expiresAt,
+      ...(shared ? { node: shared.node } : {}),
+    };
+    await this.reservations.reserve(r, now, async ({ videoUpload, reservedBytes }) => {
+      if (videoUpload) throw uploadUnderWay(videoUpload);
+      if (r.disk === NO_DISK) return;
+      // Read after the sum, as in ensureRoomFor.
+      this.assertRoom(await this.deps.media.freeBytes(), r.size, reservedBytes);
+    });
+    if (!shared) return; // the ledger is the store: the entry is made
+    const { key: _key, ...entry } = r;
+    this.uploads.add(key, entry);
+    if (leased) shared.hold(key);
+  }
+
+  /** `written` bytes of upload `key` are on its disk: its reservation shrinks (in cluster mode, for every node at the next tick). */
+  progress(key: string, written: number): void {
+    this.uploads.progress(key, written);
+    this.shared?.noteWritten(key, written);
+  }
+
+  /**
+   * Upload `key` is stored, ended or gone: its reservation is released (in cluster mode, for
+   * every node). Never rejects: a reservation whose release failed lapses at its expiry or lease.
+   */
+  async release(key: string): Promise<void> {
+    this.uploads.release(key);
+    await this.shared?.release(key);
   }
 
   /**
@@ -221,14 +297,19 @@ export class IngestService {
     }
   }
 
-  private assertRoom(free: number, bytes: number): void {
+  private assertRoom(free: number, bytes: number, reserved: number): void {
     const margin = this.deps.options.freeSpaceMarginBytes;
-    const reserved = this.uploads.reservedBytes();
     if (free - margin - reserved < bytes) {
       const promised = reserved > 0 ? `, ${formatBytes(reserved)} promised to uploads under way` : '';
       throw new ApiError('INSUFFICIENT_STORAGE', `${formatBytes(bytes)} does not fit: ${formatBytes(free)} free, ${formatBytes(margin)} kept free${promised}`);
     }
   }
+}
+
+/** The 303 of a second upload of a video, saying how far the first has come and how it ends. */
+function uploadUnderWay(other: UploadReservation): ApiError {
+  const until = other.kind === 'multipart' || other.expiresAt === undefined ? ' until it is stored' : ` until it expires at ${new Date(other.expiresAt).toISOString()}`;
+  return new ApiError('VIDEO_STATE_CONFLICT', `another upload of this video is under way (${formatBytes(other.written)} of ${formatBytes(other.size)} received): resume it, end it (tus DELETE), or wait${until}`);
 }
 
 /** uploadType of spec 4.5: `flash` (default) or `silverlight`, in any case. */

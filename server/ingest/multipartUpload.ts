@@ -136,9 +136,11 @@ async function storeFile(
   const videoId = target.video.id;
   const maxBytes = ingest.options.multipartMaxBytes;
   // Reserved while the body arrives (issue 12, item 7): the body's size, or the largest file when
-  // it is sent chunked; refused with 303 while the video has another upload under way.
+  // it is sent chunked; refused with 303 while the video has another upload under way. The body
+  // lands whole in the media folder: the shared one in a cluster that mounts one, this node's own
+  // with media in a bucket (until intake hands it over), and the reservation counts against it.
   const key = `multipart:${crypto.randomBytes(8).toString('hex')}`;
-  await ingest.reserveRoom(key, { videoId, size: Number.isFinite(declared) ? declared : maxBytes });
+  await ingest.reserveRoom(key, { kind: 'multipart', videoId, size: Number.isFinite(declared) ? declared : maxBytes }, 'media');
   try {
     const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
@@ -150,7 +152,7 @@ async function storeFile(
       out.destroy(new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`));
     });
     // A disk that fills up meanwhile stops the body with 507; the partial file is removed below.
-    const meter = receiveMeter({ onBytes: (n) => ingest.uploads.progress(key, n), check: () => ingest.checkRoomWhileReceiving(), everyBytes: ingest.options.spaceCheckIntervalBytes });
+    const meter = receiveMeter({ onBytes: (n) => ingest.progress(key, n), check: () => ingest.checkRoomWhileReceiving(), everyBytes: ingest.options.spaceCheckIntervalBytes });
     try {
       await pipeline(stream, meter, out);
       if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
@@ -161,6 +163,6 @@ async function storeFile(
     return { videoId, file, keepSource: target.keepSource };
   } finally {
     // The file is on disk (or gone): nothing more is promised to it.
-    ingest.uploads.release(key);
+    await ingest.release(key);
   }
 }

@@ -10,10 +10,12 @@ import { clientAddress } from '../http/clientAddress.js';
 import { VideoStatus } from '../services/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
+import type { UploadReservation } from '../storage/types.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
 import type { IngestService, UploadTarget } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
+import { MEDIA_DISK, NO_DISK } from './sharedReservations.js';
 import { notAVideoError, type IntakeResult } from './sourceIntake.js';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { FileTusStorage, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
@@ -101,13 +103,17 @@ export class TusUploads {
     const hooks: StoreHooks = {
       meter: (id, offset) =>
         receiveMeter({
-          onBytes: (n) => ledger.progress(id, offset + n),
+          onBytes: (n) => deps.ingest.progress(id, offset + n),
           // The meter's error also reaches @tus/server through its own pipeline, which answers
           // with the status_code and body of what it caught: the refusal is an Error that has them.
-          check: () =>
-            deps.ingest.checkRoomWhileReceiving().catch((err: unknown) => {
-              throw Object.assign(new Error((err as Error).message), tusRefusal(err));
-            }),
+          // With the bucket the bytes do not fill this node's disk (one part at a time in the
+          // temporary folder): its free space stops nothing, as it refused no creation.
+          check: deps.objectStorage
+            ? async () => undefined
+            : () =>
+                deps.ingest.checkRoomWhileReceiving().catch((err: unknown) => {
+                  throw Object.assign(new Error((err as Error).message), tusRefusal(err));
+                }),
           everyBytes: opts.spaceCheckIntervalBytes,
         }),
       receiving: (id, delta) => ledger.receiving(id, delta),
@@ -135,8 +141,8 @@ export class TusUploads {
       onUploadCreate: (req, upload) => this.authorizeCreation(req, upload),
       onUploadFinish: (_req, upload) => this.finish(upload),
     });
-    // Termination (DELETE): the upload's reservation goes with it.
-    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => ledger.release(id));
+    // Termination (DELETE): the upload's reservation goes with it (release never rejects).
+    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => void deps.ingest.release(id));
   }
 
   /**
@@ -194,9 +200,10 @@ export class TusUploads {
   async sweepExpired(settleMs = 0): Promise<number> {
     let removed = 0;
     try {
-      await this.finishComplete(await this.storage.listUploadIds(), settleMs);
+      const listed = await this.storage.listUploadIds();
+      await this.finishComplete(listed, settleMs);
       removed += await this.storage.removeStale();
-      await this.reconcileLedger();
+      await this.reconcileLedger(listed);
     } catch (err) {
       this.deps.log(`tus: removing expired uploads failed: ${String((err as { body?: string }).body ?? err)}`);
     }
@@ -217,10 +224,13 @@ export class TusUploads {
   /**
    * Brings the ledger of uploads under way (IngestService.uploads) in line with the store: at
    * start (the uploads a restart found), and after each sweep (expired and removed uploads go;
-   * offsets are read again). Entries being written are left alone. With object storage the
-   * store holds every node's uploads, so each node learns of the others' at its sweep.
+   * offsets are read again). Entries being written are left alone. With object storage, or a
+   * media folder every node mounts, the store holds every node's uploads, so each node learns of
+   * the others' at its sweep; and in cluster mode the reservations every node sees follow the
+   * store too ({@link reconcileShared}). `listedBefore`: the uploads the store held before this
+   * sweep removed the stale ones.
    */
-  async reconcileLedger(): Promise<void> {
+  async reconcileLedger(listedBefore: string[] = []): Promise<void> {
     const ledger = this.deps.ingest.uploads;
     const ids = new Set(await this.storage.listUploadIds());
     const now = Date.now();
@@ -229,6 +239,7 @@ export class TusUploads {
       if (!UPLOAD_ID_RE.test(key) || !entry) continue; // not a tus upload (multipart)
       if (!ids.has(key) && entry.receiving === 0 && now - entry.since > LEDGER_GRACE_MS) ledger.release(key);
     }
+    const found: UploadReservation[] = [];
     for (const id of ids) {
       const entry = ledger.get(id);
       if (entry?.receiving) continue;
@@ -239,18 +250,51 @@ export class TusUploads {
         continue; // no data file: removeOrphans deals with it
       }
       if (entry) {
-        ledger.progress(id, upload.offset);
+        this.deps.ingest.progress(id, upload.offset);
         continue;
       }
       const created = Date.parse(upload.creation_date ?? '');
-      ledger.add(id, {
+      const r: UploadReservation = {
+        key: id,
+        kind: 'tus',
         videoId: upload.metadata?.videoId ?? '',
+        disk: this.disk,
         size: upload.size ?? 0,
         written: upload.offset,
         expiresAt: Number.isFinite(created) ? created + this.deps.ingest.options.uploadExpiryMs : undefined,
         owner: upload.metadata?.owner || undefined,
-      });
+      };
+      const { key: _key, ...entryOf } = r;
+      ledger.add(id, entryOf);
+      found.push(r);
     }
+    await this.reconcileShared(listedBefore.filter((id) => !ids.has(id)), ids, found, now);
+  }
+
+  /**
+   * Cluster mode: the reservations of uploads gone from the store since this sweep listed it
+   * (removed as stale: a node may take an upload for expired before its reservation is, when nodes
+   * are given other expiries) go at once; those of other uploads the store does not hold (an
+   * admin's cancel, a creation cut off before its upload was made, a release that failed) go once
+   * older than the grace a creation needs; uploads this node had not seen are reserved if they
+   * were not (uploads begun before reservations were shared). One taken back just as another
+   * node forgets it is released again: that node removes the upload before its reservation, so
+   * either its release comes after ours, or the upload is already gone when we look again.
+   */
+  private async reconcileShared(gone: string[], ids: Set<string>, found: UploadReservation[], now: number): Promise<void> {
+    const shared = this.deps.ingest.shared;
+    if (!shared) return;
+    for (const id of gone) await shared.release(id);
+    await shared.store.releaseAbsent('tus', [...ids], now - LEDGER_GRACE_MS);
+    for (const r of found) {
+      await shared.store.reserve(r, now);
+      if (!(await this.storage.info(r.key))) await this.deps.ingest.release(r.key);
+    }
+  }
+
+  /** The disk a tus upload's bytes land on, as reservations name it. */
+  private get disk(): string {
+    return this.storage.kind === 's3' ? NO_DISK : (this.deps.ingest.shared?.mediaDisk ?? MEDIA_DISK);
   }
 
   /** onUploadCreate: who may create this upload, for which video, of what size. */
@@ -273,13 +317,13 @@ export class TusUploads {
       }
       const owner = credential ? ownerOf(credential) : undefined;
       await this.replaceOwnUpload(target.video.id, owner, upload.id);
-      // One upload under way per video, its declared bytes reserved (issue 12, item 7).
-      await this.deps.ingest.reserveRoom(upload.id, {
-        videoId: target.video.id,
-        size,
-        owner,
-        expiresAt: Date.now() + this.deps.ingest.options.uploadExpiryMs,
-      });
+      // One upload under way per video, its declared bytes reserved (issue 12, item 7) against
+      // the disk they land on: the media folder's, or none with the bucket.
+      await this.deps.ingest.reserveRoom(
+        upload.id,
+        { kind: 'tus', videoId: target.video.id, size, owner, expiresAt: Date.now() + this.deps.ingest.options.uploadExpiryMs },
+        this.storage.kind === 's3' ? 'bucket' : 'media',
+      );
     } catch (err) {
       throw tusRefusal(err);
     }
@@ -311,16 +355,18 @@ export class TusUploads {
     const [id, entry] = live;
     if (id === newId || entry.owner !== owner || entry.receiving > 0 || entry.written >= entry.size || !UPLOAD_ID_RE.test(id)) return;
     await this.store.remove(id).catch(() => undefined); // already gone: nothing to replace
-    this.deps.ingest.uploads.release(id);
+    await this.deps.ingest.release(id);
     this.deps.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
   }
 
   /**
    * Creates an upload in the bucket unless another upload of its video, begun on any node, is
-   * live: reserveRoom's one-upload-per-video check sees this node's ledger only. Under the video's
-   * lock, the upload the video's mark names is checked, then the new one created and marked, so
-   * of two nodes' concurrent creations one is refused (303, as reserveRoom's). Replacing one's own
-   * upload (replaceOwnUpload) works for an upload made through this node.
+   * live. Under the video's lock, the upload the video's mark names is checked, then the new one
+   * created and marked, so of two nodes' concurrent creations one is refused (303, as
+   * reserveRoom's). With a shared database reserveRoom already refuses it across nodes (the
+   * reservations every node sees); the mark still covers an upload that has no reservation (one
+   * begun by a node of an earlier version, until a sweep takes it back). Replacing one's own
+   * upload (replaceOwnUpload) works for an upload this node knows of.
    */
   private async createAlone(upload: Upload, create: () => Promise<Upload>): Promise<Upload> {
     const storage = this.storage as S3TusStorage;
@@ -328,7 +374,7 @@ export class TusUploads {
     return this.underLock(`video:${videoId}`, async () => {
       const other = await storage.uploadOfVideo(videoId);
       if (other !== undefined && other !== upload.id && (await this.isLive(other))) {
-        this.deps.ingest.uploads.release(upload.id);
+        await this.deps.ingest.release(upload.id);
         throw tusRefusal(
           new ApiError('VIDEO_STATE_CONFLICT', 'another upload of this video is under way (through another server): resume it, end it (tus DELETE), or wait until it expires'),
         );
@@ -440,7 +486,7 @@ export class TusUploads {
     const storage = this.storage;
     // Under the video's lock, as createAlone marks: a newer upload's mark is never removed.
     if (this.deps.objectStorage && storage instanceof this.deps.objectStorage.S3TusStorage && videoId) await this.underLock(`video:${videoId}`, () => storage.unmarkVideo(videoId, id));
-    this.deps.ingest.uploads.release(id);
+    await this.deps.ingest.release(id);
   }
 
   /**

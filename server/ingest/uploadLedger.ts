@@ -1,14 +1,7 @@
-/** One upload under way, as the ledger knows it. */
-export interface LiveUpload {
-  videoId: string;
-  /** The size the client declared (tus Upload-Length, a multipart Content-Length). */
-  size: number;
-  /** Bytes of it already on disk: the reservation is `size - written`. */
-  written: number;
-  /** Unix ms after which it no longer counts (a tus upload's expiry); absent: until released. */
-  expiresAt?: number;
-  /** Who created it, for replacing it (a digest of the upload page's credential); absent: nobody may. */
-  owner?: string;
+import type { ReservationView, UploadReservation, UploadReservationStore } from '../storage/types.js';
+
+/** One upload under way, as the ledger knows it: its reservation, and what only this process knows of it. */
+export interface LiveUpload extends Omit<UploadReservation, 'key'> {
   /** Writes to it in progress (a PATCH, a multipart body): it is not replaced while receiving. */
   receiving: number;
   /** When the entry was made (Unix ms), so that a rebuild does not drop one whose file is not there yet. */
@@ -16,32 +9,40 @@ export interface LiveUpload {
 }
 
 /**
- * The uploads under way and the disk space they were promised (issue 12, item 7): every upload
- * reserves its declared bytes when it is created, the reservation shrinks as bytes land, and goes
- * when the upload finishes, is terminated or expires. The space check of a new upload counts what
- * is promised to the others (IngestService.reserveRoom), and the ledger tells whether a video
- * already has an upload under way: there is at most one per video.
+ * The uploads under way on this node and the disk space promised to them (issue 12, item 7):
+ * every upload reserves its declared bytes when it is created, the reservation shrinks as bytes
+ * land, and goes when the upload finishes, is terminated or expires. The space check of a new
+ * upload counts what is promised to the others (IngestService.reserveRoom), and the ledger tells
+ * whether a video already has an upload under way: there is at most one per video.
  *
- * In memory, for this process's own disk: the tus uploads are rebuilt from the store's folder at
- * start and on every sweep (TusUploads.reconcileLedger). Synchronous on purpose: a check and the
- * entry it allows happen without an await between them, so two concurrent creations cannot both
- * take the last free bytes or the same video.
+ * In memory: the tus uploads are rebuilt from the store's folder at start and on every sweep
+ * (TusUploads.reconcileLedger). In the embedded mode it is the reservations' store itself
+ * ({@link MemoryUploadReservations}); in cluster mode the store is the database's, which every
+ * node sees, and the ledger is this node's own record beside it (what it receives, who may
+ * replace an upload).
  */
 export class UploadLedger {
   private readonly entries = new Map<string, LiveUpload>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Bytes promised to uploads under way and not yet on disk. */
-  reservedBytes(): number {
+  /** Bytes promised to uploads under way and not yet on disk, all disks together. */
+  reservedBytes(now = this.now()): number {
     let total = 0;
-    for (const e of this.live()) total += Math.max(0, e[1].size - e[1].written);
+    for (const e of this.live(now)) total += Math.max(0, e[1].size - e[1].written);
+    return total;
+  }
+
+  /** Bytes promised on `disk` to uploads under way. */
+  reservedOn(disk: string, now = this.now()): number {
+    let total = 0;
+    for (const e of this.live(now)) if (e[1].disk === disk) total += Math.max(0, e[1].size - e[1].written);
     return total;
   }
 
   /** The upload under way for `videoId` (not expired), if any, with its key. */
-  liveFor(videoId: string): [string, LiveUpload] | undefined {
-    for (const e of this.live()) if (e[1].videoId === videoId) return e;
+  liveFor(videoId: string, now = this.now()): [string, LiveUpload] | undefined {
+    for (const e of this.live(now)) if (e[1].videoId === videoId) return e;
     return undefined;
   }
 
@@ -53,9 +54,9 @@ export class UploadLedger {
     return [...this.entries.keys()];
   }
 
-  /** Records an upload (replacing an entry of the same key). */
-  add(key: string, upload: Omit<LiveUpload, 'receiving' | 'since' | 'written'> & { written?: number }): void {
-    this.entries.set(key, { written: 0, ...upload, receiving: this.entries.get(key)?.receiving ?? 0, since: this.now() });
+  /** Records an upload (replacing an entry of the same key), made at `since`. */
+  add(key: string, upload: Omit<LiveUpload, 'receiving' | 'since' | 'written'> & { written?: number }, since = this.now()): void {
+    this.entries.set(key, { written: 0, ...upload, receiving: this.entries.get(key)?.receiving ?? 0, since });
   }
 
   /** `written` bytes of the upload are now on disk. */
@@ -75,8 +76,74 @@ export class UploadLedger {
     this.entries.delete(key);
   }
 
-  private *live(): Generator<[string, LiveUpload]> {
-    const now = this.now();
+  private *live(now: number): Generator<[string, LiveUpload]> {
     for (const e of this.entries) if (e[1].expiresAt === undefined || e[1].expiresAt > now) yield e;
   }
+}
+
+/**
+ * {@link UploadReservationStore} over a ledger: the embedded mode's, where one process receives
+ * every upload. Reserves run one at a time (a decision awaits the disk's free space; the next
+ * reserve waits for its entry), so two concurrent creations cannot both take the last free bytes
+ * or the same video.
+ */
+export class MemoryUploadReservations implements UploadReservationStore {
+  /** The reserve in progress, which the next one waits for. */
+  private turn: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly ledger: UploadLedger) {}
+
+  reserve(r: UploadReservation, now: number, decide?: (seen: ReservationView) => void | Promise<void>): Promise<void> {
+    const { key, ...entry } = r;
+    const step = async () => {
+      if (!decide) {
+        if (!this.ledger.get(key)) this.ledger.add(key, entry, now);
+        return;
+      }
+      const video = this.ledger.liveFor(r.videoId, now);
+      await decide({ videoUpload: video && asReservation(video), reservedBytes: this.ledger.reservedOn(r.disk, now) });
+      this.ledger.add(key, entry, now);
+    };
+    const done = this.turn.then(step);
+    this.turn = done.catch(() => undefined);
+    return done;
+  }
+
+  async reservedBytes(disk: string, now: number): Promise<number> {
+    return this.ledger.reservedOn(disk, now);
+  }
+
+  async recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>): Promise<void> {
+    for (const [key, written] of entries) this.ledger.progress(key, Math.max(written, this.ledger.get(key)?.written ?? 0));
+  }
+
+  async renew(keys: readonly string[], expiresAt: number): Promise<void> {
+    for (const key of keys) {
+      const e = this.ledger.get(key);
+      if (e) e.expiresAt = expiresAt;
+    }
+  }
+
+  async release(key: string): Promise<void> {
+    this.ledger.release(key);
+  }
+
+  async releaseAbsent(kind: UploadReservation['kind'], present: readonly string[], madeBefore: number): Promise<number> {
+    const keep = new Set(present);
+    let n = 0;
+    for (const key of this.ledger.keys()) {
+      const e = this.ledger.get(key)!;
+      if (e.kind === kind && e.since < madeBefore && !keep.has(key)) {
+        this.ledger.release(key);
+        n++;
+      }
+    }
+    return n;
+  }
+}
+
+/** A ledger entry as the store's record. */
+function asReservation([key, e]: [string, LiveUpload]): UploadReservation {
+  const { receiving: _receiving, since: _since, ...r } = e;
+  return { key, ...r };
 }
