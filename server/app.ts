@@ -120,7 +120,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     throw err;
   });
   // In cluster mode the failure limits and the registration rate count in the shared database.
-  const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters);
+  const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters, stores.apiCallers);
   const apps = new AppService(stores.apps, Date.now, auth);
   const videos = new VideoService(stores.videos, stores.apps, events, options.videos, Date.now, stores.counters);
   const formatDate = makeLocalDateFormatter(options.timeZone);

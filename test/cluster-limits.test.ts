@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
 import { PostgresDatabase } from '../server/storage/postgres/postgresDatabase.js';
+import { PostgresApiCallers } from '../server/storage/postgres/postgresApiCallers.js';
 import { PostgresWindowCounters } from '../server/storage/postgres/postgresCounters.js';
-import { SpecClient } from './helpers/client.js';
+import { getFrom, SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -61,6 +62,41 @@ describe('limits across nodes', () => {
     // Good credentials from that address still pass, on both.
     expect((await good.get('/Api/Video/GetList')).body.AuthMsg.ResultCode).toBe('1');
     expect((await via(b, good).get('/Api/Video/GetList')).body.AuthMsg.ResultCode).toBe('1');
+  });
+
+  it("shows an application's recent API callers from every node, on every node", async () => {
+    const app = await a.newApp('seen');
+    // Calls from two addresses (any of 127.0.0.0/8 reaches a loopback listener), one through each node.
+    const call = (s: TestServer, from: string) => getFrom(from, `${s.baseUrl}/Api/Video/GetList?${app.query()}`);
+    expect((await call(a, '127.0.0.21')).body.AuthMsg.ResultCode).toBe('1');
+    expect((await call(b, '127.0.0.22')).body.AuthMsg.ResultCode).toBe('1');
+    const callers = async (s: TestServer) => {
+      const view = (await s.admin.request('GET', `/apps/${app.appId}`)).body;
+      return (view.recentCallers as Array<{ address: string }>).map((c) => c.address).sort();
+    };
+    // Written in the background after the call: waited for, briefly.
+    for (let i = 0; i < 50 && (await callers(a)).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await callers(a)).toEqual(['127.0.0.21', '127.0.0.22']);
+    expect(await callers(b)).toEqual(['127.0.0.21', '127.0.0.22']);
+  });
+
+  it('keeps at most eight recent callers per application, the newest, whichever node wrote them', async () => {
+    const db = await PostgresDatabase.open({ url: await pg.createDatabase(), connectRetry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, jitter: false }, log: () => undefined });
+    try {
+      const store = new PostgresApiCallers(db);
+      for (let i = 1; i <= 10; i++) await store.record('app1', `10.0.0.${i}`, i % 2 === 0, 1_000 + i);
+      await store.record('app2', '10.9.9.9', true, 5);
+      // A later call from an address seen before moves it to the front; an older write does not win.
+      await store.record('app1', '10.0.0.4', false, 2_000);
+      await store.record('app1', '10.0.0.4', true, 1_500);
+      const recent = await store.recent('app1');
+      expect(recent.map((c) => c.address)).toEqual(['10.0.0.4', '10.0.0.10', '10.0.0.9', '10.0.0.8', '10.0.0.7', '10.0.0.6', '10.0.0.5', '10.0.0.3']);
+      expect(recent[0]).toEqual({ address: '10.0.0.4', lastSeen: 2_000, allowed: false });
+      expect(await store.recent('app2')).toEqual([{ address: '10.9.9.9', lastSeen: 5, allowed: true }]);
+      expect(await store.recent('none')).toEqual([]);
+    } finally {
+      await db.close();
+    }
   });
 
   it('keeps counts in fixed windows: a new window starts from nothing', async () => {

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '../errors.js';
+import { API_CALLERS_PER_APP } from '../storage/types.js';
 
 /**
  * An application's API caller networks (issue 12, item 1). The widget's page gets AppId,
@@ -97,36 +98,41 @@ export interface ApiCaller {
 
 /**
  * The last few distinct addresses each application's authenticated API calls came from, in
- * memory (per process: in a cluster, each node knows its own callers). Keys are AppIds that
- * passed the token check, so the map is bounded by the applications there are.
+ * memory (this process's; in cluster mode AuthService also shares them through the database).
+ * Keys are AppIds that passed the token check, so the map is bounded by the applications there are.
  */
 export class RecentApiCallers {
   private readonly byApp = new Map<string, ApiCaller[]>();
   /** The latest caller's address as given, by AppId. */
   private readonly lastRaw = new Map<string, string>();
 
-  constructor(private readonly perApp = 8) {}
+  constructor(private readonly perApp = API_CALLERS_PER_APP) {}
 
-  /** Called on every API call: the usual case, the same caller again, costs no address parsing. */
-  note(appId: string, address: string, allowed: boolean, now: number): void {
+  /**
+   * Called on every API call: the usual case, the same caller again, costs no address parsing.
+   * Returns the caller's entry as it now stands.
+   */
+  note(appId: string, address: string, allowed: boolean, now: number): ApiCaller {
     const latest = this.lastRaw.get(appId);
     const list = this.byApp.get(appId) ?? [];
     if (latest === address && list[0]) {
       list[0].lastSeen = now;
       list[0].allowed = allowed;
-      return;
+      return list[0];
     }
     this.lastRaw.set(appId, address);
     const shown = clientIp(address)?.toString() ?? address.slice(0, 64);
     const i = list.findIndex((c) => c.address === shown);
+    const entry = { address: shown, lastSeen: now, allowed };
     if (i === 0) {
-      list[0] = { address: shown, lastSeen: now, allowed };
-      return;
+      list[0] = entry;
+      return entry;
     }
     if (i > 0) list.splice(i, 1);
-    list.unshift({ address: shown, lastSeen: now, allowed });
+    list.unshift(entry);
     if (list.length > this.perApp) list.length = this.perApp;
     this.byApp.set(appId, list);
+    return entry;
   }
 
   /** Newest first. */

@@ -21,7 +21,7 @@ export class AppService {
     private readonly apps: AppStore,
     private readonly now: () => number = Date.now,
     /** Where the addresses of recent API calls are kept (AuthService); none: the view shows none. */
-    private readonly callers?: { recentCallers(appId: string): ApiCaller[] },
+    private readonly callers?: { recentCallers(appId: string): Promise<ApiCaller[]> },
   ) {}
 
   async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown }): Promise<AppView & { appSecret: string }> {
@@ -88,7 +88,7 @@ export class AppService {
       disabled: app.disabled,
       grants: await this.apps.grants(app.appId),
       apiNetworks: app.apiNetworks,
-      recentCallers: (this.callers?.recentCallers(app.appId) ?? []).map((c) => ({ address: c.address, lastSeen: new Date(c.lastSeen).toISOString(), allowed: c.allowed })),
+      recentCallers: ((await this.callers?.recentCallers(app.appId)) ?? []).map((c) => ({ address: c.address, lastSeen: new Date(c.lastSeen).toISOString(), allowed: c.allowed })),
       createdAt: new Date(app.createdAt).toISOString(),
       updatedAt: new Date(app.updatedAt).toISOString(),
     };

@@ -1,5 +1,5 @@
 import { ApiError, RESULT_CODES } from '../errors.js';
-import type { AppRecord, AppStore, WindowCounters } from '../storage/types.js';
+import type { ApiCallerStore, AppRecord, AppStore, WindowCounters } from '../storage/types.js';
 import { addressLimitKey } from './addressLimitKey.js';
 import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
 import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
@@ -33,6 +33,11 @@ const TIMESTAMP_RE = /^\d{1,12}$/;
 /** Failures that say the AppId names no application: never a key of the per-app limit. */
 const UNKEYED_FAILURES: ReadonlySet<string> = new Set([RESULT_CODES.MISSING_PARAMETER.code, RESULT_CODES.APP_NOT_FOUND.code]);
 
+/** How often a node writes the same recent caller to the shared store (cluster mode). */
+const SHARE_CALLER_EVERY_MS = 60_000;
+/** Callers this node remembers writing; past this the memory starts again (a write more each). */
+const MAX_SHARED_CALLER_KEYS = 10_000;
+
 /**
  * Spec section 5: checks AppId, Timestamp and Token, in that order of cheapness, and limits how
  * often a client may fail.
@@ -46,6 +51,8 @@ export class AuthService {
   private readonly byAddress: FailureLimiter;
   private readonly byApp: FailureLimiter;
   private readonly callers = new RecentApiCallers();
+  /** When this node last wrote each caller (`appId\naddress`) to the shared store, and its verdict then. */
+  private readonly sharedAt = new Map<string, { at: number; allowed: boolean }>();
 
   /**
    * `shared`: counters every node of a cluster sees (Stores.counters); the failure limits then
@@ -56,6 +63,8 @@ export class AuthService {
     private readonly opts: AuthOptions = DEFAULT_AUTH_OPTIONS,
     private readonly now: () => number = Date.now,
     private readonly shared?: WindowCounters,
+    /** Cluster mode: the recent callers every node sees (else this process's only). */
+    private readonly sharedCallers?: ApiCallerStore,
   ) {
     this.byAddress = new FailureLimiter(opts.perAddress);
     this.byApp = new FailureLimiter(opts.perApp);
@@ -97,7 +106,8 @@ export class AuthService {
     }
     if (opts.apiCall) {
       const allowed = inApiNetworks(clientAddress, app.apiNetworks);
-      this.callers.note(app.appId, clientAddress, allowed, now);
+      const caller = this.callers.note(app.appId, clientAddress, allowed, now);
+      if (this.sharedCallers) this.shareCaller(app.appId, caller, now);
       if (!allowed) {
         throw new ApiError('ACCESS_DENIED', `this application's API calls are accepted only from its API networks (apiNetworks), and ${clientAddress} is not in them`);
       }
@@ -105,9 +115,28 @@ export class AuthService {
     return app;
   }
 
-  /** The last few addresses an application's API calls came from, newest first (this process's). */
-  recentCallers(appId: string): ApiCaller[] {
-    return this.callers.of(appId);
+  /**
+   * The last few addresses an application's API calls came from, newest first: in cluster mode
+   * those every node saw (each `lastSeen` up to {@link SHARE_CALLER_EVERY_MS} behind), otherwise
+   * this process's.
+   */
+  async recentCallers(appId: string): Promise<ApiCaller[]> {
+    return this.sharedCallers ? this.sharedCallers.recent(appId) : this.callers.of(appId);
+  }
+
+  /**
+   * Writes a caller to the shared store when it is new to this node, its verdict changed, or it
+   * was last written a minute ago or more: at most one write a minute per caller and node, in
+   * the background (an API call never waits for it; a failed write is tried on a later call).
+   */
+  private shareCaller(appId: string, caller: ApiCaller, now: number): void {
+    const key = `${appId}\n${caller.address}`;
+    const last = this.sharedAt.get(key);
+    if (last && last.allowed === caller.allowed && now - last.at < SHARE_CALLER_EVERY_MS) return;
+    // Bounded: apps x their recent addresses in practice; cleared whole if something floods it.
+    if (this.sharedAt.size >= MAX_SHARED_CALLER_KEYS) this.sharedAt.clear();
+    this.sharedAt.set(key, { at: now, allowed: caller.allowed });
+    this.sharedCallers!.record(appId, caller.address, caller.allowed, now).catch(() => this.sharedAt.delete(key));
   }
 
   /** Whether `key` (an address key, or an AppId that exists) has used up its failures. */

@@ -1,3 +1,4 @@
+import { PostgresApiCallers } from './postgresApiCallers.js';
 import { PostgresWindowCounters } from './postgresCounters.js';
 import type { RetryConfig } from '../../jobs/retry.js';
 import type { Stores } from '../types.js';
@@ -34,6 +35,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     jobs: new PostgresJobStore(db),
     callbacks: new PostgresCallbackStore(db),
     counters: new PostgresWindowCounters(db),
+    apiCallers: new PostgresApiCallers(db),
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
     close: () => db.close(),
