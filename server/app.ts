@@ -21,6 +21,8 @@ import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
 import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
 import { createConsoleApi } from './routes/consoleApi.js';
+import { createConsoleServices } from './services/consoleServices.js';
+import { receiveMultipartUpload } from './ingest/multipartUpload.js';
 import { healthCheck } from './routes/health.js';
 import { mediaDelivery } from './routes/media.js';
 import { uploadApiRouter } from './routes/uploadApi.js';
@@ -177,7 +179,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     }
   };
   const health = healthCheck({
-    stores,
+    summary: async () => ({ videosByStatus: await stores.videos.countByStatus(), warnings: stores.warnings() }),
     startedAt: Date.now(),
     isAdmin,
     extra: async () => ({ role: options.role, queue: jobs.describe(), storage: storageSummary(options), ffmpeg: await processing.tools.status() }),
@@ -189,7 +191,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   app.use(consoleRouter());
   // tus reads the request stream itself: mounted before any body parser.
   app.all('/upload/tus{/*rest}', ingest.tus.handler);
-  app.use(uploadApiRouter({ ingest: ingest.service, media, auth, log }));
+  app.use(uploadApiRouter({ receive: (req) => receiveMultipartUpload(req, { ingest: ingest.service, media, auth }), log }));
   // Spec 4.5: the widget scripts and the upload page they open (checked by the ingest service).
   app.use(
     widgetRouter({
@@ -231,8 +233,10 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
     log,
   );
 
+  // Routes reach services, never stores (issue 11, item 7): the console's are composed here.
+  const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, log });
   const consoleApi = createConsoleApi({
-    options, adminToken, stores, events, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, viewContext, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
@@ -243,7 +247,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   admin.use(express.json({ limit: options.maxBodyBytes }));
   admin.use('/apps', adminAppsRouter(apps));
   admin.use(adminCallbacksRouter(callbacks));
-  admin.use(adminJobsRouter({ jobs, jobStore: stores.jobs, videos: stores.videos, processing }));
+  admin.use(adminJobsRouter({ jobs, jobAdmin: consoleServices.jobAdmin, videoAdmin: consoleServices.videoAdmin, processing }));
   admin.use(consoleApi.router);
   admin.all('/{*rest}', () => {
     throw new ApiError('NOT_FOUND', 'no such admin endpoint');

@@ -3,17 +3,18 @@ import { ApiError } from '../errors.js';
 import type { JobView } from '../http/adminApiTypes.js';
 import { intParam, stringParam } from '../http/params.js';
 import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
-import type { JobRecord, JobState, JobStore } from '../jobs/types.js';
+import type { JobRecord, JobState } from '../jobs/types.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
-import type { VideoStore } from '../storage/types.js';
+import type { JobAdmin } from '../services/jobAdmin.js';
+import type { VideoAdmin } from '../services/videoAdmin.js';
 
 export interface AdminJobsDeps {
   jobs: JobQueue;
-  jobStore: JobStore;
-  videos: VideoStore;
+  jobAdmin: JobAdmin;
+  videoAdmin: Pick<VideoAdmin, 'detail' | 'titles'>;
   processing: Processing;
 }
 
@@ -49,7 +50,7 @@ const MAX_CONCURRENCY = 64;
  *   GET   /videos/:id          a video with its status history, renditions, jobs and failure reason
  */
 export function adminJobsRouter(deps: AdminJobsDeps): Router {
-  const { jobs, jobStore } = deps;
+  const { jobs, jobAdmin } = deps;
   const r = express.Router();
 
   /** A list passes one `live` for all its rows: JobQueue.live() copies every running job. */
@@ -64,7 +65,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     };
   };
   const load = async (id: string): Promise<JobRecord> => {
-    const job = await jobStore.get(id);
+    const job = await jobAdmin.get(id);
     if (!job) throw new ApiError('JOB_NOT_FOUND');
     return job;
   };
@@ -73,7 +74,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     const q = req.query as Record<string, unknown>;
     const states = listParam(q.state, 'state');
     for (const s of states ?? []) if (!STATES.includes(s as JobState)) throw new ApiError('INVALID_PARAMETER', `state must be among ${STATES.join(', ')}`);
-    const list = await jobStore.list({
+    const list = await jobAdmin.list({
       states: states as JobState[] | undefined,
       types: listParam(q.type, 'type'),
       videoId: stringParam(q.videoId, 'videoId'),
@@ -144,8 +145,8 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     const recentCount = intParam((req.query as Record<string, unknown>).recent, 'recent', 20, 0, 200);
     const [active, recent, processing] = await Promise.all([
       // However long the queue: the page shows every job, in queue order.
-      jobStore.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }),
-      recentCount > 0 ? jobStore.list({ states: ['succeeded', 'failed', 'cancelled'], types: [type], limit: recentCount }) : Promise.resolve([]),
+      jobAdmin.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }),
+      recentCount > 0 ? jobAdmin.list({ states: ['succeeded', 'failed', 'cancelled'], types: [type], limit: recentCount }) : Promise.resolve([]),
       processingView(),
     ]);
     const live = liveProgress(jobs);
@@ -153,7 +154,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       running: active.filter((j) => j.state === 'running').map((j) => view(j, live)),
       queued: active.filter((j) => j.state === 'queued').map((j) => view(j, live)),
       recent: recent.map((j) => view(j, live)),
-      titles: await videoTitles(deps.videos, [...active, ...recent].map((j) => j.videoId), ACTIVE_STATUSES[type] ?? []),
+      titles: await deps.videoAdmin.titles([...active, ...recent].map((j) => j.videoId), ACTIVE_STATUSES[type] ?? []),
       processing,
     });
   });
@@ -184,15 +185,10 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
   });
 
   r.get('/videos/:id', async (req, res) => {
-    const video = await deps.videos.get(req.params.id);
-    if (!video) throw new ApiError('VIDEO_NOT_FOUND');
-    const [statusHistory, renditions, videoJobs] = await Promise.all([
-      deps.videos.statusHistory(video.id),
-      deps.videos.renditions(video.id),
-      jobStore.list({ videoId: video.id, limit: 50 }),
-    ]);
+    const detail = await deps.videoAdmin.detail(req.params.id);
+    if (!detail) throw new ApiError('VIDEO_NOT_FOUND');
     const live = liveProgress(jobs);
-    res.json({ video, statusHistory, renditions, jobs: videoJobs.map((j) => view(j, live)) });
+    res.json({ ...detail, jobs: detail.jobs.map((j) => view(j, live)) });
   });
 
   return r;
@@ -200,30 +196,6 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
 
 /** The statuses of the videos whose jobs of a type are queued or running (spec section 3). */
 const ACTIVE_STATUSES: Record<string, number[]> = { [TRANSCODE_JOB]: [5, 6], [DOWNLOAD_JOB]: [2, 3] };
-
-/**
- * The titles of the given videos. The videos of a type's queued and running jobs are nearly all in
- * its `statuses` (5 and 6 for transcodes): one search fetches those; the few others (finished
- * jobs) are read one by one.
- */
-async function videoTitles(videos: VideoStore, ids: string[], statuses: number[]): Promise<Record<string, string>> {
-  const wanted = new Set(ids.filter(Boolean));
-  const titles: Record<string, string> = {};
-  if (wanted.size === 0) return titles;
-  if (statuses.length > 0) {
-    const { items } = await videos.search({ statuses }, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
-    for (const v of items) if (wanted.has(v.id)) titles[v.id] = v.title;
-  }
-  await Promise.all(
-    [...wanted]
-      .filter((id) => !(id in titles))
-      .map(async (id) => {
-        const v = await videos.get(id);
-        if (v) titles[id] = v.title;
-      }),
-  );
-  return titles;
-}
 
 /** Live progress of running jobs by id. */
 function liveProgress(jobs: JobQueue): Map<string, JobProgress> {

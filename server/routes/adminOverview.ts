@@ -1,17 +1,18 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Request, type Router } from 'express';
 import type { ServedAddress } from '../http/adminApiTypes.js';
-import type { JobStore } from '../jobs/types.js';
 import type { FfmpegTools } from '../processing/ffmpegTools.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
-import type { AppStore, VideoStore } from '../storage/types.js';
+import type { AppService } from '../services/appService.js';
+import type { JobAdmin } from '../services/jobAdmin.js';
+import type { VideoAdmin } from '../services/videoAdmin.js';
 import { servedAddresses } from '../startArgs.js';
 
 export interface AdminOverviewDeps {
-  videos: VideoStore;
-  apps: AppStore;
-  jobStore: JobStore;
-  media: Pick<LocalMediaStore, 'diskUsage'>;
+  videos: Pick<VideoAdmin, 'countByStatus'>;
+  apps: Pick<AppService, 'counts'>;
+  jobs: Pick<JobAdmin, 'activeCounts'>;
+  /** The data folder's disk (where uploads and scratch files go). */
+  disk: () => Promise<{ freeBytes: number; totalBytes: number }>;
   tools: Pick<FfmpegTools, 'status'>;
   publicUrl?: string;
   scriptBaseUrl?: string;
@@ -31,26 +32,20 @@ export function adminOverviewRouter(deps: AdminOverviewDeps): Router {
   const r = express.Router();
   r.get('/overview', async (req, res) => {
     const addresses = addressesOf(req, deps);
-    const [videosByStatus, disk, ffmpeg, apps, counts] = await Promise.all([
+    const [videosByStatus, disk, ffmpeg, apps, jobs] = await Promise.all([
       deps.videos.countByStatus(),
-      deps.media.diskUsage(),
+      deps.disk(),
       deps.tools.status(),
-      deps.apps.list(),
-      deps.jobStore.countByTypeAndState(['queued', 'running']),
+      deps.apps.counts(),
+      deps.jobs.activeCounts(),
     ]);
-    const jobs: Record<string, { queued: number; running: number }> = {};
-    for (const { type, state, count } of counts) {
-      const c = (jobs[type] ??= { queued: 0, running: 0 });
-      if (state === 'running') c.running += count;
-      else c.queued += count;
-    }
     res.json({
       addresses,
       widgetScripts: widgetScripts(addresses, deps.scriptBaseUrl),
       videosByStatus,
       disk: { usedBytes: disk.totalBytes - disk.freeBytes, freeBytes: disk.freeBytes, totalBytes: disk.totalBytes },
       ffmpeg,
-      apps: { total: apps.length, disabled: apps.filter((a) => a.disabled).length },
+      apps,
       jobs,
     });
   });

@@ -8,11 +8,11 @@ import type { Processing } from '../processing/createProcessing.js';
 import { MAX_BULK_VIDEOS, type VideoAdmin } from '../services/videoAdmin.js';
 import { coverUrl, mediaServer, type ViewContext } from '../services/videoView.js';
 import { VideoStatus } from '../services/videoStatus.js';
-import type { AppStore, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
+import type { AppService } from '../services/appService.js';
+import type { VideoRecord, VideoSearch } from '../storage/types.js';
 
 export interface AdminVideosDeps {
-  videos: VideoStore;
-  apps: AppStore;
+  apps: Pick<AppService, 'names'>;
   admin: VideoAdmin;
   processing: Pick<Processing, 'detailExtras'>;
   viewContext: (req: Request) => ViewContext;
@@ -36,7 +36,7 @@ const MAX_TEXT = 200;
  */
 export function adminVideosRouter(deps: AdminVideosDeps): Router {
   const r = express.Router();
-  const appNames = async () => new Map((await deps.apps.list()).map((a) => [a.appId, a.name]));
+  const appNames = () => deps.apps.names();
   const row = (v: VideoRecord, names: Map<string, string>, ctx: ViewContext): VideoRow => ({
     id: v.id,
     appId: v.appId,
@@ -52,7 +52,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     updatedAt: new Date(v.updatedAt).toISOString(),
   });
   const load = async (id: string | undefined): Promise<VideoRecord> => {
-    const video = id && VIDEO_ID_RE.test(id.toLowerCase()) ? await deps.videos.get(id.toLowerCase()) : undefined;
+    const video = id && VIDEO_ID_RE.test(id.toLowerCase()) ? await deps.admin.get(id.toLowerCase()) : undefined;
     if (!video) throw new ApiError('VIDEO_NOT_FOUND');
     return video;
   };
@@ -77,7 +77,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     filter.appId = stringParam(q.appId, 'appId');
     const offset = intParam(q.offset, 'offset', 0, 0, 10_000_000);
     const limit = intParam(q.limit, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
-    const [{ total, items }, names] = await Promise.all([deps.videos.search(filter, { offset, limit }), appNames()]);
+    const [{ total, items }, names] = await Promise.all([deps.admin.search(filter, { offset, limit }), appNames()]);
     const ctx = deps.viewContext(req);
     res.json({ total, offset, limit, videos: items.map((v) => row(v, names, ctx)) });
   });
@@ -86,7 +86,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     const video = await load(req.params.id);
     const ctx = deps.viewContext(req);
     const base = mediaServer(ctx);
-    const renditions = (await deps.videos.renditions(video.id)).map((x) => ({
+    const renditions = (await deps.admin.renditions(video.id)).map((x) => ({
       label: x.label,
       width: x.width,
       height: x.height,

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { HotHandler } from '../http/hotPaths.js';
 import { JSON_CONTENT_TYPE } from '../http/errorResponses.js';
-import type { Stores } from '../storage/types.js';
 
 const VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -17,7 +16,8 @@ const OK = Buffer.from(JSON.stringify({ status: 'ok' }));
  * One of the hot paths (http/hotPaths.ts): load balancers ask it often (issue 14).
  */
 export function healthCheck(deps: {
-  stores: Stores;
+  /** The admin's figures: the videos by status and the storage's warnings. */
+  summary: () => Promise<{ videosByStatus: Record<number, number>; warnings: string[] }>;
   startedAt: number;
   /** May answer late: in cluster mode the admin token's failure limit is counted in the database. */
   isAdmin: (req: IncomingMessage) => boolean | Promise<boolean>;
@@ -26,13 +26,14 @@ export function healthCheck(deps: {
   return async (req, res, hot) => {
     let body = OK;
     if (await deps.isAdmin(req)) {
+      const { videosByStatus, warnings } = await deps.summary();
       body = Buffer.from(
         JSON.stringify({
           status: 'ok',
           version: VERSION,
           uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
-          videosByStatus: await deps.stores.videos.countByStatus(),
-          warnings: deps.stores.warnings(),
+          videosByStatus,
+          warnings,
           ...(deps.extra ? await deps.extra() : {}),
         }),
       );

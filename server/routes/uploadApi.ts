@@ -1,15 +1,11 @@
 import express, { type Router } from 'express';
 import { ApiError } from '../errors.js';
 import { envelopeErrorHandler, sendEnvelope } from '../http/errorResponses.js';
-import { receiveMultipartUpload } from '../ingest/multipartUpload.js';
-import type { IngestService } from '../ingest/ingestService.js';
-import type { AuthService } from '../services/authService.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { IncomingMessage } from 'node:http';
 
 export interface UploadApiDeps {
-  ingest: IngestService;
-  media: LocalMediaStore;
-  auth: AuthService;
+  /** Receives one multipart upload (ingest/multipartUpload.ts, with the ingest service and the disk it stages on). */
+  receive: (req: IncomingMessage) => Promise<{ videoId: string }>;
   log: (line: string) => void;
 }
 
@@ -21,7 +17,7 @@ export interface UploadApiDeps {
 export function uploadApiRouter(deps: UploadApiDeps): Router {
   const r = express.Router();
   r.post('/Api/Video/Upload', async (req, res) => {
-    const { videoId } = await receiveMultipartUpload(req, deps);
+    const { videoId } = await deps.receive(req);
     sendEnvelope(res, { VideoId: videoId });
   });
   r.all('/Api/Video/Upload', (_req, res) => {

@@ -38,6 +38,17 @@ export class AppService {
     return Promise.all((await this.apps.list()).map((a) => this.view(a)));
   }
 
+  /** Every application's name by AppId (the console's lists of videos name each one's application). */
+  async names(): Promise<Map<string, string>> {
+    return new Map((await this.apps.list()).map((a) => [a.appId, a.name]));
+  }
+
+  /** How many applications there are, and how many of them are disabled (the console's overview). */
+  async counts(): Promise<{ total: number; disabled: number }> {
+    const apps = await this.apps.list();
+    return { total: apps.length, disabled: apps.filter((a) => a.disabled).length };
+  }
+
   async get(appId: string): Promise<AppView> {
     return this.view(await this.require(appId));
   }

@@ -4,7 +4,7 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../jobs/types.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
-import type { VideoRecord, VideoStore } from '../storage/types.js';
+import type { Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
 import type { VideoLifecycle } from './videoLifecycle.js';
 import { VideoStatus } from './videoStatus.js';
 
@@ -39,6 +39,61 @@ export type BulkOutcome =
  */
 export class VideoAdmin {
   constructor(private readonly deps: VideoAdminDeps) {}
+
+  /** A video by id (lower case), or undefined. */
+  get(id: string): Promise<VideoRecord | undefined> {
+    return this.deps.videos.get(id);
+  }
+
+  /** The console's video list: a page of the videos `filter` matches, newest first. */
+  search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+    return this.deps.videos.search(filter, page);
+  }
+
+  renditions(id: string): Promise<RenditionRecord[]> {
+    return this.deps.videos.renditions(id);
+  }
+
+  countByStatus(): Promise<Record<number, number>> {
+    return this.deps.videos.countByStatus();
+  }
+
+  /** The console's page of one video: its record, status history, renditions and latest 50 jobs; undefined if there is none. */
+  async detail(id: string): Promise<{ video: VideoRecord; statusHistory: StatusChange[]; renditions: RenditionRecord[]; jobs: JobRecord[] } | undefined> {
+    const video = await this.deps.videos.get(id);
+    if (!video) return undefined;
+    const [statusHistory, renditions, jobs] = await Promise.all([
+      this.deps.videos.statusHistory(video.id),
+      this.deps.videos.renditions(video.id),
+      this.deps.jobStore.list({ videoId: video.id, limit: 50 }),
+    ]);
+    return { video, statusHistory, renditions, jobs };
+  }
+
+  /**
+   * The titles of the given videos, by id. The videos of a type's queued and running jobs are
+   * nearly all in its `statuses` (5 and 6 for transcodes): one search fetches those; the few
+   * others (finished jobs) are read one by one.
+   */
+  async titles(ids: string[], statuses: number[]): Promise<Record<string, string>> {
+    const { videos } = this.deps;
+    const wanted = new Set(ids.filter(Boolean));
+    const titles: Record<string, string> = {};
+    if (wanted.size === 0) return titles;
+    if (statuses.length > 0) {
+      const { items } = await videos.search({ statuses }, { offset: 0, limit: Number.MAX_SAFE_INTEGER });
+      for (const v of items) if (wanted.has(v.id)) titles[v.id] = v.title;
+    }
+    await Promise.all(
+      [...wanted]
+        .filter((id) => !(id in titles))
+        .map(async (id) => {
+          const v = await videos.get(id);
+          if (v) titles[id] = v.title;
+        }),
+    );
+    return titles;
+  }
 
   /**
    * Sends a failed video back: 7 → 5 (transcoded again from its stored source), 4 → 2 (downloaded

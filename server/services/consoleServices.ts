@@ -1,0 +1,100 @@
+/**
+ * What the console's admin endpoints work with, composed from the stores in one place (issue 11,
+ * item 7: routes reach services, never stores): the login sessions and the admin token's gate,
+ * the uploads in progress, the console's video and job views, housekeeping, and the saved
+ * settings. routes/consoleApi.ts and routes/adminJobs.ts take these and no store.
+ */
+import type { ServerOptions } from '../config.js';
+import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from '../http/adminAuth.js';
+import type { JobQueue } from '../jobs/jobQueue.js';
+import type { Processing } from '../processing/createProcessing.js';
+import type { MediaStore } from '../storage/media/mediaStore.js';
+import type { VideoMedia } from '../storage/media/videoMedia.js';
+import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { Stores } from '../storage/types.js';
+import { ConsoleSessions } from './consoleSessions.js';
+import { JobAdmin } from './jobAdmin.js';
+import { RegistrationExpiry } from './registrationExpiry.js';
+import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from './savedSettings.js';
+import { StorageUsage } from './storageUsage.js';
+import { UploadMonitor, type TusUploadSource } from './uploadMonitor.js';
+import { VideoAdmin } from './videoAdmin.js';
+import type { VideoLifecycle } from './videoLifecycle.js';
+
+export interface ConsoleServicesDeps {
+  options: ServerOptions;
+  adminToken: string;
+  stores: Stores;
+  jobs: JobQueue;
+  media: LocalMediaStore;
+  /** A video's media wherever they live (deletion). */
+  videoMedia: VideoMedia;
+  /** Media as objects: the overview's storage figures are counted through it (MediaStore.list). */
+  objects: Pick<MediaStore, 'list'>;
+  lifecycle: VideoLifecycle;
+  processing: Processing;
+  /** The tus endpoint's store, for the uploads in progress. */
+  tus: TusUploadSource;
+  log: (line: string) => void;
+}
+
+export interface ConsoleServices {
+  /** Checked by requireAdmin besides the bearer token. */
+  sessions: ConsoleSessions;
+  /** The admin token's check with its failure limit, for the login and requireAdmin alike. */
+  gate: AdminTokenGate;
+  uploads: UploadMonitor;
+  videoAdmin: VideoAdmin;
+  jobAdmin: JobAdmin;
+  expiry: RegistrationExpiry;
+  storage: StorageUsage;
+  saved: SavedSettings;
+  /** The data folder's disk (the overview's figure). */
+  disk: () => Promise<{ freeBytes: number; totalBytes: number }>;
+  /** Ends the sweep of expired registrations and the following of shared settings. */
+  close(): void;
+}
+
+export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleServices {
+  const { options, stores } = deps;
+  // In cluster mode both live in the database (stores.consoleSessions, stores.counters), so a
+  // login, a logout and the admin token's failure limit hold across nodes; embedded, in memory.
+  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions });
+  const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
+  const uploads = new UploadMonitor(deps.tus, stores.videos);
+  const videoAdmin = new VideoAdmin({
+    videos: stores.videos,
+    jobStore: stores.jobs,
+    jobs: deps.jobs,
+    lifecycle: deps.lifecycle,
+    media: deps.videoMedia,
+    retryTranscode: (job) => deps.processing.scheduler.retry(job),
+  });
+  // Housekeeping (issue 13, item 4): registrations never uploaded expire through the admin's
+  // delete, so the sweep lives with it; the storage figures are counted through the media store.
+  const expiry = new RegistrationExpiry(
+    { videos: stores.videos, admin: videoAdmin, uploading: () => uploads.videosUploading(), log: deps.log },
+    options.housekeeping,
+  );
+  expiry.start();
+  // The console's saved settings: the data folder's settings.json embedded; in cluster mode the
+  // shared database's document, which this node follows whatever its role (a worker runs no
+  // console, yet its transcodes at once are a saved setting).
+  const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
+  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, deps.jobs, deps.log) : undefined;
+  return {
+    sessions,
+    gate,
+    uploads,
+    videoAdmin,
+    jobAdmin: new JobAdmin(stores.jobs),
+    expiry,
+    storage: new StorageUsage(deps.objects, options.housekeeping.storageCacheMs),
+    saved,
+    disk: () => deps.media.diskUsage(),
+    close: () => {
+      void expiry.stop();
+      void unfollow?.();
+    },
+  };
+}
