@@ -7,14 +7,13 @@
  * never got one. The database is left in those states (the states a kill at those instants
  * leaves) through the stores, in the data folder of a real server that is then started.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DOWNLOAD_JOB } from '../server/ingest/downloadJob.js';
 import type { JobRecord } from '../server/jobs/types.js';
 import { TRANSCODE_JOB } from '../server/processing/transcodeJob.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';
+import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { AdminClient } from './helpers/client.js';
 import { waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
@@ -25,20 +24,11 @@ afterEach(async () => {
   killStrayProcesses();
 });
 
-/** An application's callback endpoint on loopback, answering 200. */
+/** An application's callback endpoint on loopback, answering 200; closed after the case. */
 async function startReceiver() {
-  const received: Array<Record<string, string>> = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c));
-    req.on('end', () => {
-      received.push(Object.fromEntries(new URLSearchParams(raw)));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
+  const receiver = await startCallbackReceiver();
+  cleanups.push(receiver.close);
+  return receiver;
 }
 
 describe('a stop between a job\'s end and its video\'s move', () => {

@@ -5,11 +5,10 @@
  * (`npm start`'s entry), the way it is deployed.
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
+import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
@@ -20,20 +19,11 @@ afterEach(async () => {
   killStrayProcesses();
 });
 
-/** An application's callback endpoint on loopback, answering 200. */
+/** An application's callback endpoint on loopback, answering 200; closed after the case. */
 async function startReceiver() {
-  const received: Array<Record<string, string>> = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c));
-    req.on('end', () => {
-      received.push(Object.fromEntries(new URLSearchParams(raw)));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback` };
+  const receiver = await startCallbackReceiver();
+  cleanups.push(receiver.close);
+  return receiver;
 }
 
 /** PIDs listed in the server's record of live ffmpeg processes. */
