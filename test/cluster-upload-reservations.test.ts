@@ -17,7 +17,6 @@
  * meanwhile (less than half a GiB).
  */
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -28,7 +27,7 @@ import { startCeph, type TestCeph } from './helpers/ceph.js';
 import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, signalGroup, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from './helpers/server.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -53,39 +52,15 @@ afterAll(async () => {
   pgServer?.stop();
 }, 30_000);
 
-interface Node {
-  name: string;
-  pid: number;
-  baseUrl: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+type Node = GroupNode;
 
 /**
  * test/helpers/ingestNode.ts (server/main.ts's start-up with ingest options from the environment)
  * in a process group of its own, as a supervisor starts a node; resolves once it listens.
  */
 async function startNode(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Node> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/helpers/ingestNode.ts'), ...args], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const node: Node = { name, pid: child.pid!, baseUrl: '', output: () => out, exited };
+  const node = await startNodeGroup(name, args, env, 'test/helpers/ingestNode.ts');
   nodes.push(node);
-  node.baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
-    child.stdout!.on('data', () => {
-      const m = /vop listening on (http:\/\/\S+)/.exec(out);
-      if (m) (clearTimeout(timer), resolve(m[1]!));
-    });
-    void exited.then((code) => (clearTimeout(timer), reject(new Error(`${name} exited with ${code} before listening:\n${out}`))));
-  });
   return node;
 }
 

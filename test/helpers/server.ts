@@ -153,8 +153,8 @@ export interface GroupNode {
  * signal the whole group, ffmpeg included, as supervisors do), its output collected; resolves once
  * it says it listens. The caller stops it ({@link signalGroup}).
  */
-export async function startNodeGroup(name: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<GroupNode> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/main.ts'), ...args], {
+export async function startNodeGroup(name: string, args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<GroupNode> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
