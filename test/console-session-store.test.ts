@@ -6,29 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConsoleSessions, SESSION_COOKIE, sessionIdHash } from '../server/services/consoleSessions.js';
 import { MemoryConsoleSessionStore } from '../server/storage/memoryConsoleSessions.js';
 import { PostgresConsoleSessionStore } from '../server/storage/postgres/postgresConsoleSessions.js';
-import { PostgresDatabase } from '../server/storage/postgres/postgresDatabase.js';
 import type { ConsoleSessionStore } from '../server/storage/types.js';
-import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { postgresForFile } from './helpers/postgresForFile.js';
 
-let postgres: TestPostgres;
-const databases: PostgresDatabase[] = [];
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const db of databases) await db.close().catch(() => undefined);
-  postgres?.stop();
-});
-
-async function openDatabase(url: string): Promise<PostgresDatabase> {
-  const db = await PostgresDatabase.open({ url, connectRetry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, jitter: false }, log: () => undefined });
-  databases.push(db);
-  return db;
-}
+const postgres = postgresForFile();
 
 /** Two handles on one empty storage, as two nodes (or, in memory, the one process twice). */
 type StorePair = () => Promise<[ConsoleSessionStore, ConsoleSessionStore]>;
@@ -96,8 +81,7 @@ sessionStoreContract('memory', async () => {
 });
 
 sessionStoreContract('PostgreSQL', async () => {
-  const url = await postgres.createDatabase();
-  const [one, two] = await Promise.all([openDatabase(url), openDatabase(url)]);
+  const [one, two] = await postgres.twoHandles();
   return [new PostgresConsoleSessionStore(one), new PostgresConsoleSessionStore(two)];
 });
 
@@ -123,8 +107,7 @@ describe('ConsoleSessions over a store', () => {
   });
 
   it('logs a session out through another ConsoleSessions on the same store (another node)', async () => {
-    const url = await postgres.createDatabase();
-    const [one, two] = await Promise.all([openDatabase(url), openDatabase(url)]);
+    const [one, two] = await postgres.twoHandles();
     const nodeA = new ConsoleSessions({}, { store: new PostgresConsoleSessionStore(one) });
     const nodeB = new ConsoleSessions({}, { store: new PostgresConsoleSessionStore(two) });
     const { id } = await nodeA.create();

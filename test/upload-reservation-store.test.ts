@@ -4,28 +4,13 @@
  * PostgreSQL (cluster mode, where two nodes are two pools on one database). A store passes by what
  * it answers, never by how it keeps reservations.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryUploadReservations, UploadLedger } from '../server/ingest/uploadLedger.js';
-import { PostgresDatabase } from '../server/storage/postgres/postgresDatabase.js';
 import { PostgresUploadReservations } from '../server/storage/postgres/postgresUploadReservations.js';
 import type { ReservationView, UploadReservation, UploadReservationStore } from '../server/storage/types.js';
-import { startPostgres, type TestPostgres } from './helpers/postgres.js';
+import { postgresForFile } from './helpers/postgresForFile.js';
 
-let postgres: TestPostgres;
-const databases: PostgresDatabase[] = [];
-beforeAll(async () => {
-  postgres = await startPostgres();
-}, 60_000);
-afterAll(async () => {
-  for (const db of databases) await db.close().catch(() => undefined);
-  postgres?.stop();
-});
-
-async function openDatabase(url: string): Promise<PostgresDatabase> {
-  const db = await PostgresDatabase.open({ url, connectRetry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, jitter: false }, log: () => undefined });
-  databases.push(db);
-  return db;
-}
+const postgres = postgresForFile();
 
 /** Two handles on one empty store, as two nodes (in memory, the one process twice). */
 type StorePair = () => Promise<[UploadReservationStore, UploadReservationStore]>;
@@ -192,7 +177,6 @@ reservationStoreContract('memory (the embedded ledger)', async () => {
 });
 
 reservationStoreContract('PostgreSQL', async () => {
-  const url = await postgres.createDatabase();
-  const [one, two] = await Promise.all([openDatabase(url), openDatabase(url)]);
+  const [one, two] = await postgres.twoHandles();
   return [new PostgresUploadReservations(one), new PostgresUploadReservations(two)];
 });
