@@ -78,6 +78,18 @@ export interface VopServer {
  * shell and `npm start` both call this.
  */
 export async function createServer(input: ServerOptionsInput): Promise<VopServer> {
+  // What the build has opened, closed (last first) if a later step fails: a desktop shell that
+  // retries in the same process finds the data directory's lock, the database and the sweeps let go.
+  const opened: Array<() => unknown> = [];
+  try {
+    return await buildServer(input, opened);
+  } catch (err) {
+    for (const close of opened.reverse()) await Promise.resolve().then(close).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function buildServer(input: ServerOptionsInput, opened: Array<() => unknown>): Promise<VopServer> {
   const options = resolveOptions(input);
   const log = options.log;
   // What was registered before this moment has no event of this process still to come (resumeDownloads).
@@ -94,20 +106,16 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const s3 = options.objectStorage
     ? await (await import('./storage/media/s3MediaStore.js')).openS3MediaStore({ ...options.objectStorage, scratchDir: scratch.kindPath('s3'), log })
     : undefined;
+  if (s3) opened.push(() => s3.close());
   const S3TusStorage = s3 ? (await import('./ingest/tusS3Storage.js')).S3TusStorage : undefined;
-  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log }).catch((err: unknown) => {
-    s3?.close();
-    throw err;
-  });
+  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
+  opened.push(() => stores.close());
   // Cluster mode: jobs are leased to nodes through BullMQ's turns on the same database
   // (jobs/turnQueue.ts). Loaded only then: the embedded default never loads BullMQ.
   const turns = options.databaseUrl
-    ? await (await import('./jobs/bullmqTurns.js')).openBullTurns({ databaseUrl: options.databaseUrl, leaseMs: options.jobLeaseMs, log }).catch(async (err: unknown) => {
-        await stores.close();
-        s3?.close();
-        throw err;
-      })
+    ? await (await import('./jobs/bullmqTurns.js')).openBullTurns({ databaseUrl: options.databaseUrl, leaseMs: options.jobLeaseMs, log })
     : undefined;
+  if (turns) opened.push(() => turns.close());
   // What a crash left in this node's working space goes before anything works there again (the
   // embedded database's data-dir lock, taken just now, keeps a second process out; nodes of a
   // cluster each have their own data dir).
@@ -115,12 +123,10 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const events = new VopEventBus();
   // Cluster mode: every node's events reach this one's console streams and caches (events.everywhere).
   const relay = options.databaseUrl ? new (await import('./storage/postgres/eventRelay.js')).PostgresEventRelay(options.databaseUrl, events, log) : undefined;
-  await relay?.start().catch(async (err: unknown) => {
-    await turns?.close();
-    await stores.close();
-    s3?.close();
-    throw err;
-  });
+  if (relay) {
+    opened.push(() => relay.close());
+    await relay.start();
+  }
   // In cluster mode the failure limits and the registration rate count in the shared database.
   const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters, stores.apiCallers);
   const apps = new AppService(stores.apps, Date.now, auth);
@@ -150,9 +156,11 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
   const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
+  opened.push(() => ingest.stop());
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
   const processing = createProcessing({ options: options.processing, dataDir: options.dataDir, timeZone: options.timeZone, stores, objects, lifecycle, events, jobs, tools, log });
+  opened.push(() => processing.stop());
 
   const viewContext = (req: RequestOrigin): ViewContext => ({
     baseUrl: options.publicUrl ?? `${req.protocol}://${req.host}`,
@@ -235,6 +243,7 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
 
   // Routes reach services, never stores (issue 11, item 7): the console's are composed here.
   const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, log });
+  opened.push(() => consoleServices.close());
   const consoleApi = createConsoleApi({
     options, services: consoleServices, apps, events, jobs, processing, viewContext, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
