@@ -155,7 +155,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, leaseMs: options.jobLeaseMs, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
   opened.push(() => ingest.stop());
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.

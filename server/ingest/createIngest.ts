@@ -25,6 +25,8 @@ import { UploadCredentials } from './uploadCredential.js';
 export interface IngestDeps {
   options: IngestOptions;
   dataDir: string;
+  /** Cluster mode's node lease (ServerOptions.jobLeaseMs): a multipart body's reservation is leased as the node's jobs are. */
+  leaseMs: number;
   publicUrl?: string;
   auth: AuthService;
   stores: Stores;
@@ -146,10 +148,7 @@ function sharedReservations(deps: IngestDeps): SharedReservations | undefined {
     store,
     node,
     mediaDisk: deps.objects.kind === 's3' ? nodeDisk(node) : MEDIA_DISK,
-    leaseMs: deps.jobs.describe().leaseMs ?? DEFAULT_LEASE_MS,
+    leaseMs: deps.leaseMs,
     log: deps.log,
   });
 }
-
-/** A lease for a cluster whose queue names none (it always does; kept as ServerOptions.jobLeaseMs's default). */
-const DEFAULT_LEASE_MS = 15_000;

@@ -113,6 +113,11 @@ export class IngestService {
     return this.shared?.mediaDisk ?? MEDIA_DISK;
   }
 
+  /** The disk an upload landing there counts against, as reservations name it ({@link UploadLanding}). */
+  diskFor(landing: UploadLanding): string {
+    return landing === 'bucket' ? NO_DISK : this.mediaDisk;
+  }
+
   get options(): IngestOptions {
     return this.deps.options;
   }
@@ -253,7 +258,7 @@ export class IngestService {
     const r: UploadReservation = {
       key,
       ...upload,
-      disk: landing === 'bucket' ? NO_DISK : this.mediaDisk,
+      disk: this.diskFor(landing),
       written: 0,
       expiresAt: leased ? shared.leaseUntil(now) : upload.expiresAt,
       ...(shared ? { node: shared.node } : {}),

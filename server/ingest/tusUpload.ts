@@ -13,9 +13,8 @@ import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import type { UploadReservation } from '../storage/types.js';
 import { widgetErrorText } from '../widget/uploadPage.js';
 import { formatBytes } from './formatBytes.js';
-import type { IngestService, UploadTarget } from './ingestService.js';
+import type { IngestService, UploadLanding, UploadTarget } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
-import { MEDIA_DISK, NO_DISK } from './sharedReservations.js';
 import { notAVideoError, type IntakeResult } from './sourceIntake.js';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { FileTusStorage, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
@@ -258,7 +257,7 @@ export class TusUploads {
         key: id,
         kind: 'tus',
         videoId: upload.metadata?.videoId ?? '',
-        disk: this.disk,
+        disk: this.deps.ingest.diskFor(this.landing),
         size: upload.size ?? 0,
         written: upload.offset,
         expiresAt: Number.isFinite(created) ? created + this.deps.ingest.options.uploadExpiryMs : undefined,
@@ -292,9 +291,9 @@ export class TusUploads {
     }
   }
 
-  /** The disk a tus upload's bytes land on, as reservations name it. */
-  private get disk(): string {
-    return this.storage.kind === 's3' ? NO_DISK : (this.deps.ingest.shared?.mediaDisk ?? MEDIA_DISK);
+  /** Where a tus upload's bytes land: the bucket with media in object storage, else the media folder. */
+  private get landing(): UploadLanding {
+    return this.storage.kind === 's3' ? 'bucket' : 'media';
   }
 
   /** onUploadCreate: who may create this upload, for which video, of what size. */
@@ -322,7 +321,7 @@ export class TusUploads {
       await this.deps.ingest.reserveRoom(
         upload.id,
         { kind: 'tus', videoId: target.video.id, size, owner, expiresAt: Date.now() + this.deps.ingest.options.uploadExpiryMs },
-        this.storage.kind === 's3' ? 'bucket' : 'media',
+        this.landing,
       );
     } catch (err) {
       throw tusRefusal(err);
