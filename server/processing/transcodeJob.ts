@@ -146,6 +146,10 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
         deps.hlsChanged?.(videoId);
         const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
         await storeRenditions(objects, made.written, ctx.signal);
+        // Everything is stored: the scratch folder goes before the video is said to be ready, so
+        // that a node holds nothing of an attempt once its video is in status 1 (the finally
+        // below removes it, again or on failure, and logs a failure to).
+        await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
         await ctx.fence();
 
         const { written, info } = made;
