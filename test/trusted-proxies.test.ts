@@ -13,10 +13,10 @@ import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 function requestFrom(
   localAddress: string,
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; agent?: http.Agent } = {},
 ): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, localAddress, agent: false, timeout: 10_000 }, (res) => {
+    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, localAddress, agent: init.agent ?? false, timeout: 10_000 }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
@@ -95,6 +95,40 @@ describe('limits keyed on the client address behind a proxy (issue 12, item 4)',
     expect(await badCall(t, c.appId, '127.0.0.1', '203.0.113.2')).toBe('104');
     const good = await requestFrom('127.0.0.1', `${t.baseUrl}/Api/Video/GetList?${c.query()}`, { headers: { 'X-Forwarded-For': '203.0.113.2' } });
     expect(good.body.AuthMsg.ResultCode).toBe('1');
+  });
+
+  it('on one kept-alive connection, each request of a trusted proxy is its own client; an untrusted peer stays itself', async () => {
+    // The peer is noted once per connection (issue 14): what its requests forward must still be read per request.
+    t = await start(['127.0.0.1/32']);
+    const c = await t.newApp();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    agent.on('free', (socket) => sockets.add(socket));
+    try {
+      const call = async (forwardedFor: string) => {
+        const q = new URLSearchParams({ AppId: c.appId, Timestamp: String(Math.floor(Date.now() / 1000)), Token: '0'.repeat(32) });
+        return (await requestFrom('127.0.0.1', `${t!.baseUrl}/Api/Video/GetList?${q}`, { headers: { 'X-Forwarded-For': forwardedFor }, agent })).body.AuthMsg.ResultCode;
+      };
+      for (let i = 0; i < 3; i++) expect(await call('203.0.113.7')).toBe('104');
+      expect(await call('203.0.113.7')).toBe('106');
+      expect(await call('203.0.113.8')).toBe('104');
+      expect(await call('203.0.113.7')).toBe('106');
+      expect(sockets.size).toBe(1); // all of it on one connection
+      // From a peer that is no proxy, a kept-alive connection's forwarded addresses are all ignored.
+      const other = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const direct = async (forwardedFor: string) => {
+          const q = new URLSearchParams({ AppId: c.appId, Timestamp: String(Math.floor(Date.now() / 1000)), Token: '0'.repeat(32) });
+          return (await requestFrom('127.0.0.2', `${t!.baseUrl}/Api/Video/GetList?${q}`, { headers: { 'X-Forwarded-For': forwardedFor }, agent: other })).body.AuthMsg.ResultCode;
+        };
+        for (let i = 0; i < 3; i++) expect(await direct(`198.51.100.${i}`)).toBe('104');
+        expect(await direct('198.51.100.99')).toBe('106');
+      } finally {
+        other.destroy();
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('ignores X-Forwarded-For from a peer that is not a trusted proxy: it cannot escape its own lockout', async () => {

@@ -21,6 +21,7 @@ export class TrustedProxies {
 
   /** True if `address` (as a socket or X-Forwarded-For gives it) is in one of the ranges. */
   includes(address: string | undefined): boolean {
+    if (this.ranges.length === 0) return false;
     const ip = parseAddress(address);
     if (!ip) return false;
     return this.ranges.some(([range, bits]) => ip.kind() === range.kind() && ip.match(range, bits));
@@ -30,6 +31,11 @@ export class TrustedProxies {
   resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string {
     const direct = normalize(peer) ?? 'unknown';
     if (this.ranges.length === 0 || !this.includes(peer)) return direct;
+    return this.behind(direct, forwardedFor);
+  }
+
+  /** The client's address for a request from `direct`, a trusted proxy, that says `forwardedFor`. */
+  behind(direct: string, forwardedFor: string | string[] | undefined): string {
     // Several X-Forwarded-For lines are one list, in order (RFC 9110 5.3).
     const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : (forwardedFor ?? '')).split(',').map((h) => h.trim());
     for (let i = hops.length - 1; i >= 0; i--) {
@@ -53,23 +59,41 @@ export function assertTrustedProxies(option: string, list: unknown): void {
   }
 }
 
-const resolved = new WeakMap<IncomingMessage, string>();
+/** A connection's peer, as {@link noteClientAddress} found it at its first request. */
+interface Peer {
+  /** The peer's address, normalized. */
+  address: string;
+  /** The server's trusted proxies if the peer is one of them (its requests name their client); undefined otherwise. */
+  proxies: TrustedProxies | undefined;
+}
+
+const peers = new WeakMap<object, Peer>();
 
 /**
- * Works out the client's address of a request once, as it arrives (the server's request
- * listener, before any route), for {@link clientAddress}.
+ * Notes the peer of a request's connection, at its first request (the server's request listener,
+ * before any route), for {@link clientAddress}. Once per connection, not per request: parsing
+ * and checking the peer's address on every request was about 2% of a small media answer's CPU
+ * (issue 14), and a keep-alive connection's peer does not change. Only a trusted proxy's
+ * requests are looked at one by one, and only when something asks ({@link clientAddress}).
+ * Noted while the socket is open: once it is closed Node no longer knows its peer.
  */
 export function noteClientAddress(req: IncomingMessage, proxies: TrustedProxies): void {
-  resolved.set(req, proxies.resolve(req.socket.remoteAddress, req.headers['x-forwarded-for']));
+  const socket = req.socket;
+  if (peers.has(socket)) return;
+  const peer = socket.remoteAddress;
+  peers.set(socket, { address: normalize(peer) ?? 'unknown', proxies: proxies.includes(peer) ? proxies : undefined });
 }
 
 /**
- * The client's address of a request: as {@link noteClientAddress} found it, or the socket's peer
- * for a request that did not go through it (an app mounted on another server, which then trusts
- * no proxy). `'unknown'` if the socket is already gone.
+ * The client's address of a request: its connection's peer as {@link noteClientAddress} found it,
+ * or, when that peer is a trusted proxy, the address its X-Forwarded-For names. The socket's peer
+ * for a request that did not go through noteClientAddress (an app mounted on another server,
+ * which then trusts no proxy). `'unknown'` if the socket is already gone.
  */
 export function clientAddress(req: IncomingMessage): string {
-  return resolved.get(req) ?? normalize(req.socket.remoteAddress) ?? 'unknown';
+  const peer = peers.get(req.socket);
+  if (!peer) return normalize(req.socket.remoteAddress) ?? 'unknown';
+  return peer.proxies ? peer.proxies.behind(peer.address, req.headers['x-forwarded-for']) : peer.address;
 }
 
 /** IPv4-mapped IPv6 (`::ffff:10.0.0.1`) as IPv4; a bracketed or zone-less form as ipaddr parses it. */
