@@ -3,9 +3,10 @@
  * object: the same info as stat, the bytes of the very file that info was taken from, and
  * nothing for what is no object.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, UnsafeMediaKeyError, type LocalMediaFile } from '../server/storage/media/mediaStore.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
@@ -51,5 +52,129 @@ describe('LocalObjectMediaStore.openLocalFileSync', () => {
     expect(fs.readdirSync('/proc/self/fd').length).toBe(before); // the folder's fd was closed
     expect(() => store.openLocalFileSync('play/../admin-token')).toThrow(UnsafeMediaKeyError);
     expect(() => store.openLocalFileSync('play')).toThrow(UnsafeMediaKeyError);
+  });
+});
+
+describe("the local store's cache of recently read blocks (LocalMediaFile.readSync and read)", () => {
+  const BLOCK = 64 * 1024;
+  const bytes = crypto.randomBytes(3 * BLOCK + 1000); // three whole blocks and a short last one
+
+  async function storeWith(blockCacheBytes: number, content = bytes) {
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes });
+    const key = mediaKey('hls', 'v3', '360p', 'seg_00000.ts');
+    await store.put(key, { stream: Readable.from([content]) });
+    return { store, key };
+  }
+  const opened = (store: LocalObjectMediaStore, key: string) => {
+    const file = store.openLocalFileSync(key)!;
+    open.push(file);
+    return file;
+  };
+
+  it('answers every range with the bytes of the file, within a block, across blocks, to the short last one', async () => {
+    const { store, key } = await storeWith(1024 * 1024);
+    const file = opened(store, key);
+    const ranges: Array<[number, number]> = [
+      [1000, 2023], // inside the first block
+      [BLOCK - 10, BLOCK + 9], // across two
+      [1_000, 2 * BLOCK + 5_000], // across three
+      [3 * BLOCK, bytes.length - 1], // the short last block
+      [0, bytes.length - 1], // all of it
+      [BLOCK - 1, BLOCK - 1], // one byte
+    ];
+    for (const [start, end] of ranges) {
+      expect(Buffer.concat(file.readSync(start, end)).equals(bytes.subarray(start, end + 1)), `${start}-${end} sync`).toBe(true);
+      expect(Buffer.concat(await file.read(start, end)).equals(bytes.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
+    }
+    expect(store.openFiles.cachedBytes).toBe(bytes.length); // each block read once, all kept
+  });
+
+  it('reads a cached block no more: the bytes come from memory even once the file is unreadable', async () => {
+    const { store, key } = await storeWith(1024 * 1024);
+    const file = opened(store, key);
+    expect(Buffer.concat(file.readSync(1000, 2023)).equals(bytes.subarray(1000, 2024))).toBe(true);
+    // The descriptor is still open, but a read through it would now fail: only the cache can answer.
+    const again = opened(store, key);
+    expect(again.fd).toBe(file.fd);
+    const spied = vi.spyOn(fs, 'readSync');
+    try {
+      expect(Buffer.concat(again.readSync(5000, 6000)).equals(bytes.subarray(5000, 6001))).toBe(true);
+      expect(spied).not.toHaveBeenCalled();
+      again.readSync(BLOCK + 1, BLOCK + 2); // the next block is not cached: read
+      expect(spied).toHaveBeenCalledTimes(1);
+    } finally {
+      spied.mockRestore();
+    }
+  });
+
+  it('keeps at most its bound, the least recently used block going first', async () => {
+    const { store, key } = await storeWith(2 * BLOCK);
+    const file = opened(store, key);
+    file.readSync(0, 10); // block 0
+    file.readSync(BLOCK, BLOCK + 10); // block 1
+    file.readSync(5, 6); // block 0 again: now the most recent
+    file.readSync(2 * BLOCK, 2 * BLOCK + 10); // block 2: block 1 goes
+    expect(store.openFiles.cachedBytes).toBe(2 * BLOCK);
+    const spied = vi.spyOn(fs, 'readSync');
+    try {
+      file.readSync(7, 8);
+      expect(spied).not.toHaveBeenCalled(); // block 0 stayed
+      file.readSync(BLOCK + 1, BLOCK + 2);
+      expect(spied).toHaveBeenCalledTimes(1); // block 1 had gone
+    } finally {
+      spied.mockRestore();
+    }
+    expect(store.openFiles.cachedBytes).toBeLessThanOrEqual(2 * BLOCK);
+  });
+
+  it('never answers from the blocks of a file that was replaced or cut', async () => {
+    const { store, key } = await storeWith(1024 * 1024);
+    expect(Buffer.concat(opened(store, key).readSync(0, 99)).equals(bytes.subarray(0, 100))).toBe(true);
+    // Replaced through the store: its entry and blocks go at once.
+    const second = crypto.randomBytes(bytes.length);
+    await store.put(key, { stream: Readable.from([second]) });
+    expect(store.openFiles.cachedBytes).toBe(0);
+    expect(Buffer.concat(opened(store, key).readSync(0, 99)).equals(second.subarray(0, 100))).toBe(true);
+    // Rewritten in place by another hand: the next open sees another file, and reads it anew.
+    const third = crypto.randomBytes(bytes.length + 1); // another size: timestamps alone may fall in the same clock tick
+    fs.writeFileSync(store.local.path('hls', 'v3', '360p', 'seg_00000.ts'), third);
+    expect(Buffer.concat(opened(store, key).readSync(0, 99)).equals(third.subarray(0, 100))).toBe(true);
+    // Cut short under an open file: the promised bytes cannot be had, and it says so.
+    const file = opened(store, key);
+    fs.truncateSync(store.local.path('hls', 'v3', '360p', 'seg_00000.ts'), 1000);
+    expect(() => file.readSync(BLOCK + 1, BLOCK + 2)).toThrow(/shorter than its announced length/);
+    await expect(Promise.resolve().then(() => file.read(2 * BLOCK + 1, 2 * BLOCK + 2))).rejects.toThrow(/shorter than its announced length/);
+  });
+});
+
+describe('files kept open (OpenFileCache)', () => {
+  it('closes a file nobody asked for during one to two of its inactive periods, and its blocks go with it', async () => {
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 100, blockCacheBytes: 1024 * 1024 });
+    const key = mediaKey('covers', 'v4', 'cover.jpg');
+    await store.put(key, { stream: Readable.from([crypto.randomBytes(5000)]) });
+    const file = store.openLocalFileSync(key)!;
+    // Whether the descriptor is still open on this file (not on another one that took its number).
+    const held = () => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${file.fd}`) === store.local.path('covers', 'v4', 'cover.jpg');
+      } catch {
+        return false; // no such descriptor
+      }
+    };
+    file.readSync(0, 4999);
+    file.release();
+    expect(store.openFiles.size).toBe(1);
+    expect(store.openFiles.cachedBytes).toBe(5000);
+    expect(held()).toBe(true); // kept open for the next request
+    // Asked for again within the period: kept through the next sweep.
+    await new Promise((r) => setTimeout(r, 60));
+    store.openLocalFileSync(key)!.release();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(store.openFiles.size).toBe(1);
+    // Then nobody asks: gone after at most two periods, descriptor closed.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(store.openFiles.size).toBe(0);
+    expect(store.openFiles.cachedBytes).toBe(0);
+    expect(held()).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseRange, sendMediaObject, SYNC_READ_MAX_BYTES } from '../server/http/fileResponse.js';
+import { CACHED_READ_MAX_BYTES, parseRange, sendMediaObject, SYNC_READ_MAX_BYTES } from '../server/http/fileResponse.js';
 import { COVER_SIZES } from '../server/media/cover.js';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
@@ -246,6 +246,22 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
       const middle = await get(`${playUrl}${date}/${name}`, { Range: `bytes=${3 * 1024 * 1024 - 7}-${5 * 1024 * 1024 + 9}` });
       expect(middle.status).toBe(206);
       expect(Buffer.from(await middle.arrayBuffer()).equals(big.subarray(3 * 1024 * 1024 - 7, 5 * 1024 * 1024 + 10))).toBe(true);
+      // Every size of body each way sends (read at once, read whole in the thread pool, streamed),
+      // across the local store's blocks, each twice (the second from its cache where it keeps one).
+      for (const [start, length] of [
+        [1000, 1024],
+        [65_000, SYNC_READ_MAX_BYTES],
+        [200_001, SYNC_READ_MAX_BYTES + 1],
+        [7 * 1024 * 1024 + 3, CACHED_READ_MAX_BYTES],
+        [9 * 1024 * 1024 + 5, CACHED_READ_MAX_BYTES + 1],
+      ] as const) {
+        for (let i = 0; i < 2; i++) {
+          const r = await get(`${playUrl}${date}/${name}`, { Range: `bytes=${start}-${start + length - 1}` });
+          expect(r.status).toBe(206);
+          expect(r.headers.get('content-length')).toBe(String(length));
+          expect(Buffer.from(await r.arrayBuffer()).equals(big.subarray(start, start + length)), `${start}+${length}`).toBe(true);
+        }
+      }
 
       const openFds = () => fs.readdirSync('/proc/self/fd').length;
       const fdsBefore = openFds();
@@ -279,7 +295,7 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
     await store.put(key, { file: source });
     const reads = [vi.spyOn(fs, 'read'), vi.spyOn(fs, 'readSync'), vi.spyOn(store, 'openRange')];
     try {
-      for (const range of [`bytes=0-${SYNC_READ_MAX_BYTES - 1}`, undefined]) {
+      for (const range of [`bytes=0-${SYNC_READ_MAX_BYTES - 1}`, `bytes=0-${CACHED_READ_MAX_BYTES - 1}`, undefined]) {
         let client: http.ClientRequest | undefined;
         const answered = new Promise<boolean>((resolve, reject) => {
           const server = http.createServer((req, res) => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
-import { sendMediaObject } from '../server/http/fileResponse.js';
+import { CACHED_READ_MAX_BYTES, sendMediaObject } from '../server/http/fileResponse.js';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
@@ -146,6 +146,64 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady cl
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
+});
+
+describe('a mid-sized answer (an HLS segment: read whole, sent in one write)', () => {
+  it('is given up too when its client stops reading, and a reading client gets all of it', async () => {
+    const dir = makeTempDir('vop-mid-');
+    const file = path.join(dir, 'segment.ts');
+    const body = Buffer.alloc(CACHED_READ_MAX_BYTES, 9); // more than a Unix socket's buffer takes in at once
+    fs.writeFileSync(file, body);
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const key = mediaKey('hls', 'v1', '360p', 'seg_00000.ts');
+    await store.put(key, { file });
+    const socketPath = path.join(dir, 'http.sock');
+    // How each answer ended. (writableFinished cannot tell here: a destroyed socket completes the
+    // pending write, and Node then says 'finish' too.)
+    const finished: string[] = [];
+    const server = http.createServer((req, res) => {
+      const started = Date.now();
+      sendMediaObject(req, res, store, key, { contentType: 'video/mp2t', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 300 }).then(
+        () => finished.push(res.socket === null || res.socket.destroyed ? `closed after ${Date.now() - started} ms` : 'sent'),
+        (err: Error) => finished.push(`error: ${err.message}`),
+      );
+    });
+    // A Unix socket: its fixed 208 KiB buffer cannot take the whole answer, as loopback TCP's 4 MB could.
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      const stalled = net.connect(socketPath);
+      await new Promise((resolve) => stalled.once('connect', resolve));
+      stalled.write('GET /segment HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      let taken = 0;
+      stalled.on('data', (d: Buffer) => {
+        taken += d.length;
+        stalled.pause(); // reads nothing more
+      });
+      await expect.poll(() => finished.length, { timeout: 10_000 }).toBe(1);
+      // Given up between one and two send timeouts after the socket last took anything; the client
+      // had taken a fraction of it (the rest can be neither in its buffers nor in the kernel's).
+      const after = Number(/^closed after (\d+) ms$/.exec(finished[0]!)?.[1]);
+      expect(after, finished[0]).toBeGreaterThanOrEqual(300);
+      expect(after).toBeLessThan(3000);
+      expect(taken).toBeLessThan(body.length / 2);
+      const connections = () => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)));
+      await expect.poll(connections, { timeout: 5000 }).toBe(0);
+      stalled.destroy();
+
+      const reader = net.connect(socketPath);
+      reader.write('GET /segment HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+      const chunks: Buffer[] = [];
+      reader.on('data', (d: Buffer) => chunks.push(d));
+      await new Promise((resolve) => reader.once('close', resolve));
+      const answer = Buffer.concat(chunks);
+      expect(answer.subarray(answer.length - body.length).equals(body)).toBe(true);
+      expect(answer.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
+      await expect.poll(() => finished.length).toBe(2);
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a slow store', () => {

@@ -6,7 +6,9 @@
  * - a store with {@link MediaStore.openLocalFileSync} (local disk) opens the file once and answers
  *   from that descriptor: a body up to {@link SYNC_READ_MAX_BYTES} is read with one blocking
  *   pread and sent with the headers in one write, as nginx does (a Range of 1 or 64 KiB, a
- *   playlist, a cover); a larger one streams through two reused buffers. This is what makes a
+ *   playlist, a cover); one up to {@link CACHED_READ_MAX_BYTES} (an HLS segment) is read in the
+ *   thread pool and sent the same way; a larger one streams through two reused buffers. Both
+ *   read through the store's cache of recently read blocks, which spares most reads. This is what makes a
  *   small Range answer cost about what a bare Node server answering the same bytes costs: every
  *   trip through libuv's thread pool costs 30 to 50 µs of CPU on this hardware;
  * - any other store (S3): {@link MediaStore.stat} for the validators, then
@@ -24,9 +26,9 @@
  * counts, not only a whole chunk taken: see {@link SendTimeout}.
  */
 import fs from 'node:fs';
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Answer } from './hotPaths.js';
+import { writeAnswer, type Answer } from './hotPaths.js';
 import { MediaObjectNotFoundError, type LocalMediaFile, type MediaObjectInfo, type MediaStore } from '../storage/media/mediaStore.js';
 
 export interface FileResponseOptions {
@@ -50,10 +52,7 @@ export interface FileResponseOptions {
 }
 
 /** Writes a whole answer at once. */
-const answerNow: Answer = (res, status, headers, body) => {
-  res.writeHead(status, headers as OutgoingHttpHeaders);
-  res.end(body);
-};
+const answerNow: Answer = (res, status, headers, body) => writeAnswer(res, status, headers, body);
 
 /**
  * Bodies up to this size are read from a local file with one blocking pread (microseconds from
@@ -61,6 +60,14 @@ const answerNow: Answer = (res, status, headers, body) => {
  * chunk, so that a cold read of a large range never holds the event loop for long.
  */
 export const SYNC_READ_MAX_BYTES = 128 * 1024;
+
+/**
+ * Bodies up to this size (HLS segments, covers) are read whole, through the store's cache of
+ * recently read blocks (storage/media/openFileCache.ts), and sent with their headers in one write;
+ * larger ones (renditions, downloads) stream through two reused buffers without touching that
+ * cache, so that one download does not push out what many viewers share.
+ */
+export const CACHED_READ_MAX_BYTES = 1024 * 1024;
 
 /**
  * Sends the object under `key` (a key made by mediaKey: the caller has decided it may be served).
@@ -139,31 +146,46 @@ function answerPlan(req: IncomingMessage, info: MediaObjectInfo, o: FileResponse
 
 /** Answers from an open file (openLocalFileSync), and releases it once done. */
 async function sendFromFd(req: IncomingMessage, res: ServerResponse, file: LocalMediaFile, o: FileResponseOptions): Promise<void> {
-  const { fd, info } = file;
   let plan: AnswerPlan;
-  let small: Buffer | undefined;
+  let body: Buffer[] | Promise<Buffer[]> | undefined;
   if (res.destroyed) {
     // The client left while this request waited: nothing to read for it.
     file.release();
     return;
   }
   try {
-    plan = answerPlan(req, info, o);
+    plan = answerPlan(req, file.info, o);
     const length = plan.body ? plan.body.end - plan.body.start + 1 : 0;
-    if (plan.body && length <= SYNC_READ_MAX_BYTES) {
-      small = Buffer.allocUnsafe(length);
-      const read = fs.readSync(fd, small, 0, length, plan.body.start);
-      // The file shrank under us (it is replaced by rename, never cut, but a hand may cut it):
-      // the promised length cannot be met, so nothing is promised.
-      if (read !== length) throw new Error(`media object ${info.key} is shorter than its announced length`);
-    }
+    if (plan.body && length <= SYNC_READ_MAX_BYTES) body = file.readSync(plan.body.start, plan.body.end);
+    else if (plan.body && length <= CACHED_READ_MAX_BYTES) body = file.read(plan.body.start, plan.body.end);
   } catch (err) {
     file.release();
     throw err;
   }
-  if (!plan.body || small) {
+  if (!plan.body || Array.isArray(body)) {
     file.release();
-    (o.answer ?? answerNow)(res, plan.status, plan.headers, small);
+    (o.answer ?? answerNow)(res, plan.status, plan.headers, body as Buffer[] | undefined);
+    return;
+  }
+  if (body) {
+    // A mid-sized body (an HLS segment): read, or found in the store's cache, whole, and sent with its headers in one write.
+    let parts: Buffer[];
+    try {
+      parts = await body;
+    } finally {
+      file.release();
+    }
+    if (res.destroyed) return;
+    // Until the socket has taken it all: a client that stops reading must not hold the bytes for ever.
+    const stall = new SendTimeout(res, o.sendTimeoutMs);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        stall.clear();
+        resolve();
+      };
+      res.once('close', done);
+      writeAnswer(res, plan.status, plan.headers, parts, done);
+    });
     return;
   }
   res.writeHead(plan.status, plan.headers);

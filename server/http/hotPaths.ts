@@ -35,9 +35,30 @@ export interface HotRequest {
 
 /**
  * Sends a whole answer: status, headers (an object, or names and values in one flat list) and the
- * body if any (for HEAD, Node leaves it out). Answers of one turn of the event loop go out together.
+ * body if any, one buffer or its parts in order (views of cached blocks, sent without joining
+ * them; for HEAD, Node leaves the body out). Answers of one turn of the event loop go out together.
  */
-export type Answer = (res: ServerResponse, status: number, headers: OutgoingHttpHeaders | readonly string[], body?: Buffer) => void;
+export type Answer = (res: ServerResponse, status: number, headers: OutgoingHttpHeaders | readonly string[], body?: Body) => void;
+
+/** A body to send: one buffer, or parts sent one after the other. */
+export type Body = Buffer | readonly Buffer[];
+
+/**
+ * Writes a whole answer now: headers and body, parts included, in one write (the socket corked
+ * around them, as `end` does for one buffer).
+ */
+export function writeAnswer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders | readonly string[], body?: Body, done?: () => void): void {
+  res.writeHead(status, headers as OutgoingHttpHeaders);
+  if (body === undefined || Buffer.isBuffer(body)) {
+    res.end(body, done);
+    return;
+  }
+  const parts = body as readonly Buffer[];
+  res.cork();
+  for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]);
+  res.end(parts[parts.length - 1], done);
+  res.uncork();
+}
 
 /**
  * Answers one request. A rejection or throw is answered by {@link sendHotError} (the spec
@@ -121,13 +142,12 @@ export function sendHotError(req: IncomingMessage, res: ServerResponse, err: unk
  * 14). With one request in flight nothing waits: the check phase follows the poll phase at once.
  */
 function answerBatcher(log: (line: string) => void): Answer {
-  type Pending = { res: ServerResponse; status: number; headers: OutgoingHttpHeaders | readonly string[]; body?: Buffer };
+  type Pending = { res: ServerResponse; status: number; headers: OutgoingHttpHeaders | readonly string[]; body?: Body };
   const answers: Pending[] = [];
   const sendAll = () => {
     for (const { res, status, headers, body } of answers.splice(0)) {
       try {
-        res.writeHead(status, headers as OutgoingHttpHeaders);
-        res.end(body);
+        writeAnswer(res, status, headers, body);
       } catch (err) {
         log(`Error on ${res.req.method} ${res.req.url}: writing the answer failed: ${(err as Error)?.stack ?? String(err)}`);
         res.destroy();

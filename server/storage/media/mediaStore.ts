@@ -121,6 +121,15 @@ export interface LocalMediaFile {
   fd: number;
   /** What {@link MediaStore.stat} answers, taken from the open file. */
   info: MediaObjectInfo;
+  /**
+   * Bytes `start` to `end` (inclusive, within the object), in parts to send in order, through the
+   * store's cache of recently read blocks; what is not cached is read blocking, so keep it to
+   * small answers. Throws if the file is shorter than its info says. The parts may be views of
+   * the cache: never write to them.
+   */
+  readSync(start: number, end: number): Buffer[];
+  /** As {@link readSync}, but what is not cached is read in the thread pool. */
+  read(start: number, end: number): Buffer[] | Promise<Buffer[]>;
   /** Done reading: the store closes the descriptor, or keeps it for the next reader. Once is enough; more do nothing. */
   release(): void;
 }
