@@ -5,14 +5,22 @@
  * ones, at once; a change that comes with no event (another node's, its event lost) is seen
  * within the cache's lifetime.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sendMediaObject } from '../server/http/fileResponse.js';
+import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { mediaKey } from '../server/storage/media/mediaStore.js';
+import { ObjectInfoCache } from '../server/storage/media/objectInfoCache.js';
+import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
-import { startServer, type TestServer } from './helpers/server.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
 let client: SpecClient;
@@ -175,5 +183,95 @@ describe('the open-file cache', () => {
     await t.vop.objects.delete(key);
     await expect.poll(() => filesOpenAt(onDisk)).toBe(0);
     expect((await fetch(url)).status).toBe(404);
+  });
+});
+
+/**
+ * The store without local files (S3) keeps objects' info between requests: a GET is one openRange
+ * with If-Match, a HEAD no call at all, and a replaced or removed object is never answered with
+ * the bytes of another. Here the local store plays S3 (its openLocalFileSync hidden), over real
+ * HTTP; test/media-store-contract.test.ts holds S3's If-Match to the same contract on Ceph RGW.
+ */
+describe('the cache of objects’ info (stores without local files)', () => {
+  it('asks the store once per GET and not at all per HEAD; a replaced object is asked for anew, a removed one is a 404', async () => {
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
+    const key = mediaKey('hls', 'v1', '360p', 'seg_00000.ts');
+    const first = crypto.randomBytes(50_000);
+    await store.put(key, { stream: Readable.from([first]) });
+    const objectInfo = new ObjectInfoCache({ ttlMs: 60_000, maxObjects: 10 });
+    const server = http.createServer((req, res) => {
+      sendMediaObject(req, res, store, key, { contentType: 'video/mp2t', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000, objectInfo }).then(
+        (sent) => {
+          if (!sent) res.writeHead(404).end();
+        },
+        () => res.destroy(),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/seg`;
+    const stat = vi.spyOn(store, 'stat');
+    const openRange = vi.spyOn(store, 'openRange');
+    try {
+      const get = async (range?: string) => {
+        const r = await fetch(url, { headers: range ? { Range: range } : {} });
+        return { status: r.status, body: Buffer.from(await r.arrayBuffer()), etag: r.headers.get('etag') };
+      };
+      const whole = await get();
+      expect(whole.body.equals(first)).toBe(true);
+      expect([stat.mock.calls.length, openRange.mock.calls.length]).toEqual([1, 1]);
+      expect((await get('bytes=100-199')).body.equals(first.subarray(100, 200))).toBe(true);
+      expect((await fetch(url, { method: 'HEAD' })).headers.get('content-length')).toBe(String(first.length));
+      expect((await fetch(url, { headers: { 'If-None-Match': whole.etag! } })).status).toBe(304);
+      expect([stat.mock.calls.length, openRange.mock.calls.length]).toEqual([1, 2]); // HEAD and 304 from the kept info
+      expect(openRange.mock.calls.every((c) => typeof c[2]?.ifMatch === 'string')).toBe(true);
+
+      // Replaced under the kept info (as on another node): the GET's If-Match fails, the info is taken anew.
+      const statsDuring = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
+        const before = stat.mock.calls.length;
+        const result = await fn();
+        return [result, stat.mock.calls.length - before];
+      };
+      const second = crypto.randomBytes(70_000);
+      await store.put(key, { stream: Readable.from([second]) });
+      const [again, asked] = await statsDuring(() => get('bytes=100-199'));
+      expect(again.status).toBe(206);
+      expect(again.body.equals(second.subarray(100, 200))).toBe(true);
+      expect(asked).toBe(1);
+      const [next, askedNext] = await statsDuring(() => get('bytes=60000-60099'));
+      expect(next.body.equals(second.subarray(60_000, 60_100))).toBe(true);
+      expect(askedNext).toBe(0); // the new info is kept
+      // Replaced by a longer one: a range past the kept length is not refused on the kept word.
+      const third = crypto.randomBytes(90_000);
+      await store.put(key, { stream: Readable.from([third]) });
+      const longer = await get('bytes=80000-80099');
+      expect(longer.status).toBe(206);
+      expect(longer.body.equals(third.subarray(80_000, 80_100))).toBe(true);
+      // By a shorter one: the GET fails its If-Match, and the fresh info refuses the range.
+      await store.put(key, { stream: Readable.from([crypto.randomBytes(30_000)]) });
+      expect((await get('bytes=40000-40099')).status).toBe(416);
+
+      // Removed: a 404, and nothing of it kept.
+      await store.delete(key);
+      expect((await get()).status).toBe(404);
+      expect(objectInfo.size).toBe(0);
+    } finally {
+      server.close();
+      stat.mockRestore();
+      openRange.mockRestore();
+    }
+  });
+
+  it("drops a video's objects on its status event", async () => {
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const objectInfo = new ObjectInfoCache({ ttlMs: 60_000, maxObjects: 2 });
+    const keys = [mediaKey('covers', 'video-a', 'cover.jpg'), mediaKey('hls', 'video-a', 'master.m3u8'), mediaKey('covers', 'video-b', 'cover.jpg')];
+    for (const key of keys) await store.put(key, { stream: Readable.from([Buffer.from(key)]) });
+    for (const key of keys) await objectInfo.stat(store, key);
+    expect(objectInfo.size).toBe(2); // the bound: the oldest went
+    objectInfo.forgetVideo('video-a');
+    expect(objectInfo.size).toBe(1);
+    objectInfo.forgetVideo('video-b');
+    expect(objectInfo.size).toBe(0);
   });
 });

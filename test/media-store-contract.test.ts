@@ -6,7 +6,7 @@ import { buffer } from 'node:stream/consumers';
 import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
-import { MediaObjectNotFoundError, mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
+import { MediaObjectChangedError, MediaObjectNotFoundError, mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js';
 import { openMediaStore } from '../server/storage/media/openMediaStore.js';
 import { openS3MediaStore, S3MediaStore } from '../server/storage/media/s3MediaStore.js';
 import { s3OptionsFromEnv, validateS3Options } from '../server/storage/media/s3Options.js';
@@ -112,6 +112,23 @@ export function mediaStoreContract(name: string, factory: () => MediaStoreFactor
       expect((await s.put(key, { stream: streamOf(Buffer.alloc(0)) })).size).toBe(0);
       expect((await s.stat(key))?.size).toBe(0);
       expect((await read(key)).length).toBe(0);
+    });
+
+    it('reads an object only while it is the one an etag names (ifMatch), whole or a range', async () => {
+      await fresh();
+      const key = mediaKey('hls', 'v1', '360p', 'seg_00001.ts');
+      const first = await s.put(key, { stream: streamOf(bytes(5000, 3)) });
+      expect(await buffer(await s.openRange(key, { start: 10, end: 19 }, { ifMatch: first.etag }))).toEqual(bytes(5000, 3).subarray(10, 20));
+      expect(await buffer(await s.openRange(key, undefined, { ifMatch: first.etag }))).toEqual(bytes(5000, 3));
+      // Replaced by an object of the same size: the old etag no longer reads it, the new one does.
+      const second = await s.put(key, { stream: streamOf(bytes(5000, 4)) });
+      expect(second.etag).not.toBe(first.etag);
+      await expect(s.openRange(key, { start: 10, end: 19 }, { ifMatch: first.etag })).rejects.toThrow(MediaObjectChangedError);
+      await expect(s.openRange(key, undefined, { ifMatch: first.etag })).rejects.toThrow(MediaObjectChangedError);
+      expect(await buffer(await s.openRange(key, { start: 10, end: 19 }, { ifMatch: second.etag }))).toEqual(bytes(5000, 4).subarray(10, 20));
+      // Gone: not found, whatever the etag.
+      await s.delete(key);
+      await expect(s.openRange(key, undefined, { ifMatch: second.etag })).rejects.toThrow(MediaObjectNotFoundError);
     });
 
     it('refuses a range outside the object and answers not-found for a missing one', async () => {

@@ -21,6 +21,7 @@ import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
 import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
 import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
 import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
+import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
 
@@ -33,6 +34,8 @@ export interface MediaDeliveryDeps {
   events: VopEventBus;
   /** The cache of playable videos: see {@link PlayableVideoCacheOptions}. */
   cache?: Partial<PlayableVideoCacheOptions>;
+  /** The cache of objects' info, for a store without local files: see {@link ObjectInfoCache}. */
+  objectInfo?: ObjectInfoCacheOptions;
 }
 
 export interface PlayableVideoCacheOptions {
@@ -67,9 +70,16 @@ export interface CoverTarget {
 
 export class MediaDeliveryService {
   private readonly playableVideos: PlayableVideos;
+  /** Objects' info between requests, for a store without local files (S3): one call per GET, none per HEAD. */
+  private readonly objectInfo: ObjectInfoCache | undefined;
 
   constructor(private readonly deps: MediaDeliveryDeps) {
     this.playableVideos = new PlayableVideos(deps.videos, deps.events, { ...DEFAULT_CACHE, ...deps.cache });
+    if (!deps.objects.openLocalFileSync) {
+      const objectInfo = new ObjectInfoCache(deps.objectInfo);
+      deps.events.everywhere.on('video.status', (e) => objectInfo.forgetVideo(e.videoId));
+      this.objectInfo = objectInfo;
+    }
   }
 
   /** The video if it is playable; a 404 otherwise (unknown, or not in status 1: nothing of it is served). */
@@ -121,7 +131,7 @@ export class MediaDeliveryService {
    * there is none. See http/fileResponse.ts.
    */
   send(req: IncomingMessage, res: ServerResponse, objectKey: string, o: FileResponseOptions): Promise<boolean> {
-    return sendMediaObject(req, res, this.deps.objects, objectKey, o);
+    return sendMediaObject(req, res, this.deps.objects, objectKey, this.objectInfo ? { ...o, objectInfo: this.objectInfo } : o);
   }
 }
 

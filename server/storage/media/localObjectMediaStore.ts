@@ -9,6 +9,7 @@ import type { LocalMediaStore } from '../mediaStore.js';
 import { DEFAULT_OPEN_FILE_CACHE, OpenFileCache, type OpenFileCacheOptions } from './openFileCache.js';
 import {
   assertRange,
+  MediaObjectChangedError,
   MediaObjectNotFoundError,
   isMediaKey,
   splitMediaKey,
@@ -99,7 +100,7 @@ export class LocalObjectMediaStore implements MediaStore {
     return st?.isFile() ? info(key, st) : undefined;
   }
 
-  async openRange(key: string, range?: ByteRange): Promise<Readable> {
+  async openRange(key: string, range?: ByteRange, options: { ifMatch?: string } = {}): Promise<Readable> {
     const file = this.file(key);
     // Open first, then stat the handle: the stream reads the very file that was checked, even if
     // a put renames a new one into place meanwhile.
@@ -110,6 +111,7 @@ export class LocalObjectMediaStore implements MediaStore {
     try {
       const st = await fh.stat();
       if (!st.isFile()) throw new MediaObjectNotFoundError(key);
+      if (options.ifMatch !== undefined && info(key, st).etag !== options.ifMatch) throw new MediaObjectChangedError(key);
       if (range) assertRange(key, range, st.size);
       return fh.createReadStream(range ? { start: range.start, end: range.end } : {});
     } catch (err) {

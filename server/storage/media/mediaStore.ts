@@ -29,9 +29,12 @@ export interface MediaStore {
   /**
    * The bytes of an object, whole or from `range.start` to `range.end` inclusive (HTTP Range's
    * form; delivery checks the range against {@link stat} first). Rejects with
-   * {@link MediaObjectNotFoundError} if there is no object.
+   * {@link MediaObjectNotFoundError} if there is no object, and, given `ifMatch` (an etag as
+   * {@link stat} gave it), with {@link MediaObjectChangedError} if the object is no longer that
+   * one: delivery answers from an object's info kept from an earlier request, and the bytes it
+   * sends must be the ones that info describes (on S3 this is the GET's If-Match, no extra call).
    */
-  openRange(key: string, range?: ByteRange): Promise<Readable>;
+  openRange(key: string, range?: ByteRange, options?: { ifMatch?: string }): Promise<Readable>;
 
   /**
    * Optional, for delivery's hot path on local disk (issue 14): the object opened as a local file,
@@ -148,6 +151,14 @@ export interface MediaObjectInfo {
   modifiedAt: number;
   /** Changes whenever the object's bytes may have (an ETag for HTTP validators). */
   etag: string;
+}
+
+/** The object under a key is not the one an etag named ({@link MediaStore.openRange}'s `ifMatch`). */
+export class MediaObjectChangedError extends Error {
+  constructor(readonly key: string) {
+    super(`Media object ${JSON.stringify(key)} changed`);
+    this.name = 'MediaObjectChangedError';
+  }
 }
 
 /** No object under a key. */

@@ -20,6 +20,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
+  MediaObjectChangedError,
   MediaObjectNotFoundError,
   isMediaKey,
   splitMediaKey,
@@ -129,7 +130,7 @@ export class S3MediaStore implements MediaStore {
     }
   }
 
-  async openRange(key: string, range?: ByteRange): Promise<Readable> {
+  async openRange(key: string, range?: ByteRange, options: { ifMatch?: string } = {}): Promise<Readable> {
     const Key = this.objectKey(key);
     if (range && (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start)) {
       throw new RangeError(`Range ${range.start}-${range.end} is not a byte range`);
@@ -137,11 +138,17 @@ export class S3MediaStore implements MediaStore {
     let r;
     try {
       r = await this.client.send(
-        new GetObjectCommand({ Bucket: this.options.bucket, Key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        new GetObjectCommand({
+          Bucket: this.options.bucket,
+          Key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+          IfMatch: options.ifMatch !== undefined ? `"${options.ifMatch}"` : undefined,
+        }),
       );
     } catch (err) {
       const status = httpStatus(err);
       if (status === 404) throw new MediaObjectNotFoundError(key);
+      if (status === 412) throw new MediaObjectChangedError(key);
       if (status === 416) throw new RangeError(`Range ${range?.start}-${range?.end} is outside ${JSON.stringify(key)}`);
       throw err;
     }
