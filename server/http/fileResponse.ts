@@ -185,13 +185,15 @@ async function sendFromFd(req: IncomingMessage, res: ServerResponse, file: Local
     file.release();
     throw err;
   }
-  if (!plan.body || Array.isArray(body)) {
+  if (!plan.body || plan.body.end - plan.body.start + 1 <= SYNC_READ_MAX_BYTES) {
     file.release();
     (o.answer ?? answerNow)(res, plan.status, plan.headers, body as Buffer[] | undefined);
     return;
   }
   if (body) {
-    // A mid-sized body (an HLS segment): read, or found in the store's cache, whole, and sent with its headers in one write.
+    // A mid-sized body (an HLS segment): read, or found in the store's cache, whole, and sent with
+    // its headers in one write, under the send timeout even when it was all cached (a client that
+    // stops reading would otherwise hold up to a megabyte for as long as it likes).
     let parts: Buffer[];
     try {
       parts = await body;
