@@ -60,7 +60,7 @@ describe("the local store's cache of recently read blocks (LocalMediaFile.readSy
   const bytes = crypto.randomBytes(3 * BLOCK + 1000); // three whole blocks and a short last one
 
   async function storeWith(blockCacheBytes: number, content = bytes) {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes });
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes, validMs: 0 });
     const key = mediaKey('hls', 'v3', '360p', 'seg_00000.ts');
     await store.put(key, { stream: Readable.from([content]) });
     return { store, key };
@@ -148,8 +148,33 @@ describe("the local store's cache of recently read blocks (LocalMediaFile.readSy
 });
 
 describe('files kept open (OpenFileCache)', () => {
+  it('sees a change made beside the store within validMs, and answers the old file whole until then; its own writes at once', async () => {
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes: 1024 * 1024, validMs: 300 });
+    const key = mediaKey('hls', 'v5', '360p', 'index.m3u8');
+    await store.put(key, { stream: Readable.from([Buffer.from('first version')]) });
+    const text = () => {
+      const file = store.openLocalFileSync(key)!;
+      try {
+        return Buffer.concat(file.readSync(0, file.info.size - 1)).toString();
+      } finally {
+        file.release();
+      }
+    };
+    expect(text()).toBe('first version');
+    const onDisk = store.local.path('hls', 'v5', '360p', 'index.m3u8');
+    fs.writeFileSync(`${onDisk}.new`, 'second version, by hand');
+    fs.renameSync(`${onDisk}.new`, onDisk);
+    const changedAt = Date.now();
+    expect(text()).toBe('first version'); // within the window: the old file, whole, with its own length
+    await expect.poll(text, { interval: 20, timeout: 5000 }).toBe('second version, by hand');
+    expect(Date.now() - changedAt).toBeGreaterThanOrEqual(250);
+    // Through the store: at once.
+    await store.put(key, { stream: Readable.from([Buffer.from('third version, by the store')]) });
+    expect(text()).toBe('third version, by the store');
+  });
+
   it('closes a file nobody asked for during one to two of its inactive periods, and its blocks go with it', async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 100, blockCacheBytes: 1024 * 1024 });
+    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 100, blockCacheBytes: 1024 * 1024, validMs: 0 });
     const key = mediaKey('covers', 'v4', 'cover.jpg');
     await store.put(key, { stream: Readable.from([crypto.randomBytes(5000)]) });
     const file = store.openLocalFileSync(key)!;
