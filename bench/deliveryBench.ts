@@ -37,11 +37,13 @@ export interface DeliveryBenchSettings {
   clients: number;
   /** Full downloads per client, per server. */
   rounds: number;
-  /** Seconds of load per request case and server. */
+  /** Seconds of load per run of a request case on a server. */
   requestSeconds: number;
+  /** Runs of each request case on each server, interleaved; the medians are printed. */
+  requestRounds: number;
 }
 
-const DEFAULT_SETTINGS: DeliveryBenchSettings = { fileMb: 1024, clients: 4, rounds: 2, requestSeconds: 5 };
+const DEFAULT_SETTINGS: DeliveryBenchSettings = { fileMb: 1024, clients: 4, rounds: 2, requestSeconds: 3, requestRounds: 3 };
 
 /** Issue 4's target: vop serves at least 70% of nginx's throughput. */
 const MIN_RATIO = 0.7;
@@ -52,12 +54,13 @@ export const deliverySection: BenchSection = {
   about:
     'a 1 GiB rendition downloaded by parallel clients (MB/s), then Ranges, HEAD, covers, HLS and 200 viewers (req/s, p99, CPU per request), vop vs nginx vs bare Node, ' +
     'and through a cluster API node (PostgreSQL + Ceph RGW) when they are installed ' +
-    '(VOP_BENCH_DELIVERY_MB, VOP_BENCH_DELIVERY_CLIENTS, VOP_BENCH_DELIVERY_SECONDS or VOP_BENCH_SECONDS)',
+    '(VOP_BENCH_DELIVERY_MB, VOP_BENCH_DELIVERY_CLIENTS, VOP_BENCH_DELIVERY_SECONDS or VOP_BENCH_SECONDS, VOP_BENCH_DELIVERY_ROUNDS)',
   run: () =>
     deliveryBench({
       ...DEFAULT_SETTINGS,
       ...(process.env.VOP_BENCH_DELIVERY_MB ? { fileMb: Number(process.env.VOP_BENCH_DELIVERY_MB) } : {}),
       ...(process.env.VOP_BENCH_DELIVERY_CLIENTS ? { clients: Number(process.env.VOP_BENCH_DELIVERY_CLIENTS) } : {}),
+      ...(process.env.VOP_BENCH_DELIVERY_ROUNDS ? { requestRounds: Number(process.env.VOP_BENCH_DELIVERY_ROUNDS) } : {}),
       // VOP_BENCH_SECONDS, every section's quick setting, unless this section's own is given.
       ...(process.env.VOP_BENCH_DELIVERY_SECONDS || process.env.VOP_BENCH_SECONDS
         ? { requestSeconds: Number(process.env.VOP_BENCH_DELIVERY_SECONDS || process.env.VOP_BENCH_SECONDS) }
@@ -75,7 +78,7 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
     const curl = findExecutable('curl', undefined, SBIN);
     if (!curl) throw new Error('the delivery bench downloads with curl: install it (apt-get install -y curl) and run again');
     console.log(
-      `delivery: a ${s.fileMb} MiB file, ${s.clients} clients × ${s.rounds} full downloads per server, then request cases of ${s.requestSeconds} s; ` +
+      `delivery: a ${s.fileMb} MiB file, ${s.clients} clients × ${s.rounds} full downloads per server, then request cases, ${s.requestRounds} runs of ${s.requestSeconds} s each; ` +
         `${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}`,
     );
 
@@ -134,7 +137,7 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
       ...(cluster ? [{ name: 'cluster', vop: cluster.video }] : []),
     ]);
     const ratios: Array<[string, string]> = [['vop', 'nginx'], ['vop', 'bare'], ['cluster', 'nginx'], ['cluster', 'bare'], ['cluster', 'vop']];
-    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, targeted: 'vop', ratios })));
+    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, rounds: s.requestRounds, targeted: 'vop', ratios })));
     return targets;
   } finally {
     await cluster?.stop();

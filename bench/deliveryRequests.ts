@@ -5,8 +5,9 @@
  * answering the same bytes (bench/bareMediaServer.ts), and through a cluster API node when there is
  * one (issue 14, item 4), each case on every server in turn.
  *
- * The load generator is autocannon in this process, on loopback: on a two-core machine it takes
- * one core and the server under test the other. Printed: requests per second, p99 latency and
+ * The load generator is wrk where it is installed (autocannon, in this process, otherwise and
+ * for HEAD), on loopback: on a two-core machine it takes one core and the server under test the
+ * other. Each case runs several times on each server, interleaved, and the medians are printed. Printed: requests per second, p99 latency and
  * the server's CPU time per request, each as a ratio of one server's to another's (vop's to nginx's
  * and bare Node's, say). CPU per request is the figure least moved by other work on the machine;
  * requests per second are bounded by the load generator as much as by the server when the server
@@ -46,8 +47,15 @@ export interface Served {
 
 /** Settings of the request cases. */
 export interface RequestCaseSettings {
-  /** Seconds of load per case and server. */
+  /** Seconds of load per run of a case on a server. */
   seconds: number;
+  /**
+   * Runs of each case on each server, interleaved (vop, nginx, bare, vop, nginx, bare, …) so that
+   * a spell of other work on the machine falls on every server alike; each figure printed is the
+   * median of its runs. One 5 s run did not settle a p99 here: bare Node's own 64 KiB p99 moved
+   * from 5 to 12 ms between runs.
+   */
+  rounds: number;
   /** The server the issue's targets apply to (by name); its ratios to `nginx` and `bare` are checked. */
   targeted: string;
   /** The ratios printed under each case, as [server, reference] names: `vop / nginx`. */
@@ -79,33 +87,44 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
     if (!requests) throw new Error(`case ${c.name} says nothing of what to ask ${server.name}`);
     return { url: server.baseUrl, connections: c.connections, head: c.head, sequence: requests };
   };
+  // The servers with backends (a cluster node, whose PostgreSQL and Ceph keep working for a while
+  // after a run) are measured after every case of the others, so that their after-work does not
+  // fall on the runs of vop, nginx and bare Node.
+  const phases = [servers.filter((x) => !x.backends), servers.filter((x) => x.backends)].filter((p) => p.length > 0);
   // A fresh process compiles its hot paths during its first thousands of requests: without this,
   // the first case measured vop at two to five times its CPU per request of the cases after it.
-  for (const server of servers) {
+  // Warmed up the other way round: the cluster's after-work falls on warm-ups, not on runs.
+  for (const server of [...phases].reverse().flat()) {
     progress(`${server.name}: warm-up, ${WARM_UP_SECONDS} s of every case`);
     for (const c of cases) await runLoad({ ...loadOf(c, server), durationS: WARM_UP_SECONDS / cases.length });
   }
-  for (const c of cases) {
-    const row = new Map<string, Measured>();
-    for (const server of servers) {
-      const load = loadOf(c, server);
-      progress(`${c.name}: ${server.name}, warm-up then ${s.seconds} s at ${c.connections} connections`);
-      await runLoad({ ...load, durationS: 1 });
-      await sleep(200); // the warm-up's connections gone, so that the run's own stay under vop's per-address cap
-      const before = server.backends && cpuByPid(server.backends());
-      const r: Measured = await runLoad({ ...load, durationS: s.seconds, serverPid: server.pid });
-      if (before) r.backendCpuUsPerResponse = (cpuSince(before, server.backends!()) * 1000) / r.responses;
-      assertHealthyRun(`${c.name} on ${server.name}`, r, c.bodyBytes);
-      row.set(server.name, r);
+  const runs = new Map<string, Map<string, Measured[]>>(cases.map((c) => [c.name, new Map(servers.map((server) => [server.name, []]))]));
+  for (const phase of phases) {
+    for (const c of cases) {
+      for (let round = 1; round <= s.rounds; round++) {
+        for (const server of phase) {
+          const load = loadOf(c, server);
+          progress(`${c.name}: ${server.name}, run ${round} of ${s.rounds}: warm-up then ${s.seconds} s at ${c.connections} connections`);
+          await runLoad({ ...load, durationS: 1 });
+          await sleep(200); // the warm-up's connections gone, so that the run's own stay under vop's per-address cap
+          const before = server.backends && cpuByPid(server.backends());
+          const r: Measured = await runLoad({ ...load, durationS: s.seconds, serverPid: server.pid });
+          if (before) r.backendCpuUsPerResponse = (cpuSince(before, server.backends!()) * 1000) / r.responses;
+          assertHealthyRun(`${c.name} on ${server.name}`, r, c.bodyBytes);
+          runs.get(c.name)!.get(server.name)!.push(r);
+        }
+      }
     }
-    results.set(c.name, row);
   }
+  for (const c of cases) results.set(c.name, new Map([...runs.get(c.name)!].map(([name, list]) => [name, medians(list)])));
 
   const width = Math.max(...servers.map((x) => x.name.length));
   const line = (r: Measured) =>
     `${whole(r.reqPerSec).padStart(7)} req/s  p99 ${ms(r.p99Ms).padStart(7)}  ${r.cpuUsPerResponse.toFixed(0).padStart(5)} µs CPU/req` +
     (r.backendCpuUsPerResponse !== undefined ? `  (+ ${r.backendCpuUsPerResponse.toFixed(0)} µs in its database and object store)` : '');
-  console.log(`  requests (on loopback, ${s.seconds} s per case and server; load from wrk where installed, HEAD from autocannon):`);
+  console.log(
+    `  requests (on loopback; each figure the median of ${s.rounds} interleaved runs of ${s.seconds} s per case and server; load from wrk where installed, HEAD from autocannon):`,
+  );
   for (const c of cases) {
     const row = results.get(c.name)!;
     console.log(`  ${c.name} (${c.connections} connections, ${loadGenerator({ sequence: [], head: c.head })})`);
@@ -138,6 +157,26 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
   }
   for (const t of targets) console.log(`  ${verdict(t.met)}  ${t.what} ${t.text}`);
   return targets;
+}
+
+/** Each figure of `runs` as its median (of its own: the run with the median rate need not have the median p99). */
+function medians(runs: Measured[]): Measured {
+  const median = (pick: (r: Measured) => number | undefined): number => {
+    const values = runs.map(pick).filter((v): v is number => v !== undefined).sort((a, b) => a - b);
+    return values.length % 2 === 1 ? values[(values.length - 1) / 2]! : (values[values.length / 2 - 1]! + values[values.length / 2]!) / 2;
+  };
+  return {
+    reqPerSec: median((r) => r.reqPerSec),
+    p50Ms: median((r) => r.p50Ms),
+    p99Ms: median((r) => r.p99Ms),
+    responses: runs.reduce((sum, r) => sum + r.responses, 0),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    timeouts: runs.reduce((sum, r) => sum + r.timeouts, 0),
+    bytesPerResponse: median((r) => r.bytesPerResponse),
+    cpuUsPerResponse: median((r) => r.cpuUsPerResponse),
+    backendCpuUsPerResponse: runs.some((r) => r.backendCpuUsPerResponse !== undefined) ? median((r) => r.backendCpuUsPerResponse) : undefined,
+  };
 }
 
 /** CPU time so far of each process, in ms; a process gone meanwhile is left out. */
