@@ -89,11 +89,11 @@ describe("the local store's cache of recently read blocks (LocalMediaFile.readSy
     expect(store.openFiles.cachedBytes).toBe(bytes.length); // each block read once, all kept
   });
 
-  it('reads a cached block no more: the bytes come from memory even once the file is unreadable', async () => {
+  it('reads a cached block no more: its bytes come from memory, and only a block not yet cached is read', async () => {
     const { store, key } = await storeWith(1024 * 1024);
     const file = opened(store, key);
     expect(Buffer.concat(file.readSync(1000, 2023)).equals(bytes.subarray(1000, 2024))).toBe(true);
-    // The descriptor is still open, but a read through it would now fail: only the cache can answer.
+    // The same kept file: whatever it is asked for from the cached block is answered without a read.
     const again = opened(store, key);
     expect(again.fd).toBe(file.fd);
     const spied = vi.spyOn(fs, 'readSync');

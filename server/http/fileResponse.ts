@@ -88,7 +88,7 @@ export async function sendMediaObject(req: IncomingMessage, res: ServerResponse,
     return true;
   }
   let plan: AnswerPlan;
-  let stream: Readable | undefined;
+  let stream: Readable;
   // Twice at most: kept info that no longer matches the object is asked for anew, once.
   for (let attempt = 0; ; attempt++) {
     const info = o.objectInfo ? await o.objectInfo.stat(objects, key) : await objects.stat(key);
@@ -130,6 +130,11 @@ export async function sendMediaObject(req: IncomingMessage, res: ServerResponse,
   return true;
 }
 
+/** Bytes in `body` (first and last inclusive). */
+function bodyLength(body: { start: number; end: number }): number {
+  return body.end - body.start + 1;
+}
+
 /** What to answer: the status, its headers, and the bytes of the body if there is one. */
 interface AnswerPlan {
   status: number;
@@ -169,39 +174,36 @@ function answerPlan(req: IncomingMessage, info: MediaObjectInfo, o: FileResponse
 
 /** Answers from an open file (openLocalFileSync), and releases it once done. */
 async function sendFromFd(req: IncomingMessage, res: ServerResponse, file: LocalMediaFile, o: FileResponseOptions): Promise<void> {
-  let plan: AnswerPlan;
-  let body: Buffer[] | Promise<Buffer[]> | undefined;
   if (res.destroyed) {
     // The client left while this request waited: nothing to read for it.
     file.release();
     return;
   }
+  let plan: AnswerPlan;
+  let small: Buffer[] | undefined;
   try {
     plan = answerPlan(req, file.info, o);
-    const length = plan.body ? plan.body.end - plan.body.start + 1 : 0;
-    if (plan.body && length <= SYNC_READ_MAX_BYTES) body = file.readSync(plan.body.start, plan.body.end);
-    else if (plan.body && length <= CACHED_READ_MAX_BYTES) body = file.read(plan.body.start, plan.body.end);
+    if (plan.body && bodyLength(plan.body) <= SYNC_READ_MAX_BYTES) small = file.readSync(plan.body.start, plan.body.end);
   } catch (err) {
     file.release();
     throw err;
   }
-  if (!plan.body || plan.body.end - plan.body.start + 1 <= SYNC_READ_MAX_BYTES) {
+  if (!plan.body || small) {
     file.release();
-    (o.answer ?? answerNow)(res, plan.status, plan.headers, body as Buffer[] | undefined);
+    (o.answer ?? answerNow)(res, plan.status, plan.headers, small);
     return;
   }
-  if (body) {
+  if (bodyLength(plan.body) <= CACHED_READ_MAX_BYTES) {
     // A mid-sized body (an HLS segment): read, or found in the store's cache, whole, and sent with
     // its headers in one write, under the send timeout even when it was all cached (a client that
     // stops reading would otherwise hold up to a megabyte for as long as it likes).
     let parts: Buffer[];
     try {
-      parts = await body;
+      parts = await file.read(plan.body.start, plan.body.end);
     } finally {
       file.release();
     }
     if (res.destroyed) return;
-    // Until the socket has taken it all: a client that stops reading must not hold the bytes for ever.
     const stall = new SendTimeout(res, o.sendTimeoutMs);
     await new Promise<void>((resolve) => {
       const done = () => {

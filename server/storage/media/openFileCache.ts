@@ -160,9 +160,9 @@ export class OpenFileCache {
    * if the file is shorter than its entry says (cut by hand: the promised length cannot be met).
    * An entry out of the cache (its file replaced) reads what it needs without keeping it.
    */
-  read(entry: Entry, start: number, end: number, sync: true): Buffer[];
-  read(entry: Entry, start: number, end: number, sync: false): Buffer[] | Promise<Buffer[]>;
-  read(entry: Entry, start: number, end: number, sync: boolean): Buffer[] | Promise<Buffer[]> {
+  private read(entry: Entry, start: number, end: number, sync: true): Buffer[];
+  private read(entry: Entry, start: number, end: number, sync: false): Buffer[] | Promise<Buffer[]>;
+  private read(entry: Entry, start: number, end: number, sync: boolean): Buffer[] | Promise<Buffer[]> {
     const first = Math.floor(start / BLOCK_BYTES);
     const last = Math.floor(end / BLOCK_BYTES);
     const blocks: Array<Block | undefined> = [];
