@@ -134,7 +134,7 @@ describe('read calls ahead of Express', () => {
   });
 
   it('answers many calls in flight at once, each with its own answer, though some callers leave first', async () => {
-    // Answers made in one turn of the event loop are written together (answerBatcher): each
+    // Answers made in one turn of the event loop are written together (hotPaths.ts, turns): each
     // must still reach its own connection, and a connection closed meanwhile harms none.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 40 });
     const ask = (videoId: string) =>

@@ -60,7 +60,7 @@ async function answer(deps: FastReadPathDeps, hot: HotRequest, call: ReadCall, r
     json = Buffer.from(JSON.stringify(envelope.body));
   }
   // The headers res.json sends (vop turns off ETag and X-Powered-By); written with the other
-  // answers of this turn (hotPaths.ts answerBatcher).
+  // answers of this turn (hotPaths.ts, turns).
   hot.answer(res, status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length }, json);
 }
 

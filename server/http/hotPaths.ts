@@ -29,7 +29,7 @@ export interface HotRequest {
   path: string;
   /** What follows the `?`, '' if nothing. */
   query: string;
-  /** Sends a whole answer (headers and body in one write) with the others of this turn: see {@link answerBatcher}. */
+  /** Sends a whole answer (headers and body in one write) with the others of this turn: see {@link turns}. */
   answer: Answer;
 }
 
@@ -77,21 +77,27 @@ export interface HotRoutes {
 }
 
 /**
- * Returns the dispatcher: it answers a request on a hot path and returns true, or returns false
- * without touching the request, for Express to take.
+ * Hot requests handled in one turn of the event loop, at most: see {@link turns}.
  */
-export function hotPaths(routes: HotRoutes, log: (line: string) => void): (req: IncomingMessage, res: ServerResponse) => boolean {
+export const REQUESTS_PER_TURN = 16;
+
+/**
+ * Returns the dispatcher: it takes a request on a hot path and returns true, or returns false
+ * without touching the request, for Express to take. A request taken is handled in this turn of
+ * the event loop or a later one ({@link turns}).
+ */
+export function hotPaths(routes: HotRoutes, log: (line: string) => void, perTurn = REQUESTS_PER_TURN): (req: IncomingMessage, res: ServerResponse) => boolean {
   const exact = new Map<string, HotHandler>(Object.entries(routes.exact).map(([p, h]) => [p.toLowerCase(), h]));
   const prefixes = Object.entries(routes.prefixes).map(([p, h]) => [p.toLowerCase(), h] as const);
-  const answer = answerBatcher(log);
-  const run = (handler: HotHandler, req: IncomingMessage, res: ServerResponse, path: string, query: string) => {
+  const { answer, take } = turns(perTurn, log, (w) => {
+    const { handler, req, res } = w;
     try {
-      const done = handler(req, res, { path, query, answer });
+      const done = handler(req, res, { path: w.path, query: w.query, answer });
       if (done) done.catch((err: unknown) => sendHotError(req, res, err, log, {}, answer));
     } catch (err) {
       sendHotError(req, res, err, log, {}, answer);
     }
-  };
+  });
   return (req, res) => {
     const raw = req.url ?? '';
     const q = raw.indexOf('?');
@@ -99,7 +105,7 @@ export function hotPaths(routes: HotRoutes, log: (line: string) => void): (req: 
     const query = q === -1 ? '' : raw.slice(q + 1);
     for (const [prefix, handler] of prefixes) {
       if (path.length >= prefix.length && path.slice(0, prefix.length).toLowerCase() === prefix) {
-        run(handler, req, res, path, query);
+        take({ handler, req, res, path, query });
         return true;
       }
     }
@@ -108,7 +114,7 @@ export function hotPaths(routes: HotRoutes, log: (line: string) => void): (req: 
     if (key.length > 1 && key.endsWith('/')) key = key.slice(0, -1);
     const handler = exact.get(key);
     if (!handler) return false;
-    run(handler, req, res, path, query);
+    take({ handler, req, res, path, query });
     return true;
   };
 }
@@ -131,21 +137,54 @@ export function sendHotError(req: IncomingMessage, res: ServerResponse, err: unk
   answer(res, status, { ...headers, 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': json.length }, json);
 }
 
+/** A request read and matched, waiting for its turn. */
+interface Waiting {
+  handler: HotHandler;
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  query: string;
+}
+
 /**
- * Returns an {@link Answer} that writes an answer together with the others made in this turn of
- * the event loop, right after its poll phase (setImmediate), instead of each as soon as it is
- * made. Under load one turn reads requests from many connections; written in between, each
- * answer's send woke the client's side anew (on loopback the sender pays for that, in the
- * kernel), and `writev` took 30% of the server's time. Written back to back they cost less:
- * 19,000 against 24,500 detail calls per second at the same CPU (100,000 videos, 50
- * connections); a 1 KiB media Range answer spent a third of its CPU in `writev` before (issue
- * 14). With one request in flight nothing waits: the check phase follows the poll phase at once.
+ * The hot paths' turns of the event loop: requests are handled at most `perTurn` a turn, in the
+ * order they were read, and answers are written together.
+ *
+ * Why at most `perTurn` a turn: libuv (1.45 and later, Node 20) accepts one new connection per
+ * turn of the loop. Handled as they were read, every request of every open connection was
+ * handled in the same turn, so under load a turn took as long as all of them (50 connections of
+ * 64 KiB ranges: 5 ms), and connections opened together waited one such turn each: the 50th
+ * of 50 opened at once had its first answer after 100 to 190 ms, the last of 200 HLS viewers
+ * after 2 s (issue 14's bench, `many viewers`: p99 1.4 s). Handled 16 a turn, turns are short
+ * whatever the number of connections, so new connections, timers and Express's requests all
+ * come round soon: on this machine the viewers' p99 fell to 0.36 s, with more answers a second
+ * and less CPU each (smaller writes at once: fewer of them wait for the socket to drain).
+ *
+ * Why written together: under load one turn reads requests from many connections; written in
+ * between, each answer's send woke the client's side anew (on loopback the sender pays for
+ * that, in the kernel), and `writev` took 30% of the server's time. Written back to back they
+ * cost less: 19,000 against 24,500 detail calls per second at the same CPU (100,000 videos, 50
+ * connections); a 1 KiB media Range answer spent a third of its CPU in `writev` before.
+ *
+ * When: a turn runs in the loop's check phase (setImmediate) after the poll phase has read what
+ * came in. It writes the answers made since the last one (those that waited for a file or the
+ * database), handles the next `perTurn` requests, and writes their answers once the promise
+ * jobs they started have all run: a tick queued from a promise job runs after the whole queue
+ * of them (Node runs ticks, then promise jobs, in turn, until both are empty). With one request
+ * in flight nothing waits: its answer goes out in the turn that read it.
  */
-function answerBatcher(log: (line: string) => void): Answer {
+function turns(perTurn: number, log: (line: string) => void, handle: (w: Waiting) => void): { answer: Answer; take: (w: Waiting) => void } {
   type Pending = { res: ServerResponse; status: number; headers: OutgoingHttpHeaders | readonly string[]; body?: Body };
-  const answers: Pending[] = [];
+  let answers: Pending[] = [];
+  let waiting: Waiting[] = [];
+  let next = 0; // waiting[next] is the first not yet handled
+  let scheduled = false;
+  let flushQueued = false;
   const sendAll = () => {
-    for (const { res, status, headers, body } of answers.splice(0)) {
+    if (answers.length === 0) return;
+    const sending = answers;
+    answers = [];
+    for (const { res, status, headers, body } of sending) {
       try {
         writeAnswer(res, status, headers, body);
       } catch (err) {
@@ -154,8 +193,48 @@ function answerBatcher(log: (line: string) => void): Answer {
       }
     }
   };
-  return (res, status, headers, body) => {
-    answers.push({ res, status, headers, body });
-    if (answers.length === 1) setImmediate(sendAll);
+  const flushAfterJobs = () => {
+    flushQueued = false;
+    sendAll();
+  };
+  const turn = () => {
+    scheduled = false;
+    sendAll();
+    const end = Math.min(waiting.length, next + perTurn);
+    if (next < end) {
+      // Their answers, made now or by the promise jobs they start, are written by this tick.
+      flushQueued = true;
+      queueMicrotask(() => process.nextTick(flushAfterJobs));
+      for (; next < end; next++) {
+        const w = waiting[next]!;
+        waiting[next] = undefined as unknown as Waiting; // let it go once handled
+        handle(w);
+      }
+    }
+    if (next === waiting.length) {
+      waiting = [];
+      next = 0;
+    } else {
+      if (next > 1024 && next * 2 > waiting.length) {
+        waiting = waiting.slice(next);
+        next = 0;
+      }
+      schedule();
+    }
+  };
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(turn);
+  };
+  return {
+    answer: (res, status, headers, body) => {
+      answers.push({ res, status, headers, body });
+      if (!flushQueued) schedule();
+    },
+    take: (w) => {
+      waiting.push(w);
+      schedule();
+    },
   };
 }
