@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { findExecutable } from '../server/media/findExecutable.js';
 import { clusterUnavailable, startDeliveryCluster, type DeliveryCluster } from './deliveryCluster.js';
-import { assertSameBytes, mirrorFromVop, runRequestCases, type Served } from './deliveryRequests.js';
+import { assertSameBytes, mirrorFromVop, runRequestCases, type LaterServer, type Served } from './deliveryRequests.js';
 import { makeVideoContent, requestCases, seedVideo, type VideoContent } from './deliveryVideo.js';
 import { VOP_SERVER, cpuTimeMs, loadAverage, progress, ServerFleet, verdict, type BenchSection, type Target } from './lib.js';
 import { findOrInstallNginx, nginxVersion, SBIN, startNginx, type RunningNginx } from './nginx.js';
@@ -119,25 +119,27 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
     }
 
     const bare = await fleet.start({ name: 'bare', script: 'bench/bareMediaServer.ts', args: [docroot, '/same'], listening: /bare listening on (http:\/\/\S+)/ });
-    cluster = await startClusterIfPossible(work, content, fleet);
-    if (cluster) {
-      // The cluster's own paths (its video id), each checked to give the very bytes the others serve.
-      await assertSameBytes(cluster.served.baseUrl, docroot, cluster.video.mirrored.map((f, i) => ({ from: f.from, to: seeded.mirrored[i]!.to })));
-    }
     const servers: Served[] = [
       { name: 'vop', baseUrl: vop.baseUrl, pid: vop.pid },
       ...(nginx ? [{ name: 'nginx', baseUrl: nginx.baseUrl, pid: nginx.pid }] : []),
       { name: 'bare', baseUrl: bare.baseUrl, pid: bare.pid },
-      ...(cluster ? [cluster.served] : []),
     ];
     const cases = requestCases([
       { name: 'vop', vop: seeded },
       { name: 'nginx', mirrorOf: seeded },
       { name: 'bare', mirrorOf: seeded },
-      ...(cluster ? [{ name: 'cluster', vop: cluster.video }] : []),
     ]);
+    // The cluster is started once the others have been measured (see runRequestCases).
+    const later = async (): Promise<LaterServer | undefined> => {
+      cluster = await startClusterIfPossible(work, content, fleet);
+      if (!cluster) return undefined;
+      // The cluster's own paths (its video id), each checked to give the very bytes the others serve.
+      await assertSameBytes(cluster.served.baseUrl, docroot, cluster.video.mirrored.map((f, i) => ({ from: f.from, to: seeded.mirrored[i]!.to })));
+      const asks = Object.fromEntries(requestCases([{ name: 'cluster', vop: cluster.video }]).map((c) => [c.name, c.asks.cluster!]));
+      return { served: cluster.served, asks };
+    };
     const ratios: Array<[string, string]> = [['vop', 'nginx'], ['vop', 'bare'], ['cluster', 'nginx'], ['cluster', 'bare'], ['cluster', 'vop']];
-    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, rounds: s.requestRounds, targeted: 'vop', ratios })));
+    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, rounds: s.requestRounds, targeted: 'vop', ratios }, later)));
     return targets;
   } finally {
     await cluster?.stop();

@@ -77,29 +77,38 @@ const MAX_P99_MS = 10;
 const WARM_UP_SECONDS = 7;
 
 /**
+ * A server measured after all the others, started only then (a cluster node, whose PostgreSQL
+ * and Ceph are started with it): what it is asked in each case, by the case's name.
+ */
+export interface LaterServer {
+  served: Served;
+  asks: Record<string, LoadRequest[]>;
+}
+
+/**
  * Runs every case on every server, in the order given, and prints one line per case and server,
  * then the ratios asked for. Returns the targets of the targeted cases, for `s.targeted`.
+ *
+ * `later`, if given, starts one more server once the others have been measured, and is measured
+ * the same way: a cluster node's PostgreSQL and Ceph, running beside the others' runs, took CPU
+ * from them now and then (their heartbeats and after-work): vop's 64 KiB p99 was 17 ms with them
+ * running, 5.7 ms without, in runs of the same code an hour apart.
  */
-export async function runRequestCases(cases: RequestCase[], servers: Served[], s: RequestCaseSettings): Promise<Target[]> {
+export async function runRequestCases(cases: RequestCase[], servers: Served[], s: RequestCaseSettings, later?: () => Promise<LaterServer | undefined>): Promise<Target[]> {
   const results = new Map<string, Map<string, Measured>>();
   const loadOf = (c: RequestCase, server: Served) => {
     const requests = c.asks[server.name];
     if (!requests) throw new Error(`case ${c.name} says nothing of what to ask ${server.name}`);
     return { url: server.baseUrl, connections: c.connections, head: c.head, sequence: requests };
   };
-  // The servers with backends (a cluster node, whose PostgreSQL and Ceph keep working for a while
-  // after a run) are measured after every case of the others, so that their after-work does not
-  // fall on the runs of vop, nginx and bare Node.
-  const phases = [servers.filter((x) => !x.backends), servers.filter((x) => x.backends)].filter((p) => p.length > 0);
-  // A fresh process compiles its hot paths during its first thousands of requests: without this,
-  // the first case measured vop at two to five times its CPU per request of the cases after it.
-  // Warmed up the other way round: the cluster's after-work falls on warm-ups, not on runs.
-  for (const server of [...phases].reverse().flat()) {
-    progress(`${server.name}: warm-up, ${WARM_UP_SECONDS} s of every case`);
-    for (const c of cases) await runLoad({ ...loadOf(c, server), durationS: WARM_UP_SECONDS / cases.length });
-  }
   const runs = new Map<string, Map<string, Measured[]>>(cases.map((c) => [c.name, new Map(servers.map((server) => [server.name, []]))]));
-  for (const phase of phases) {
+  const measurePhase = async (phase: Served[]) => {
+    // A fresh process compiles its hot paths during its first thousands of requests: without
+    // this, the first case measured vop at two to five times its CPU per request of the cases after it.
+    for (const server of phase) {
+      progress(`${server.name}: warm-up, ${WARM_UP_SECONDS} s of every case`);
+      for (const c of cases) await runLoad({ ...loadOf(c, server), durationS: WARM_UP_SECONDS / cases.length });
+    }
     for (const c of cases) {
       for (let round = 1; round <= s.rounds; round++) {
         for (const server of phase) {
@@ -115,6 +124,18 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
         }
       }
     }
+  };
+  await measurePhase(servers);
+  const added = later && (await later());
+  if (added) {
+    servers = [...servers, added.served];
+    cases = cases.map((c) => {
+      const asks = added.asks[c.name];
+      if (!asks) throw new Error(`case ${c.name} says nothing of what to ask ${added.served.name}`);
+      runs.get(c.name)!.set(added.served.name, []);
+      return { ...c, asks: { ...c.asks, [added.served.name]: asks } };
+    });
+    await measurePhase([added.served]);
   }
   for (const c of cases) results.set(c.name, new Map([...runs.get(c.name)!].map(([name, list]) => [name, medians(list)])));
 
