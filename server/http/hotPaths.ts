@@ -155,10 +155,10 @@ interface Waiting {
  * handled in the same turn, so under load a turn took as long as all of them (50 connections of
  * 64 KiB ranges: 5 ms), and connections opened together waited one such turn each: the 50th
  * of 50 opened at once had its first answer after 100 to 190 ms, the last of 200 HLS viewers
- * after 2 s (issue 14's bench, `many viewers`: p99 1.4 s). Handled 16 a turn, turns are short
- * whatever the number of connections, so new connections, timers and Express's requests all
- * come round soon: on this machine the viewers' p99 fell to 0.36 s, with more answers a second
- * and less CPU each (smaller writes at once: fewer of them wait for the socket to drain).
+ * after 2 s (`npm run bench -- delivery`, many viewers: p99 1.7 s). Handled 16 a turn, turns are
+ * short whatever the number of connections, so new connections, timers and Express's requests
+ * all come round soon: the viewers' p99 fell to 50 to 100 ms, with more answers a second and
+ * less CPU each (smaller writes at once: fewer of them wait for the socket to drain).
  *
  * Why written together: under load one turn reads requests from many connections; written in
  * between, each answer's send woke the client's side anew (on loopback the sender pays for
