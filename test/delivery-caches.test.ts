@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sendMediaObject } from '../server/http/fileResponse.js';
+import { MediaDeliveryService } from '../server/services/mediaDelivery.js';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';
 import { mediaKey } from '../server/storage/media/mediaStore.js';
 import { ObjectInfoCache } from '../server/storage/media/objectInfoCache.js';
@@ -260,6 +261,54 @@ describe('the cache of objects’ info (stores without local files)', () => {
       server.close();
       stat.mockRestore();
       openRange.mockRestore();
+    }
+  });
+
+  it("forgets a video's kept objects when its status event comes, from this node or another (MediaDeliveryService)", async () => {
+    const v = await playableVideo();
+    const [date, file] = v.videoUrl.split('/') as [string, string];
+    const key = mediaKey('play', date, file);
+    // The server's own media, through a store without local files (as S3 is): the service keeps objects' info then.
+    const store = new LocalObjectMediaStore(new LocalMediaStore(t.vop.options.dataDir));
+    (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
+    const delivery = new MediaDeliveryService({ videos: t.vop.stores.videos, objects: store, covers: t.vop.services.processing.covers, events: t.vop.events });
+    const server = http.createServer((req, res) => {
+      delivery.send(req, res, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000 }).then(
+        (sent) => {
+          if (!sent) res.writeHead(404).end();
+        },
+        () => res.destroy(),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/play`;
+    const stat = vi.spyOn(store, 'stat');
+    const statsFor = async (fn: () => void | Promise<void>) => {
+      await fn();
+      const before = stat.mock.calls.length;
+      const r = await fetch(url, { method: 'HEAD' });
+      expect(r.status).toBe(200);
+      return stat.mock.calls.length - before;
+    };
+    try {
+      expect(await statsFor(() => {})).toBe(1); // first asked
+      expect(await statsFor(() => {})).toBe(0); // kept
+      const video = (await t.vop.stores.videos.get(v.id))!;
+      // Its status event from another node (through the relay, on everywhere): asked anew.
+      expect(await statsFor(() => void t.vop.events.everywhere.emit('video.status', { videoId: v.id, appId: video.appId, from: 1, to: 5, reason: 'on another node', at: Date.now() }))).toBe(1);
+      expect(await statsFor(() => {})).toBe(0);
+      // This node's own move (out of 1 and back): asked anew.
+      expect(
+        await statsFor(async () => {
+          expect(await t.vop.services.lifecycle.move(v.id, 5)).toBe(true);
+          expect(await t.vop.services.lifecycle.move(v.id, 1)).toBe(true);
+        }),
+      ).toBe(1);
+      // Another video's event leaves it kept.
+      expect(await statsFor(() => void t.vop.events.everywhere.emit('video.status', { videoId: 'another', appId: video.appId, from: 1, to: 5, reason: 'test', at: Date.now() }))).toBe(0);
+    } finally {
+      server.close();
+      stat.mockRestore();
     }
   });
 
