@@ -194,6 +194,20 @@ describe('the open-file cache', () => {
  * the bytes of another. Here the local store plays S3 (its openLocalFileSync hidden), over real
  * HTTP; test/media-store-contract.test.ts holds S3's If-Match to the same contract on Ceph RGW.
  */
+/** A server on a port whose every request is answered by `send` (a 404 when it sends nothing). */
+async function serveObject(send: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>): Promise<{ server: http.Server; url: string }> {
+  const server = http.createServer((req, res) => {
+    send(req, res).then(
+      (sent) => {
+        if (!sent) res.writeHead(404).end();
+      },
+      () => res.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/object` };
+}
+
 describe('the cache of objects’ info (stores without local files)', () => {
   it('asks the store once per GET and not at all per HEAD; a replaced object is asked for anew, a removed one is a 404', async () => {
     const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
@@ -202,16 +216,9 @@ describe('the cache of objects’ info (stores without local files)', () => {
     const first = crypto.randomBytes(50_000);
     await store.put(key, { stream: Readable.from([first]) });
     const objectInfo = new ObjectInfoCache({ ttlMs: 60_000, maxObjects: 10 });
-    const server = http.createServer((req, res) => {
-      sendMediaObject(req, res, store, key, { contentType: 'video/mp2t', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000, objectInfo }).then(
-        (sent) => {
-          if (!sent) res.writeHead(404).end();
-        },
-        () => res.destroy(),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/seg`;
+    const { server, url } = await serveObject((req, res) =>
+      sendMediaObject(req, res, store, key, { contentType: 'video/mp2t', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000, objectInfo }),
+    );
     const stat = vi.spyOn(store, 'stat');
     const openRange = vi.spyOn(store, 'openRange');
     try {
@@ -272,16 +279,9 @@ describe('the cache of objects’ info (stores without local files)', () => {
     const store = new LocalObjectMediaStore(new LocalMediaStore(t.vop.options.dataDir));
     (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const delivery = new MediaDeliveryService({ videos: t.vop.stores.videos, objects: store, covers: t.vop.services.processing.covers, events: t.vop.events });
-    const server = http.createServer((req, res) => {
-      delivery.send(req, res, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000 }).then(
-        (sent) => {
-          if (!sent) res.writeHead(404).end();
-        },
-        () => res.destroy(),
-      );
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/play`;
+    const { server, url } = await serveObject((req, res) =>
+      delivery.send(req, res, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000 }),
+    );
     const stat = vi.spyOn(store, 'stat');
     const statsFor = async (fn: () => void | Promise<void>) => {
       await fn();
