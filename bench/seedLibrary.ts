@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { createServer } from '../server/app.js';
 import { progress } from './lib.js';
 import { AppService } from '../server/services/appService.js';
-import { VideoStatus } from '../server/services/videoStatus.js';
+import { VideoStatus } from '../server/core/videoStatus.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';
 

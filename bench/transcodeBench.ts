@@ -68,7 +68,7 @@ export async function transcodeBench(s: TranscodeBenchSettings): Promise<Target[
       '-filter_complex', `testsrc2=s=${s.width}x${s.height}:r=30:d=${s.seconds}[v];sine=f=440:sample_rate=48000:d=${s.seconds}[a]`,
       '-map', '[v]', '-map', '[a]', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4', '-y', clip,
     ]);
-    const info = await probe(clip);
+    const info = await probe(clip, { ffprobePath: bins.ffprobe.path });
     if (!info.isVideo) throw new Error(`the generated clip is not a video: ${info.reason}`);
     const rungs = pickRungs(info, o.ladder);
 

@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import express, { type Express } from 'express';
 import { resolveOptions, type ServerOptions, type ServerOptionsInput } from './config.js';
-import { ApiError } from './errors.js';
-import { VopEventBus } from './events.js';
-import { assertAdminAddress, requireAdmin } from './http/adminAuth.js';
+import { ApiError } from './core/errors.js';
+import { VopEventBus } from './core/events.js';
+import { assertAdminAddress, requireAdmin } from './routes/requireAdmin.js';
 import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.js';
 import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientAddress.js';
-import { readCallPaths } from './http/fastReadPath.js';
+import { readCallPaths } from './routes/fastReadPath.js';
 import { hotPaths, type HotHandler } from './http/hotPaths.js';
 import { TRANSCODE_JOB } from './processing/transcodeJob.js';
 import { DOWNLOAD_JOB, resumeDownloads } from './ingest/downloadJob.js';
@@ -21,7 +21,7 @@ import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
 import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
 import { createConsoleApi } from './routes/consoleApi.js';
-import { createConsoleServices } from './services/consoleServices.js';
+import { createConsoleServices } from './console/consoleServices.js';
 import { receiveMultipartUpload } from './ingest/multipartUpload.js';
 import { healthCheck } from './routes/health.js';
 import { mediaDelivery } from './routes/media.js';
@@ -29,25 +29,25 @@ import { uploadApiRouter } from './routes/uploadApi.js';
 import { videoApiRouter, videoReadCalls, type RequestOrigin } from './routes/videoApi.js';
 import { widgetAssets, widgetRouter } from './routes/widget.js';
 import { AppService } from './services/appService.js';
-import { AuthService } from './services/authService.js';
-import { makeLocalDateFormatter } from './services/localTime.js';
+import { AuthService } from './auth/authService.js';
+import { makeLocalDateFormatter } from './core/localTime.js';
 import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { VideoService } from './services/videoService.js';
-import type { ViewContext } from './services/videoView.js';
+import type { ViewContext } from './videos/videoView.js';
 import { JobQueue } from './jobs/jobQueue.js';
 import { createIngest } from './ingest/createIngest.js';
 import type { IngestService } from './ingest/ingestService.js';
 import type { TusUploads } from './ingest/tusUpload.js';
 import { createProcessing, type Processing } from './processing/createProcessing.js';
-import { FfmpegTools } from './processing/ffmpegTools.js';
-import { VideoLifecycle } from './services/videoLifecycle.js';
+import { FfmpegTools } from './media/ffmpegTools.js';
+import { VideoLifecycle } from './videos/videoLifecycle.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
 import { VideoMedia } from './storage/media/videoMedia.js';
 import { storageSummary } from './storage/storageSummary.js';
 import { Scratch } from './storage/scratch.js';
-import { addressLimitKey } from './services/addressLimitKey.js';
+import { addressLimitKey } from './core/addressLimitKey.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
@@ -385,7 +385,7 @@ function loadOrCreateAdminToken(dataDir: string): string {
 function limitConnectionsPerAddress(server: http.Server, max: number): void {
   const open = new Map<string, number>();
   server.on('connection', (socket) => {
-    // Counted per /64 for IPv6 (services/addressLimitKey.ts).
+    // Counted per /64 for IPv6 (core/addressLimitKey.ts).
     const address = addressLimitKey(socket.remoteAddress ?? 'unknown');
     const n = (open.get(address) ?? 0) + 1;
     if (n > max) {

@@ -7,8 +7,8 @@
 import path from 'node:path';
 import { createServer, type VopServer } from './app.js';
 import { resolveOptions } from './config.js';
-import { loadSavedSettings, savedSettingsAsOptions } from './services/consoleSettings.js';
-import { readClusterSettings } from './services/savedSettings.js';
+import { loadSavedSettings, savedSettingsAsOptions } from './settings/consoleSettings.js';
+import { readClusterSettings } from './settings/savedSettings.js';
 import { withSavedSettings, type StartConfig } from './startArgs.js';
 
 /** A server built from a start configuration, and where it is to listen. */
@@ -20,7 +20,7 @@ export interface BootstrappedServer {
 
 /**
  * Reads the settings saved in the data folder `config.options.dataDir` names (in cluster mode,
- * `databaseUrl` given: the ones every node shares, see services/savedSettings.ts), applies them under
+ * `databaseUrl` given: the ones every node shares, see settings/savedSettings.ts), applies them under
  * `config` (what was given at start wins: a flag, a VOP_* variable, the desktop's own port; see
  * {@link withSavedSettings}) and builds the server. It does not listen: the caller does, on
  * `config.port` and `config.host` of the result, once it is ready to handle signals or windows.

@@ -3,10 +3,10 @@ import { DEFAULT_CALLBACK_OPTIONS, resolveCallbackOptions, type CallbackOptions 
 import { assertTrustedProxies } from './http/clientAddress.js';
 import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type IngestOptionsInput } from './ingest/ingestOptions.js';
 import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
-import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './services/authService.js';
+import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './auth/authService.js';
 import { DEFAULT_HOUSEKEEPING_OPTIONS, resolveHousekeepingOptions, type HousekeepingOptions } from './services/housekeepingOptions.js';
-import { assertRetryConfig, type RetryConfig } from './jobs/retry.js';
-import { assertTimeZone } from './services/localTime.js';
+import { assertRetryConfig, type RetryConfig } from './core/retry.js';
+import { assertTimeZone } from './core/localTime.js';
 import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
 import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
 

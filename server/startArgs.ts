@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { NODE_ROLES, type NodeRole, type ServerOptionsInput } from './config.js';
-import { isLoopback } from './http/adminAuth.js';
+import { isLoopback } from './http/clientAddress.js';
 import { s3OptionsFromEnv } from './storage/media/s3Options.js';
 
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */

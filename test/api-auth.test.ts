@@ -2,7 +2,7 @@
  * Spec section 5 on every call, and the limits on failed authentications (issue 2, item 4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_AUTH_OPTIONS, AuthService } from '../server/services/authService.js';
+import { DEFAULT_AUTH_OPTIONS, AuthService } from '../server/auth/authService.js';
 import type { AppRecord, AppStore } from '../server/storage/types.js';
 import { getFrom, nowSeconds, specToken, SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';

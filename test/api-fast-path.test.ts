@@ -1,5 +1,5 @@
 /**
- * The read calls answered ahead of Express (server/http/fastReadPath.ts, one of the hot paths of
+ * The read calls answered ahead of Express (server/routes/fastReadPath.ts, one of the hot paths of
  * server/http/hotPaths.ts) must answer exactly as the Express routes of the same server do: same
  * status, headers and bytes, for good and bad calls alike. The listening server takes the fast path; `vop.app` alone is the Express one.
  */

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../server/cli.js';
-import { RecentApiCallers, validApiNetworks } from '../server/services/apiNetworks.js';
+import { RecentApiCallers, validApiNetworks } from '../server/auth/apiNetworks.js';
 import { type SpecClient, specToken, nowSeconds } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { waitForIngest } from './helpers/ingest.js';
@@ -77,7 +77,7 @@ async function registerFrom(localAddress: string, c: SpecClient): Promise<string
   return r.body.VideoId as string;
 }
 
-describe('apiNetworks: validation (services/apiNetworks.ts)', () => {
+describe('apiNetworks: validation (auth/apiNetworks.ts)', () => {
   it('writes each network one way: a bare address is its /32 or /128, host bits are cleared, IPv4-mapped is IPv4', () => {
     expect(validApiNetworks([' 203.0.113.7 ', '10.1.2.3/8', '2001:DB8::1/32', '::1', '::ffff:192.0.2.0/120', '10.0.0.0/8', ''])).toEqual([
       '203.0.113.7/32',

@@ -3,8 +3,8 @@
  * swept, the number of keys is capped, and an AppId that names no application adds no key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressLimitKey } from '../server/services/addressLimitKey.js';
-import { FailureLimiter } from '../server/services/failureLimiter.js';
+import { addressLimitKey } from '../server/core/addressLimitKey.js';
+import { FailureLimiter } from '../server/core/failureLimiter.js';
 import { getFrom } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { bootstrapServer } from '../server/bootstrap.js';
-import { SETTINGS_FILE } from '../server/services/consoleSettings.js';
+import { SETTINGS_FILE } from '../server/settings/consoleSettings.js';
 import { parseStartArgs } from '../server/startArgs.js';
 import { IPC } from '../main/preloadApi.js';
 import { DEFAULT_SHELL_SETTINGS, consoleUrl, type ShellSettings } from '../main/shellSettings.js';

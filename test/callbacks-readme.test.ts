@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildCallbackRequest } from '../server/callbacks/callbackRequest.js';
 import { DEFAULT_CALLBACK_OPTIONS } from '../server/callbacks/options.js';
-import { backoffDelay } from '../server/jobs/retry.js';
+import { backoffDelay } from '../server/core/retry.js';
 import { ROOT } from './helpers/server.js';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');

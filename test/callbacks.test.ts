@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CALLBACK_OPTIONS, type CallbackOptions } from '../server/callbacks/options.js';
 import { SqlJsCallbackStore } from '../server/storage/sqljs/sqljsCallbackStore.js';
-import type { DeliveryRecord } from '../server/callbacks/types.js';
+import type { DeliveryRecord } from '../server/storage/callbackRecords.js';
 import { resolveOptions } from '../server/config.js';
 import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';

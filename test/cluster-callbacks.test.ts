@@ -1,6 +1,6 @@
 /**
  * The status callback across the nodes of a cluster (issue 11 item 5): a status change and its
- * delivery row are one transaction (an outbox, callbacks/outbox.ts), so exactly one delivery is
+ * delivery row are one transaction (an outbox, storage/outbox.ts), so exactly one delivery is
  * made per change whatever node stops, and each attempt is sent by one job, carrying the
  * delivery's `webhook-id` on every retry. On one real PostgreSQL (test/helpers/postgres.ts):
  *
@@ -18,7 +18,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createServer } from '../server/app.js';
-import type { DeliveryRecord } from '../server/callbacks/types.js';
+import type { DeliveryRecord } from '../server/storage/callbackRecords.js';
 import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
 import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';

@@ -1,6 +1,6 @@
 /**
  * The console's saved settings across the nodes of a cluster (issue 11): in cluster mode they
- * live in the shared PostgreSQL database (`console_settings`, services/savedSettings.ts), not in
+ * live in the shared PostgreSQL database (`console_settings`, settings/savedSettings.ts), not in
  * each node's data folder. A save through one node reaches the others' running servers at once
  * (their queues take the new transcodes at once; what waits for a restart is shown so on every
  * node), a node started afterwards starts from them, and a settings.json found by the first node
@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapServer } from '../server/bootstrap.js';
 import { DOWNLOAD_JOB } from '../server/ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../server/processing/transcodeJob.js';
-import { SETTINGS_FILE } from '../server/services/consoleSettings.js';
+import { SETTINGS_FILE } from '../server/settings/consoleSettings.js';
 import { parseStartArgs } from '../server/startArgs.js';
 import type { VopServer } from '../server/app.js';
 import { AdminClient } from './helpers/client.js';

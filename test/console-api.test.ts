@@ -10,7 +10,7 @@ import path from 'node:path';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleRouter } from '../server/routes/console.js';
-import { loadSavedSettings, savedSettingsAsOptions } from '../server/services/consoleSettings.js';
+import { loadSavedSettings, savedSettingsAsOptions } from '../server/settings/consoleSettings.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { CookieClient, ensureConsoleBuilt } from './helpers/console.js';

@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
 import { DEFAULT_HOUSEKEEPING_OPTIONS } from '../server/services/housekeepingOptions.js';
-import { savedSettingsAsOptions } from '../server/services/consoleSettings.js';
+import { savedSettingsAsOptions } from '../server/settings/consoleSettings.js';
 import { launchBrowser } from './helpers/browser.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { makeClip } from './helpers/clips.js';

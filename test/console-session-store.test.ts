@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ConsoleSessions, SESSION_COOKIE, sessionIdHash } from '../server/services/consoleSessions.js';
+import { ConsoleSessions, SESSION_COOKIE, sessionIdHash } from '../server/console/consoleSessions.js';
 import { MemoryConsoleSessionStore } from '../server/storage/memoryConsoleSessions.js';
 import { PostgresConsoleSessionStore } from '../server/storage/postgres/postgresConsoleSessions.js';
 import type { ConsoleSessionStore } from '../server/storage/types.js';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readProcStat } from '../server/procStat.js';
+import { readProcStat } from '../server/core/procStat.js';
 import { DataDirLock, isLockOwnerAlive, processIdentity } from '../server/storage/dataDirLock.js';
 import { tempDataDir } from './helpers/server.js';
 

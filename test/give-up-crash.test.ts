@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DOWNLOAD_JOB } from '../server/ingest/downloadJob.js';
-import type { JobRecord } from '../server/jobs/types.js';
+import type { JobRecord } from '../server/storage/jobRecords.js';
 import { TRANSCODE_JOB } from '../server/processing/transcodeJob.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { VopEventBus } from '../server/events.js';
+import { VopEventBus } from '../server/core/events.js';
 import { HlsPresence } from '../server/processing/playbackView.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { LocalObjectMediaStore } from '../server/storage/media/localObjectMediaStore.js';

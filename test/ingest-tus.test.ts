@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import * as tus from 'tus-js-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../server/errors.js';
+import { ApiError } from '../server/core/errors.js';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { ingestPath, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';

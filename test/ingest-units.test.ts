@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VopEventBus } from '../server/events.js';
+import { VopEventBus } from '../server/core/events.js';
 import { DownloadError, downloadToFile } from '../server/ingest/httpDownload.js';
 import { JobQueue, PermanentJobError } from '../server/jobs/jobQueue.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';

@@ -1,12 +1,12 @@
 /**
  * docs/interface.md is the interface as vop implements it, for integrators (issue 13, item 7).
- * This keeps its result-code table the one catalogue's (server/errors.ts), its decisions the
+ * This keeps its result-code table the one catalogue's (server/core/errors.ts), its decisions the
  * README's, and the README pointing at it rather than at a spec outside the repository.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESULT_CODES } from '../server/errors.js';
+import { RESULT_CODES } from '../server/core/errors.js';
 import { ROOT } from './helpers/server.js';
 
 const doc = fs.readFileSync(path.join(ROOT, 'docs/interface.md'), 'utf8');
@@ -33,7 +33,7 @@ function codeRows(): Array<{ code: string; message: string; http: number; when: 
 const catalogue = Object.values(RESULT_CODES);
 
 describe('docs/interface.md', () => {
-  it('lists every result code of server/errors.ts once, with its message and the HTTP status an application sees', () => {
+  it('lists every result code of server/core/errors.ts once, with its message and the HTTP status an application sees', () => {
     const rows = codeRows();
     expect(new Set(rows.map((r) => r.code)).size, 'a code listed twice').toBe(rows.length);
     const byCode = new Map(rows.map((r) => [r.code, r]));

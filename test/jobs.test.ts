@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { VopEventBus } from '../server/events.js';
+import { VopEventBus } from '../server/core/events.js';
 import { JobQueue } from '../server/jobs/jobQueue.js';
-import { backoffDelay } from '../server/jobs/retry.js';
+import { backoffDelay } from '../server/core/retry.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import { tempDataDir } from './helpers/server.js';
 

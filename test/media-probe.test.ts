@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { interpretProbe, probe, ProbeError } from '../server/media/probe.js';
+import { interpretProbe, ProbeError } from '../server/media/probe.js';
+import { probe } from './helpers/probe.js';
 import { makeAudioFile, makeClip, makeImage, makeTempDir, testBinaries } from './helpers/clips.js';
 
 describe('probe', () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareVersions, resolveFfmpegBinaries } from '../server/media/ffmpegBinaries.js';
 import { PROOF_SAMPLES } from '../server/media/ffmpegProof.js';
 import { ProbeError } from '../server/media/probe.js';
-import { FfmpegTools } from '../server/processing/ffmpegTools.js';
+import { FfmpegTools } from '../server/media/ffmpegTools.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeTempDir, testBinaries } from './helpers/clips.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ffmpeg from 'fluent-ffmpeg';
 import { describe, expect, it } from 'vitest';
-import { atomicOutput, removePartialOutputs } from '../server/media/atomicFile.js';
+import { atomicOutput, removePartialOutputs } from '../server/storage/atomicFile.js';
 import {
   FfmpegAbortError,
   FfmpegExitError,

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { atomicOutput } from '../server/media/atomicFile.js';
+import { atomicOutput } from '../server/storage/atomicFile.js';
 import { run, type FfmpegProgress } from '../server/media/ffmpegRunner.js';
 import { buildHlsArgs, buildMasterPlaylist, hlsCodecs, resolveHlsOptions } from '../server/media/hls.js';
 import { pickRungs, resolveLadderOptions, type Rendition } from '../server/media/ladder.js';
-import { probe, type VideoInfo } from '../server/media/probe.js';
+import type { VideoInfo } from '../server/media/probe.js';
+import { probe } from './helpers/probe.js';
 import { buildTranscodeArgs, resolveTranscodeOptions } from '../server/media/transcodeArgs.js';
 import { makeClip, makeTempDir, mp4TopLevelBoxes } from './helpers/clips.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
-import { savedSettingsAsOptions } from '../server/services/consoleSettings.js';
+import { savedSettingsAsOptions } from '../server/settings/consoleSettings.js';
 import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
 import { startServer, type TestServer } from './helpers/server.js';
 

@@ -1,14 +1,14 @@
 /**
  * The README publishes the result-code table (issue 2, item 4); this keeps it and the one
- * catalogue, server/errors.ts, the same table. A code added to the catalogue without its README
+ * catalogue, server/core/errors.ts, the same table. A code added to the catalogue without its README
  * row fails here, with the row to add in the message.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
-import { RESULT_CODES } from '../server/errors.js';
-import { DEFAULT_AUTH_OPTIONS } from '../server/services/authService.js';
+import { RESULT_CODES } from '../server/core/errors.js';
+import { DEFAULT_AUTH_OPTIONS } from '../server/auth/authService.js';
 import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
 import { ROOT } from './helpers/server.js';
 
@@ -49,7 +49,7 @@ describe("README's result-code table", () => {
     expect(new Set(catalogue.map((d) => d.code)).size).toBe(catalogue.length);
   });
 
-  it('lists every code of server/errors.ts with its message and HTTP statuses', () => {
+  it('lists every code of server/core/errors.ts with its message and HTTP statuses', () => {
     const rows = new Map(tableRows().map((r) => [r.code, r]));
     for (const def of catalogue) {
       const expectedRow = `| \`${def.code}\` | ${def.message} | ${def.transport ? def.httpStatus : 200} | ${def.httpStatus} | … |`;

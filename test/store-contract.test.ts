@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AttemptRecord, DeliveryRecord } from '../server/callbacks/types.js';
-import { NO_RETRY } from '../server/jobs/retry.js';
-import type { JobRecord } from '../server/jobs/types.js';
+import type { AttemptRecord, DeliveryRecord } from '../server/storage/callbackRecords.js';
+import { NO_RETRY } from '../server/core/retry.js';
+import type { JobRecord } from '../server/storage/jobRecords.js';
 import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { AppRecord, RenditionRecord, Stores } from '../server/storage/types.js';
@@ -11,8 +11,8 @@ import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { tempDataDir } from './helpers/server.js';
 
 /**
- * One contract suite for the storage interfaces (server/storage/types.ts, server/jobs/types.ts,
- * server/callbacks/types.ts), written once and run against every engine, the way
+ * One contract suite for the storage interfaces (server/storage/types.ts, server/storage/jobRecords.ts,
+ * server/storage/callbackRecords.ts), written once and run against every engine, the way
  * tus-node-server runs one suite against every store. An engine passes it by what its methods
  * answer, never by how it stores them.
  */

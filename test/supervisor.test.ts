@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readProcStat } from '../server/procStat.js';
+import { readProcStat } from '../server/core/procStat.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
 import { ADMIN_TOKEN, ROOT, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';

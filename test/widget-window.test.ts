@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { VopEvents } from '../server/events.js';
+import type { VopEvents } from '../server/core/events.js';
 import { screenshotPath } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';

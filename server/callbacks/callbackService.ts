@@ -1,17 +1,17 @@
 import crypto from 'node:crypto';
-import { ApiError } from '../errors.js';
-import type { VopEventBus } from '../events.js';
+import { ApiError } from '../core/errors.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import { backoffDelay, NO_RETRY } from '../jobs/retry.js';
-import type { JobRecord, JobStore } from '../jobs/types.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import { backoffDelay, NO_RETRY } from '../core/retry.js';
+import type { JobRecord, JobStore } from '../storage/jobRecords.js';
+import { VideoStatus } from '../core/videoStatus.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
 import { sendCallback, type AttemptOutcome } from './callbackHttp.js';
 import { buildCallbackRequest, TEST_VIDEO_ID } from './callbackRequest.js';
 import type { CallbackOptions } from './options.js';
 import { toDeliveryViews, type DeliveryView } from './deliveryView.js';
-import { CALLBACK_STATUSES } from './outbox.js';
-import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from './types.js';
+import { CALLBACK_STATUSES } from '../storage/outbox.js';
+import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from '../storage/callbackRecords.js';
 
 /** The job type of one delivery attempt. */
 export const CALLBACK_JOB = 'callback';
@@ -55,7 +55,7 @@ export interface CallbackServiceDeps {
 }
 
 /**
- * The status callback of spec section 6, sent from an outbox (callbacks/outbox.ts): a video's move
+ * The status callback of spec section 6, sent from an outbox (storage/outbox.ts): a video's move
  * to an end state writes its delivery row in the same transaction as the status, on whichever node
  * made it, so no crash can leave a change without its delivery or give it two. This service only
  * sends what is there. Each attempt is one job; a job makes its attempt only if it holds it

@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryRecord } from './types.js';
+import type { AttemptRecord, DeliveryRecord } from '../storage/callbackRecords.js';
 
 /** A delivery as the admin API shows it (times as ISO 8601 UTC). */
 export interface DeliveryView {

@@ -1,4 +1,4 @@
-import { assertRetryConfig, type RetryConfig } from '../jobs/retry.js';
+import { assertRetryConfig, type RetryConfig } from '../core/retry.js';
 
 /** Options of the status callback (`callbacks` in the server options). */
 export interface CallbackOptions {

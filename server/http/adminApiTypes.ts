@@ -6,7 +6,7 @@
  * type-check (`npx tsc -p renderer`, browser libraries only) reads this file and what it imports.
  * The services and routes that build these shapes import them from here.
  */
-import type { JobRecord } from '../jobs/types.js';
+import type { JobRecord } from '../storage/jobRecords.js';
 import type { LadderRung } from '../media/ladder.js';
 
 /** One address the server answers on (`GET /admin/api/overview`, routes/adminOverview.ts). */
@@ -29,7 +29,7 @@ export interface AppView {
   disabled: boolean;
   /** AppIds whose videos this application may list (spec 4.3 aId). */
   grants: string[];
-  /** Networks (CIDRs) its spec API calls must come from; empty for any (services/apiNetworks.ts). */
+  /** Networks (CIDRs) its spec API calls must come from; empty for any (auth/apiNetworks.ts). */
   apiNetworks: string[];
   /** The last addresses its API calls came from, newest first, as this server process saw them. */
   recentCallers: { address: string; lastSeen: string; allowed: boolean }[];
@@ -61,7 +61,7 @@ export interface JobView extends Omit<JobRecord, 'payload'> {
   speed: string | null;
 }
 
-/** A tus upload that has not finished, as the console shows it (services/uploadMonitor.ts). */
+/** A tus upload that has not finished, as the console shows it (console/uploadMonitor.ts). */
 export interface UploadInProgress {
   /** The tus upload id. */
   id: string;
@@ -87,7 +87,7 @@ export interface UploadInProgress {
   etaSeconds: number | null;
 }
 
-/** Every setting the console shows, flat, as the admin API reads and writes them (services/consoleSettings.ts). */
+/** Every setting the console shows, flat, as the admin API reads and writes them (settings/consoleSettings.ts). */
 export interface ConsoleSettings {
   /** Absolute base URL clients should see; null: the Host each caller used. */
   publicUrl: string | null;
@@ -115,7 +115,7 @@ export interface ConsoleSettings {
   registrationsPerMinute: number;
   /** Videos one application may have (deleted ones not counted); 0: no quota. */
   maxVideosPerApp: number;
-  /** Days after which a registration never uploaded (status 8) is deleted; 0: never (services/registrationExpiry.ts). */
+  /** Days after which a registration never uploaded (status 8) is deleted; 0: never (console/registrationExpiry.ts). */
   expireUnuploadedDays: number;
   /** Transcodes at once. */
   transcodeConcurrency: number;

@@ -109,3 +109,10 @@ function parseAddress(text: string | undefined): ipaddr.IPv4 | ipaddr.IPv6 | und
 function normalize(text: string | undefined): string | undefined {
   return parseAddress(text)?.toString();
 }
+
+/** True for 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
+}

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { ApiError, RESULT_CODES } from '../errors.js';
+import { ApiError, RESULT_CODES } from '../core/errors.js';
 
 /** Maps anything thrown into the catalogue: body-parser's errors by their type, the rest to 500. */
 export function toApiError(err: unknown): ApiError {

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import express, { type RequestHandler } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 
 /**
  * Reads a form body: application/x-www-form-urlencoded (what spec 4.2 names) or

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import net from 'node:net';
 import type { RequestHandler } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 
 /**
  * The admin API and the console answer only to names this server is known by (issue 12, item 4:

@@ -7,7 +7,7 @@
  * Why not Express for these: it costs about 0.2 ms a request before any work is done, most of it
  * not its router but Express 5 giving every request and response its own prototype
  * (Object.setPrototypeOf), which leaves V8 with slow objects all through Node's HTTP code
- * (http/fastReadPath.ts measured it: 70 to 100 µs a call). A media Range answer through Express
+ * (routes/fastReadPath.ts measured it: 70 to 100 µs a call). A media Range answer through Express
  * made 3,000 answers a second where nginx made 43,000 (issue 14's table).
  *
  * Why not a router package (find-my-way): the hot paths are a handful of fixed paths and one
@@ -20,7 +20,7 @@
  * no decoding of the path (`/Api/Video/G%65t` matches nothing here, as it matches no route there).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
 
 /** A request as the hot paths see it. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 
 /**
  * Request parameters read without regard to case: the spec's reference tables and its sample

@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import type { VopEventBus } from '../events.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import type { RetryConfig } from '../jobs/retry.js';
-import type { AuthService } from '../services/authService.js';
-import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { SourceFileGetType } from '../services/videoStatus.js';
+import type { RetryConfig } from '../core/retry.js';
+import type { AuthService } from '../auth/authService.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import { SourceFileGetType } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { S3MediaStore } from '../storage/media/s3MediaStore.js';
@@ -18,7 +18,7 @@ import { IngestService } from './ingestService.js';
 import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
 import { MEDIA_DISK, SharedReservations, nodeDisk } from './sharedReservations.js';
 import { SourceIntake } from './sourceIntake.js';
-import type { FfmpegTools } from '../processing/ffmpegTools.js';
+import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { TusUploads } from './tusUpload.js';
 import { UploadCredentials } from './uploadCredential.js';
 

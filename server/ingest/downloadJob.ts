@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError, RESULT_CODES } from '../errors.js';
+import { ApiError, RESULT_CODES } from '../core/errors.js';
 import { PermanentJobError, type JobContext, type JobQueue, type JobTypeDefinition } from '../jobs/jobQueue.js';
-import type { JobRecord, JobStore } from '../jobs/types.js';
-import { unsettledEnd } from '../services/unsettledJobs.js';
-import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import type { JobRecord, JobStore } from '../storage/jobRecords.js';
+import { unsettledEnd } from '../videos/unsettledJobs.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import { VideoStatus } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { VideoStore } from '../storage/types.js';
 import { DownloadError, downloadToFile } from './httpDownload.js';

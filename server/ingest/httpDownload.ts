@@ -4,7 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { formatBytes } from './formatBytes.js';
+import { formatBytes } from '../core/formatBytes.js';
 import { RefusedAddressError, type CheckedAddress, type PullPolicy } from './pullPolicy.js';
 
 /** Options of {@link downloadToFile}. */

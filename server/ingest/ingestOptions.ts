@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { assertRetryConfig, type RetryConfig } from '../jobs/retry.js';
+import { assertRetryConfig, type RetryConfig } from '../core/retry.js';
 
 const GB = 1024 ** 3;
 

@@ -1,10 +1,10 @@
-import { ApiError } from '../errors.js';
-import type { AuthService } from '../services/authService.js';
-import { SourceFileGetType, VIDEO_ID_RE } from '../services/videoStatus.js';
+import { ApiError } from '../core/errors.js';
+import type { AuthService } from '../auth/authService.js';
+import { SourceFileGetType, VIDEO_ID_RE } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { AppStore, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
-import { formatBytes } from './formatBytes.js';
+import { formatBytes } from '../core/formatBytes.js';
 import { SourceIntake, awaitsUpload } from './sourceIntake.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
 import { MEDIA_DISK, NO_DISK, type SharedReservations } from './sharedReservations.js';

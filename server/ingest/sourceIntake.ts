@@ -1,16 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
+import { defaultFfmpegBinaries } from '../media/ffmpegBinaries.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
-import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import { NOT_A_VIDEO_REASON, SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
-
-/** How a video's statusReason starts when its file was found not to be a video. */
-export const NOT_A_VIDEO_REASON = 'not a video: ';
 
 /**
  * True if an upload may give `video` its file now: it was registered for upload (SourceFileGetType
@@ -78,7 +76,7 @@ export class SourceIntake {
   private readonly probeFile: NonNullable<SourceIntakeDeps['probe']>;
 
   constructor(private readonly deps: SourceIntakeDeps) {
-    this.probeFile = deps.probe ?? probe;
+    this.probeFile = deps.probe ?? (async (file, o) => probe(file, { ...o, ffprobePath: (await defaultFfmpegBinaries()).ffprobe.path }));
   }
 
   /** Where a video's source is claimed on this node's disk (on the local store: where it is kept). */

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import type { S3 } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
 import type { KvStore, Upload } from '@tus/server';
-import { VIDEO_ID_RE } from '../services/videoStatus.js';
+import { VIDEO_ID_RE } from '../core/videoStatus.js';
 import { isPathInsideDirectory } from '../storage/mediaStore.js';
 import { s3ClientConfig, type S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import { UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';

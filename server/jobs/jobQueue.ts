@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
-import type { VopEventBus } from '../events.js';
-import { assertRetryConfig, backoffDelay, type RetryConfig } from './retry.js';
+import type { VopEventBus } from '../core/events.js';
+import { assertRetryConfig, backoffDelay, type RetryConfig } from '../core/retry.js';
 import { LeaseLostError, turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
-import type { JobRecord, JobState, JobStore } from './types.js';
+import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
 
 /** Live progress of a running job. */
 export interface JobProgress {
@@ -221,7 +221,7 @@ export class JobQueue {
 
   /**
    * Finishes the give-up of a job recorded as failed or cancelled whose video may not have heard
-   * of it (a crash between the two writes; see services/unsettledJobs.ts): its type's onGiveUp
+   * of it (a crash between the two writes; see videos/unsettledJobs.ts): its type's onGiveUp
    * runs again with the reason the job's record keeps. onGiveUp moves the video only from the
    * states it would leave, so running it twice changes nothing.
    */

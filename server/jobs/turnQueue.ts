@@ -1,7 +1,7 @@
 /**
  * The shared queue of cluster mode (issue 11, item 4), as the job queue sees it.
  *
- * Jobs stay data in vop's own table (jobs/types.ts): their order, priority, fairness between
+ * Jobs stay data in vop's own table (storage/jobRecords.ts): their order, priority, fairness between
  * applications, moves, cancel and retry are decided there, in one SQL claim, on either engine.
  * What one process cannot give is a lease: which node runs a job, and whether that node is still
  * alive. That is the shared queue's part, a well-kept engine (BullMQ, jobs/bullmqTurns.ts) whose

@@ -12,7 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readProcStat } from '../procStat.js';
+import { readProcStat } from '../core/procStat.js';
 
 interface PidEntry {
   pid: number;

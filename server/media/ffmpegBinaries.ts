@@ -24,25 +24,11 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { BinarySource, ResolvedBinary, Tool } from './ffmpegBinary.js';
 import { proveBinaries, type ProofReport } from './ffmpegProof.js';
 import { findExecutable } from './findExecutable.js';
 
 const require = createRequire(import.meta.url);
-
-/** Where a binary was found. */
-export type BinarySource = 'setting' | 'ffmpeg-static' | '@ffmpeg-installer/ffmpeg' | '@ffprobe-installer/ffprobe' | 'PATH';
-
-/** One resolved binary. */
-export interface ResolvedBinary {
-  /** Absolute path of the executable. */
-  path: string;
-  /** Which rule of the order of preference chose it. */
-  source: BinarySource;
-  /** First line of `<binary> -version`, e.g. "ffmpeg version 6.1.1 Copyright (c) …". */
-  version: string;
-  /** libavformat's version as `-version` prints it ("59.27.100"); null when it printed none. */
-  libavformat: string | null;
-}
 
 /** The pair in use, as reported by /healthz. */
 export interface FfmpegBinaries {
@@ -81,7 +67,6 @@ export class FfmpegBinaryError extends Error {
   override name = 'FfmpegBinaryError';
 }
 
-export type Tool = 'ffmpeg' | 'ffprobe';
 interface Candidate {
   source: BinarySource;
   /** Absent when the source has nothing to offer; `why` then says so. */

@@ -14,7 +14,7 @@ import { confine } from './confinement.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ResolvedBinary, Tool } from './ffmpegBinaries.js';
+import type { ResolvedBinary, Tool } from './ffmpegBinary.js';
 import { ProbeError, probe } from './probe.js';
 
 /** One container the proof covers, and how its sample is made. */

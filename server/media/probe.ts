@@ -10,7 +10,6 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { confine } from './confinement.js';
-import { defaultFfmpegBinaries } from './ffmpegBinaries.js';
 
 /** A file we can transcode. Sizes are as displayed: after rotation and the pixel aspect ratio. */
 export interface VideoInfo {
@@ -72,8 +71,11 @@ export type ProbeResult = VideoInfo | NotVideo;
 
 /** Options of {@link probe}. */
 export interface ProbeOptions {
-  /** ffprobe executable. Default: the one {@link defaultFfmpegBinaries} resolves. */
-  ffprobePath?: string;
+  /**
+   * ffprobe executable, chosen by the caller (media/ffmpegTools.ts, the binaries' proof): the
+   * choice itself probes files, so probe cannot ask for it without a circle.
+   */
+  ffprobePath: string;
   /** How long ffprobe may take, in ms; a file that takes longer is reported as an error, not as a verdict. */
   timeoutMs: number;
   /**
@@ -108,8 +110,8 @@ export class ProbeError extends Error {
 const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sdp', 'rtp', 'rtsp', 'tee', 'tty', 'lavfi']);
 
 /** Probes `file`; resolves with a verdict, rejects with {@link ProbeError} when ffprobe cannot give one. */
-export async function probe(file: string, input: Partial<ProbeOptions> = {}): Promise<ProbeResult> {
-  const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
+export async function probe(file: string, input: Partial<ProbeOptions> & Pick<ProbeOptions, 'ffprobePath'>): Promise<ProbeResult> {
+  const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)), ffprobePath: input.ffprobePath };
   if (!(o.timeoutMs > 0)) throw new Error('Option timeoutMs must be greater than 0.');
   const abs = path.resolve(file);
   const stat = await fs.stat(abs).catch((err: NodeJS.ErrnoException) => {
@@ -117,7 +119,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> = {}): Pr
   });
   if (!stat.isFile()) throw new ProbeError(`Cannot probe "${abs}": not a regular file.`, 'file');
   if (stat.size === 0) return { isVideo: false, reason: 'the file is empty', formatName: null };
-  const ffprobePath = o.ffprobePath ?? (await defaultFfmpegBinaries()).ffprobe.path;
+  const ffprobePath = o.ffprobePath;
   // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
   const url = `file:${abs}`;
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];

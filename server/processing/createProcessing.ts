@@ -3,16 +3,16 @@
  * job type on the queue, the trigger on every move to 5, the sized-cover cache, the binaries.
  */
 import path from 'node:path';
-import type { VopEventBus } from '../events.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import { killAll, killOrphans } from '../media/ffmpegRunner.js';
-import type { ViewContext } from '../services/videoView.js';
-import type { VideoLifecycle } from '../services/videoLifecycle.js';
+import type { ViewContext } from '../videos/videoView.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import { Scratch } from '../storage/scratch.js';
 import type { Stores, VideoRecord } from '../storage/types.js';
 import { CoverSizeCache } from './coverSizeCache.js';
-import type { FfmpegTools } from './ffmpegTools.js';
+import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import { sourcePolicyOf, type ProcessingOptions } from './processingOptions.js';

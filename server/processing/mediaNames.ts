@@ -11,7 +11,7 @@
  * Every name starts with or sits under the video id, so delivery can tell from a requested name
  * whose media it is, and check that video before reading anything.
  */
-import { VIDEO_ID_RE } from '../services/videoStatus.js';
+import { VIDEO_ID_RE } from '../core/videoStatus.js';
 
 /** Rendition labels become file and directory names (`<id>_720p.mp4`, `hls/<id>/720p/`). */
 export const LABEL_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;

@@ -2,9 +2,9 @@
  * What the detail response (spec 4.1) shows of a video's media: `VideoPlayFile` (spec 2.5) and,
  * beyond the spec, `HlsURL`. videoApi.ts shows `VideoPlayFile` only for a video in status 1.
  */
-import type { VopEventBus } from '../events.js';
-import { VIDEO_ID_RE, VideoStatus } from '../services/videoStatus.js';
-import type { ViewContext } from '../services/videoView.js';
+import type { VopEventBus } from '../core/events.js';
+import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
+import type { ViewContext } from '../videos/videoView.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { assertRetryConfig, type RetryConfig } from '../jobs/retry.js';
+import { assertRetryConfig, type RetryConfig } from '../core/retry.js';
 import { stripUndefined } from '../media/ffmpegRunner.js';
 import { DEFAULT_LADDER_OPTIONS, resolveLadderOptions, type LadderOptions } from '../media/ladder.js';
 import { allowedFormats, assertAllowedFormats, assertSourceLimits, DEFAULT_SOURCE_LIMITS, type AllowedFormats, type SourceLimits, type SourcePolicy } from '../media/sourcePolicy.js';

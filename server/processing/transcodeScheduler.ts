@@ -4,12 +4,12 @@
  * a crash — unless its job had ended for good and the crash came before the video heard it
  * (then the video goes to 7, as it would have).
  */
-import type { VopEventBus } from '../events.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import type { JobRecord, JobStore } from '../jobs/types.js';
-import { unsettledEnd } from '../services/unsettledJobs.js';
-import type { VideoLifecycle } from '../services/videoLifecycle.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import type { JobRecord, JobStore } from '../storage/jobRecords.js';
+import { unsettledEnd } from '../videos/unsettledJobs.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import { VideoStatus } from '../core/videoStatus.js';
 import type { VideoStore } from '../storage/types.js';
 import { TRANSCODE_JOB } from './transcodeJob.js';
 

@@ -1,6 +1,6 @@
 import express, { type Response, type Router } from 'express';
-import type { VopEventBus, VopEvents } from '../events.js';
-import type { UploadMonitor } from '../services/uploadMonitor.js';
+import type { VopEventBus, VopEvents } from '../core/events.js';
+import type { UploadMonitor } from '../console/uploadMonitor.js';
 
 /** Options of {@link adminEventsRouter}. */
 export interface AdminEventsOptions {

@@ -1,8 +1,8 @@
 import express, { type Router } from 'express';
-import type { HousekeepingView } from '../services/housekeepingViews.js';
-import type { RegistrationExpiry } from '../services/registrationExpiry.js';
-import type { StorageUsage } from '../services/storageUsage.js';
-import type { UploadMonitor } from '../services/uploadMonitor.js';
+import type { HousekeepingView } from '../console/housekeepingViews.js';
+import type { RegistrationExpiry } from '../console/registrationExpiry.js';
+import type { StorageUsage } from '../console/storageUsage.js';
+import type { UploadMonitor } from '../console/uploadMonitor.js';
 
 export interface AdminHousekeepingDeps {
   storage: Pick<StorageUsage, 'get'>;

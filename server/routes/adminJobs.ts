@@ -1,15 +1,15 @@
 import express, { type Router } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { JobView } from '../http/adminApiTypes.js';
 import { intParam, stringParam } from '../http/params.js';
 import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
-import type { JobRecord, JobState } from '../jobs/types.js';
+import type { JobRecord, JobState } from '../storage/jobRecords.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
-import type { JobAdmin } from '../services/jobAdmin.js';
-import type { VideoAdmin } from '../services/videoAdmin.js';
+import type { JobAdmin } from '../console/jobAdmin.js';
+import type { VideoAdmin } from '../console/videoAdmin.js';
 
 export interface AdminJobsDeps {
   jobs: JobQueue;

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Request, type Router } from 'express';
 import type { ServedAddress } from '../http/adminApiTypes.js';
-import type { FfmpegTools } from '../processing/ffmpegTools.js';
+import type { FfmpegTools } from '../media/ffmpegTools.js';
 import type { AppService } from '../services/appService.js';
-import type { JobAdmin } from '../services/jobAdmin.js';
-import type { VideoAdmin } from '../services/videoAdmin.js';
+import type { JobAdmin } from '../console/jobAdmin.js';
+import type { VideoAdmin } from '../console/videoAdmin.js';
 import { servedAddresses } from '../startArgs.js';
 
 export interface AdminOverviewDeps {

@@ -1,8 +1,9 @@
 import express, { type Request, type Router } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { clientAddress } from '../http/clientAddress.js';
-import { SAFE_METHODS, assertAdminAddress, type AdminTokenGate } from '../http/adminAuth.js';
-import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../services/consoleSessions.js';
+import type { AdminTokenGate } from '../console/adminTokenGate.js';
+import { SAFE_METHODS, assertAdminAddress } from './requireAdmin.js';
+import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../console/consoleSessions.js';
 
 export interface AdminSessionDeps {
   /** The admin token's check, shared with requireAdmin's bearer tokens (one failure limit). */

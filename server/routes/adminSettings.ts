@@ -4,8 +4,8 @@ import type { ServerOptions } from '../config.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
-import { LIVE_SETTINGS, mergeSettingsChange, runningSettings, SettingError, type ConsoleSettings, type SettingKey } from '../services/consoleSettings.js';
-import { applyLiveSettings, type SavedSettings } from '../services/savedSettings.js';
+import { LIVE_SETTINGS, mergeSettingsChange, runningSettings, SettingError, type ConsoleSettings, type SettingKey } from '../settings/consoleSettings.js';
+import { applyLiveSettings, type SavedSettings } from '../settings/savedSettings.js';
 
 export interface AdminSettingsDeps {
   options: ServerOptions;
@@ -16,7 +16,7 @@ export interface AdminSettingsDeps {
 }
 
 /**
- * Admin API: the console's settings (services/consoleSettings.ts). Mounted at `/admin/api` behind
+ * Admin API: the console's settings (settings/consoleSettings.ts). Mounted at `/admin/api` behind
  * requireAdmin and a JSON parser.
  *
  *   GET /settings   {running, saved, live, pendingRestart, dataDir, settingsFile}; settingsFile
@@ -24,7 +24,7 @@ export interface AdminSettingsDeps {
  *   PUT /settings   {<setting>: value, ...} → the same, plus {applied, afterRestart}: which of the
  *                   changed settings took effect now, which will after a restart; a refused
  *                   value answers 400 {error: {code, message, field, rule, min?, max?, value?}}:
- *                   the usual error plus which field and rule (services/settingProblem.ts)
+ *                   the usual error plus which field and rule (settings/settingProblem.ts)
  */
 export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
   const { options, jobs, saved: store } = deps;
@@ -51,7 +51,7 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
     const result = writing.then(async () => {
       const next = await store.change((before) => mergeSettingsChange(dataDir, before, req.body));
       const changed = Object.keys((req.body ?? {}) as object) as SettingKey[];
-      // In cluster mode every other node applies the same through services/savedSettings.ts.
+      // In cluster mode every other node applies the same through settings/savedSettings.ts.
       const applied = applyLiveSettings(jobs, next, changed);
       const v = view(next);
       return { ...v, applied, afterRestart: changed.filter((k) => !applied.includes(k) && v.pendingRestart.includes(k)) };

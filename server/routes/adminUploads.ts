@@ -1,10 +1,10 @@
 import express, { type Router } from 'express';
-import { ApiError } from '../errors.js';
-import type { UploadMonitor } from '../services/uploadMonitor.js';
+import { ApiError } from '../core/errors.js';
+import type { UploadMonitor } from '../console/uploadMonitor.js';
 
 /**
  * `GET /admin/api/uploads`: tus uploads that have not finished, with bytes received, rate and
- * time left (services/uploadMonitor.ts). Pulls from a URL are `download` jobs
+ * time left (console/uploadMonitor.ts). Pulls from a URL are `download` jobs
  * (`GET /admin/api/jobs?type=download`); a multipart upload (`POST /Api/Video/Upload`) finishes
  * within its one request and is not listed. Mounted at `/admin/api` behind requireAdmin.
  *

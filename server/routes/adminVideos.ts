@@ -1,13 +1,13 @@
 import express, { type Request, type Router } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { VideoRow } from '../http/adminApiTypes.js';
 import { intParam, stringParam } from '../http/params.js';
 import { COVER_SIZES } from '../media/cover.js';
-import { VIDEO_ID_RE } from '../services/videoStatus.js';
+import { VIDEO_ID_RE } from '../core/videoStatus.js';
 import type { Processing } from '../processing/createProcessing.js';
-import { MAX_BULK_VIDEOS, type VideoAdmin } from '../services/videoAdmin.js';
-import { coverUrl, mediaServer, type ViewContext } from '../services/videoView.js';
-import { VideoStatus } from '../services/videoStatus.js';
+import { MAX_BULK_VIDEOS, type VideoAdmin } from '../console/videoAdmin.js';
+import { coverUrl, mediaServer, type ViewContext } from '../videos/videoView.js';
+import { VideoStatus } from '../core/videoStatus.js';
 import type { AppService } from '../services/appService.js';
 import type { VideoRecord, VideoSearch } from '../storage/types.js';
 

@@ -6,14 +6,14 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Request, type Router } from 'express';
 import type { ServerOptions } from '../config.js';
-import type { VopEventBus } from '../events.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import type { AppService } from '../services/appService.js';
-import type { ConsoleServices } from '../services/consoleServices.js';
-import type { ConsoleSessions } from '../services/consoleSessions.js';
-import type { ViewContext } from '../services/videoView.js';
-import type { AdminTokenGate } from '../http/adminAuth.js';
+import type { ConsoleServices } from '../console/consoleServices.js';
+import type { ConsoleSessions } from '../console/consoleSessions.js';
+import type { ViewContext } from '../videos/videoView.js';
+import type { AdminTokenGate } from '../console/adminTokenGate.js';
 import { adminEventsRouter } from './adminEvents.js';
 import { adminHousekeepingRouter } from './adminHousekeeping.js';
 import { adminOverviewRouter } from './adminOverview.js';
@@ -24,7 +24,7 @@ import { adminVideosRouter } from './adminVideos.js';
 
 export interface ConsoleApiDeps {
   options: ServerOptions;
-  /** What the endpoints work with (services/consoleServices.ts). */
+  /** What the endpoints work with (console/consoleServices.ts). */
   services: ConsoleServices;
   apps: Pick<AppService, 'names' | 'counts'>;
   events: VopEventBus;

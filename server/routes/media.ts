@@ -20,7 +20,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { sendHotError, type Answer, type HotHandler, type HotRequest } from '../http/hotPaths.js';
 import type { MediaDeliveryService } from '../services/mediaDelivery.js';
 

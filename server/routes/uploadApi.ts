@@ -1,5 +1,5 @@
 import express, { type Router } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { envelopeErrorHandler, sendEnvelope } from '../http/errorResponses.js';
 import type { IncomingMessage } from 'node:http';
 

@@ -1,12 +1,12 @@
 import express, { type Request, type Response, type Router } from 'express';
-import { ApiError } from '../errors.js';
-import { apiLocals, authenticateApp } from '../http/appAuth.js';
+import { ApiError } from '../core/errors.js';
+import { apiLocals, authenticateApp } from './appAuth.js';
 import { envelopeErrorHandler, envelopeJson, sendEnvelope, sendEnvelopeJson } from '../http/errorResponses.js';
 import { formBody } from '../http/formBody.js';
 import type { ParamBag } from '../http/params.js';
-import type { AuthService } from '../services/authService.js';
+import type { AuthService } from '../auth/authService.js';
 import type { VideoService } from '../services/videoService.js';
-import { mediaServer, toListItem, toVideoModel, type ViewContext } from '../services/videoView.js';
+import { mediaServer, toListItem, toVideoModel, type ViewContext } from '../videos/videoView.js';
 import type { AppRecord, VideoRecord } from '../storage/types.js';
 
 /** What a view context is made from: the scheme and the Host a request came with (an Express Request has both). */
@@ -41,7 +41,7 @@ export type VideoReadCalls = Record<(typeof READ_PATHS)[number], ReadCall>;
 
 /**
  * The read calls of the spec API, apart from any HTTP framework: the routes below answer with
- * them, and so does server/http/fastReadPath.ts, ahead of Express, on a listening server.
+ * them, and so does server/routes/fastReadPath.ts, ahead of Express, on a listening server.
  */
 export function videoReadCalls(deps: VideoReadDeps): VideoReadCalls {
   /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { clientAddress } from '../http/clientAddress.js';
 import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
 import type { HotHandler } from '../http/hotPaths.js';

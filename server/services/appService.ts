@@ -1,8 +1,8 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { AppView } from '../http/adminApiTypes.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
-import { type ApiCaller, validApiNetworks } from './apiNetworks.js';
-import { generateAppId, generateSecret } from './tokens.js';
+import { type ApiCaller, validApiNetworks } from '../auth/apiNetworks.js';
+import { generateAppId, generateSecret } from '../core/tokens.js';
 
 export interface AppPatch {
   name?: unknown;

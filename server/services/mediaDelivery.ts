@@ -14,8 +14,8 @@
  * a tenth of a small answer's CPU, on PostgreSQL a round trip per request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError } from '../errors.js';
-import type { VopEventBus } from '../events.js';
+import { ApiError } from '../core/errors.js';
+import type { VopEventBus } from '../core/events.js';
 import { sendMediaObject, type FileResponseOptions } from '../http/fileResponse.js';
 import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
 import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
@@ -23,7 +23,7 @@ import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequ
 import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
 import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
-import { VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
+import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
 export interface MediaDeliveryDeps {
   videos: VideoStore;

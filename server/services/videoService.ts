@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { ApiError } from '../errors.js';
-import type { VopEventBus } from '../events.js';
+import { ApiError } from '../core/errors.js';
+import type { VopEventBus } from '../core/events.js';
 import type { AppRecord, AppStore, Page, VideoRecord, VideoStore, WindowCounters } from '../storage/types.js';
 import { FIELD_LIMITS, cutToCodePoints, normalizeTags } from './fields.js';
-import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from './videoStatus.js';
+import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
 /** Options of {@link VideoService}. */
 export interface VideoServiceOptions {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bootId, readProcStat } from '../procStat.js';
+import { bootId, readProcStat } from '../core/procStat.js';
 
 /** Directories locked by this process: a second open from the same process is refused too. */
 const heldHere = new Set<string>();

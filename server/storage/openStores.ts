@@ -1,4 +1,4 @@
-import type { RetryConfig } from '../jobs/retry.js';
+import type { RetryConfig } from '../core/retry.js';
 import { openSqlJsStores } from './sqljs/sqljsStore.js';
 import type { Stores } from './types.js';
 

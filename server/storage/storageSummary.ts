@@ -1,6 +1,6 @@
-import type { ServerOptions } from '../config.js';
+import type { S3MediaStoreOptions } from './media/s3Options.js';
 
-/** Where this node keeps metadata and media, for the admin's /healthz (issue 11, item 6). */
+/** Where this node keeps metadata and media, for the admin's /healthz . */
 export interface StorageSummary {
   database: { engine: 'sql.js' } | { engine: 'postgresql'; address: string };
   media: { engine: 'local' } | { engine: 's3'; endpoint: string; bucket: string };
@@ -10,7 +10,7 @@ export interface StorageSummary {
  * The summary of `options`. The database is named by host and port only, as the start-up log
  * names it: its address may carry a password.
  */
-export function storageSummary(options: Pick<ServerOptions, 'databaseUrl' | 'objectStorage'>): StorageSummary {
+export function storageSummary(options: { databaseUrl?: string; objectStorage?: { endpoint: string; bucket?: S3MediaStoreOptions['bucket'] } }): StorageSummary {
   let database: StorageSummary['database'] = { engine: 'sql.js' };
   if (options.databaseUrl) {
     const url = new URL(options.databaseUrl);

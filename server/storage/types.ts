@@ -1,5 +1,5 @@
-import type { CallbackStore } from '../callbacks/types.js';
-import type { JobStore } from '../jobs/types.js';
+import type { CallbackStore } from './callbackRecords.js';
+import type { JobStore } from './jobRecords.js';
 
 /**
  * The narrow storage interfaces routes and services see. The sql.js implementation is opened by
@@ -18,7 +18,7 @@ export interface AppRecord {
   callbackUrl: string;
   disabled: boolean;
   /**
-   * The networks (CIDRs, as services/apiNetworks.ts writes them) its spec API calls may come
+   * The networks (CIDRs, as auth/apiNetworks.ts writes them) its spec API calls may come
    * from; empty for any address.
    */
   apiNetworks: string[];
@@ -27,7 +27,7 @@ export interface AppRecord {
   updatedAt: number;
 }
 
-/** A video as stored; the API's field names are applied by services/videoView.ts. */
+/** A video as stored; the API's field names are applied by videos/videoView.ts. */
 export interface VideoRecord {
   id: string;
   appId: string;
@@ -36,7 +36,7 @@ export interface VideoRecord {
   tags: string;
   actors: string;
   createUser: string;
-  /** A value of spec section 3; see services/videoStatus.ts. */
+  /** A value of spec section 3; see core/videoStatus.ts. */
   status: number;
   /** Why the video is in a failed state (4, 7), for people; empty otherwise. */
   statusReason: string;
@@ -168,7 +168,7 @@ export interface WindowCounters {
 }
 
 /**
- * The addresses an application's API calls came from lately (services/apiNetworks.ts), kept where
+ * The addresses an application's API calls came from lately (auth/apiNetworks.ts), kept where
  * every node sees them in cluster mode, so that the console suggests the API networks from every
  * node's callers, not only from those of the node it is attached to. At most
  * {@link API_CALLERS_PER_APP} per application, newest first.
@@ -184,7 +184,7 @@ export interface ApiCallerStore {
 export const API_CALLERS_PER_APP = 8;
 
 /**
- * The console's login sessions (services/consoleSessions.ts), kept where every node sees them in
+ * The console's login sessions (console/consoleSessions.ts), kept where every node sees them in
  * cluster mode: logging in through one node and out through another must work. Sessions are
  * named by the SHA-256 of their id (hex), never the id itself, so that whoever reads the table
  * cannot log in with what it holds. Times are Unix ms of the calling node's clock.
@@ -214,7 +214,7 @@ export interface SharedSettingsDocument {
 /**
  * The console's saved settings in a cluster (PostgreSQL's `console_settings`): one document every
  * node reads at start and follows while it runs, so a save through any node reaches all of them.
- * The embedded mode keeps them in `<dataDir>/settings.json` instead (services/consoleSettings.ts).
+ * The embedded mode keeps them in `<dataDir>/settings.json` instead (settings/consoleSettings.ts).
  */
 export interface SharedSettingsStore {
   /** Where the settings are kept, as the console names it ("PostgreSQL at host:port, table console_settings"). */
@@ -309,7 +309,7 @@ export interface Stores {
   callbacks: CallbackStore;
   /**
    * Counters shared by the nodes of a cluster (PostgreSQL). Absent in the embedded mode, where one
-   * process counts in memory (services/failureLimiter.ts, the registration buckets).
+   * process counts in memory (core/failureLimiter.ts, the registration buckets).
    */
   counters?: WindowCounters;
   /**

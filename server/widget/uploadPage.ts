@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { RESULT_CODES, type ApiError } from '../errors.js';
+import { RESULT_CODES, type ApiError } from '../core/errors.js';
 
 /** The two forms of spec 4.5: the page is the same, only where it posts its results differs. */
 export type WidgetMode = 'window' | 'overlay';

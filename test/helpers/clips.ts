@@ -8,7 +8,7 @@ import path from 'node:path';
 import { buildFrameSampleArgs, lumaStats, SAMPLE_SIDE } from '../../server/media/cover.js';
 import { defaultFfmpegBinaries } from '../../server/media/ffmpegBinaries.js';
 import { run } from '../../server/media/ffmpegRunner.js';
-import { probe } from '../../server/media/probe.js';
+import { probe } from './probe.js';
 
 /** What {@link makeClip} makes. */
 export interface ClipOptions {

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { VopServer } from '../../server/app.js';
-import { probe, type VideoInfo } from '../../server/media/probe.js';
+import type { VideoInfo } from '../../server/media/probe.js';
+import { probe } from './probe.js';
 import type { ProcessingOptionsInput } from '../../server/processing/processingOptions.js';
 
 /** Two small rungs and the fastest preset: real ffmpeg work, in a fraction of a second per clip. */

@@ -3,7 +3,7 @@
  * same keys (its type is this one's), and test/console-i18n.test.ts fails on a key missing from
  * either or a hard-coded string in a page. Messages with figures are functions.
  */
-import { SETTING_LABELS, type SettingProblem } from '../../../server/services/settingProblem.js';
+import { SETTING_LABELS, type SettingProblem } from '../../../server/settings/settingProblem.js';
 
 /** A setting's name on the Settings page, by key: the server's own wording (settingProblem.ts). */
 const settingLabels = SETTING_LABELS;

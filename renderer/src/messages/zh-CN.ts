@@ -2,7 +2,7 @@
  * 控制台的简体中文文案：与 messages/en.ts 键完全相同（类型即英文目录的类型），
  * test/console-i18n.test.ts 检查两者一致。
  */
-import type { SettingProblem } from '../../../server/services/settingProblem.js';
+import type { SettingProblem } from '../../../server/settings/settingProblem.js';
 import type { Messages } from './en.js';
 
 const rungParts: Record<string, string> = { label: '名称', shortSide: '短边', videoBitrateKbps: '视频码率' };

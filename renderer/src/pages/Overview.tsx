@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { FirstRunInfo } from '../../../main/preloadApi.js';
-import type { HousekeepingView, StalledUpload, StorageArea } from '../../../server/services/housekeepingViews.js';
+import type { HousekeepingView, StalledUpload, StorageArea } from '../../../server/console/housekeepingViews.js';
 import { api } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyValue } from '../components/CopyButton.js';

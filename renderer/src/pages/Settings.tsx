@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
-import { parseSettingField, type SettingProblem } from '../../../server/services/settingProblem.js';
+import { parseSettingField, type SettingProblem } from '../../../server/settings/settingProblem.js';
 import { api, ApiError } from '../api.js';
 import { ErrorMessage, Notice, PageHeader } from '../components/Feedback.js';
 import { formatBytes } from '../format.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { atomicOutput, removePartialOutputs } from '../../media/atomicFile.js';
+import { atomicOutput, removePartialOutputs } from '../atomicFile.js';
 import { fsyncDir, fsyncFile } from '../fsync.js';
 import type { LocalMediaStore } from '../mediaStore.js';
 import { DEFAULT_OPEN_FILE_CACHE, OpenFileCache, type OpenFileCacheOptions } from './openFileCache.js';
@@ -25,7 +25,7 @@ import {
  * {@link MediaStore} on local disk, over the media root of a {@link LocalMediaStore}: a key
  * `<area>/<a>/<b>` is the file `<dataDir>/media/<area>/<a>/<b>`, built by LocalMediaStore.path and
  * its containment check. A put writes a hidden temporary file beside the target, fsyncs it and
- * renames it into place (server/media/atomicFile.ts), so readers see the old object or the whole
+ * renames it into place (server/storage/atomicFile.ts), so readers see the old object or the whole
  * new one; hidden names are not keys, so list never shows a put in progress.
  */
 export class LocalObjectMediaStore implements MediaStore {

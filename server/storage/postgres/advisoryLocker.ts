@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERRORS, type Lock, type Locker, type RequestRelease } from '@tus/server';
 import type { Notification, Pool, PoolClient } from 'pg';
-import type { RetryConfig } from '../../jobs/retry.js';
+import type { RetryConfig } from '../../core/retry.js';
 import { PostgresDatabase } from './postgresDatabase.js';
 
 /** Options of {@link AdvisoryLocker}; defaults in {@link DEFAULT_ADVISORY_LOCKER_OPTIONS}. */

@@ -14,7 +14,7 @@
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { VopEventBus, type VopEvents } from '../../events.js';
+import { VopEventBus, type VopEvents } from '../../core/events.js';
 
 const CHANNEL = 'vop_events';
 

@@ -174,7 +174,7 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
      )`,
     `INSERT INTO console_settings (id, settings, version, updated_at) VALUES (1, '{}', 0, 0)`,
   ],
-  // 9: the status callback's outbox (callbacks/outbox.ts), as the
+  // 9: the status callback's outbox (storage/outbox.ts), as the
   // sql.js schema's version 9: the id of the job that makes a pending delivery's next attempt
   [`ALTER TABLE callback_deliveries ADD COLUMN attempt_job TEXT COLLATE "C" NOT NULL DEFAULT ''`],
   // 10: the uploads under way and the disk space promised to them, which every node must count
@@ -199,7 +199,7 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   ],
   // 11: the addresses applications' API calls came from lately, which the console suggests as
   // API networks (postgresApiCallers.ts): every node's callers, not only the node's own; the
-  // embedded mode keeps them in memory (services/apiNetworks.ts) and has no such table
+  // embedded mode keeps them in memory (auth/apiNetworks.ts) and has no such table
   [
     `CREATE TABLE api_callers (
        app_id TEXT COLLATE "C" NOT NULL,

@@ -1,6 +1,6 @@
 import { PostgresApiCallers } from './postgresApiCallers.js';
 import { PostgresWindowCounters } from './postgresCounters.js';
-import type { RetryConfig } from '../../jobs/retry.js';
+import type { RetryConfig } from '../../core/retry.js';
 import type { Stores } from '../types.js';
 import { PostgresCallbackStore } from './postgresCallbackStore.js';
 import { PostgresConsoleSessionStore } from './postgresConsoleSessions.js';

@@ -5,7 +5,7 @@ import type { PostgresDatabase } from './postgresDatabase.js';
  * {@link ApiCallerStore} in PostgreSQL (`api_callers`): one row per application and address, the
  * newest {@link API_CALLERS_PER_APP} kept. A record is an upsert (the later call wins, whichever
  * node saw it), then a trim of that application's older rows; nodes write at most
- * once a minute per caller (services/authService.ts), so this is no cost per API call.
+ * once a minute per caller (auth/authService.ts), so this is no cost per API call.
  */
 export class PostgresApiCallers implements ApiCallerStore {
   constructor(private readonly db: PostgresDatabase) {}

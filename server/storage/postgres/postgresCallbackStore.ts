@@ -1,4 +1,4 @@
-import type { AttemptRecord, CallbackStore, DeliveryKind, DeliveryPatch, DeliveryRecord, DeliveryState, MissingDelivery } from '../../callbacks/types.js';
+import type { AttemptRecord, CallbackStore, DeliveryKind, DeliveryPatch, DeliveryRecord, DeliveryState, MissingDelivery } from '../callbackRecords.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
 type DeliveryRow = {

@@ -1,5 +1,5 @@
 import type { CustomTypesConfig, Pool, QueryResult, QueryResultRow } from 'pg';
-import { backoffDelay, type RetryConfig } from '../../jobs/retry.js';
+import { backoffDelay, type RetryConfig } from '../../core/retry.js';
 import { PG_MIGRATIONS } from './migrations.js';
 
 /** A query's parameters: what node-postgres sends (numbers, strings, booleans, null, arrays of them). */

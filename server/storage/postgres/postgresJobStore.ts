@@ -1,5 +1,5 @@
-import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../../jobs/fairQueue.js';
-import type { JobFilter, JobRecord, JobState, JobStore } from '../../jobs/types.js';
+import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../fairQueue.js';
+import type { JobFilter, JobRecord, JobState, JobStore } from '../jobRecords.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
 type JobRow = {

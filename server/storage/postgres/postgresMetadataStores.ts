@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { CALLBACK_STATUSES, outboxStateSql } from '../../callbacks/outbox.js';
+import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
@@ -120,7 +120,7 @@ export class PostgresVideoStore implements VideoStore {
     const { state, lastError } = outboxStateSql('TRUE');
     // One statement, so one transaction: the row is locked, checked against `from`, moved, its
     // history row written with the status it had and, for an end state, the status callback's
-    // delivery row (callbacks/outbox.ts; none for a move to the same status). A racing move waits
+    // delivery row (storage/outbox.ts; none for a move to the same status). A racing move waits
     // for the lock and then finds the row no longer in `from` (READ COMMITTED re-checks a locked
     // row's condition). The delivery's unique index on the change makes a second one impossible.
     const { rowCount } = await this.db.query(

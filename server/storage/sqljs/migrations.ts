@@ -143,11 +143,11 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // An existing database keeps the freed pages and reuses them as it grows (VACUUM would need a
   // second copy of it in memory, and seconds).
   [`DROP INDEX videos_by_app`, `CREATE INDEX videos_by_app ON videos (app_id, created_at, id)`],
-  // 5: an application's API caller networks (issue 12 item 1; services/apiNetworks.ts): CIDRs,
+  // 5: an application's API caller networks (issue 12 item 1; auth/apiNetworks.ts): CIDRs,
   // comma-separated; '' (every existing application) for any address, as before.
   [`ALTER TABLE apps ADD COLUMN api_networks TEXT NOT NULL DEFAULT ''`],
   // 6: the application a job works for (issue 12, items 6 and 8: slots shared fairly between
-  // applications; jobs/fairQueue.ts). Jobs carry their video's; existing ones take it now.
+  // applications; storage/fairQueue.ts). Jobs carry their video's; existing ones take it now.
   // claim_seq stamps each claim, so an application's highest is when it was last served. The
   // indexes serve the claim and the queue's list: the latest stamp, an application's latest, and
   // each application's queue in its order (priority, then seq).
@@ -160,12 +160,12 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `CREATE INDEX jobs_queue_by_app ON jobs (state, type, app_id, priority DESC, seq)`,
   ],
   // 7: videos by status, oldest first: the sweep of registrations never uploaded (status 8) and
-  // the console's count of them read it (issue 13, item 4; services/registrationExpiry.ts).
+  // the console's count of them read it (issue 13, item 4; console/registrationExpiry.ts).
   [`CREATE INDEX videos_by_status_age ON videos (status, created_at, id)`],
   // 8: who holds a running job in cluster mode (JobRecord.lease; jobs/turnQueue.ts). Always '' in
   // the embedded mode; the column is here so that both engines keep one schema and one contract.
   [`ALTER TABLE jobs ADD COLUMN lease TEXT NOT NULL DEFAULT ''`],
-  // 9: the status callback's outbox (callbacks/outbox.ts): the id of the job that makes a pending
+  // 9: the status callback's outbox (storage/outbox.ts): the id of the job that makes a pending
   // delivery's next attempt, '' while none holds it. A job runs an attempt only if it holds it, so
   // two nodes queueing the same attempt send it once, and any node can queue what a crash left
   // without a job. Existing pending deliveries start with none: the first sweep queues them again

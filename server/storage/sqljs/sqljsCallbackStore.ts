@@ -1,5 +1,5 @@
 import type { DurableDatabase, SqlParam } from './durableDatabase.js';
-import type { AttemptRecord, CallbackStore, DeliveryKind, DeliveryPatch, DeliveryRecord, DeliveryState, MissingDelivery } from '../../callbacks/types.js';
+import type { AttemptRecord, CallbackStore, DeliveryKind, DeliveryPatch, DeliveryRecord, DeliveryState, MissingDelivery } from '../callbackRecords.js';
 
 type DeliveryRow = {
   id: string;

@@ -1,6 +1,6 @@
 import type { DurableDatabase, SqlParam } from './durableDatabase.js';
-import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../../jobs/fairQueue.js';
-import type { JobFilter, JobRecord, JobState, JobStore } from '../../jobs/types.js';
+import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../fairQueue.js';
+import type { JobFilter, JobRecord, JobState, JobStore } from '../jobRecords.js';
 
 type JobRow = {
   id: string;

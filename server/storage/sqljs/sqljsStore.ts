@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from '../types.js';
-import { CALLBACK_STATUSES, outboxStateSql } from '../../callbacks/outbox.js';
+import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
@@ -246,7 +246,7 @@ class SqlJsVideoStore implements VideoStore {
       where += ` AND status IN (${opts.from.map(() => '?').join(', ')})`;
       whereParams.push(...opts.from);
     }
-    // The history row, the status callback's delivery row (callbacks/outbox.ts) and the move are
+    // The history row, the status callback's delivery row (storage/outbox.ts) and the move are
     // one transaction under the same condition. The delivery is read before the move, while the
     // row still has the status it leaves: a move to the same status is no change and gets none.
     const ops: Array<[string, SqlParam[]]> = [

@@ -5,7 +5,7 @@
  * settings. routes/consoleApi.ts and routes/adminJobs.ts take these and no store.
  */
 import type { ServerOptions } from '../config.js';
-import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from '../http/adminAuth.js';
+import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from './adminTokenGate.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
@@ -15,11 +15,11 @@ import type { Stores } from '../storage/types.js';
 import { ConsoleSessions } from './consoleSessions.js';
 import { JobAdmin } from './jobAdmin.js';
 import { RegistrationExpiry } from './registrationExpiry.js';
-import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from './savedSettings.js';
+import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
 import { StorageUsage } from './storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from './uploadMonitor.js';
 import { VideoAdmin } from './videoAdmin.js';
-import type { VideoLifecycle } from './videoLifecycle.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 
 export interface ConsoleServicesDeps {
   options: ServerOptions;

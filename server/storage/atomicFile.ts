@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, fsyncFile } from '../storage/fsync.js';
+import { fsyncDir, fsyncFile } from './fsync.js';
 
 /** Marks temporary names: `.<final name>.partial-<random>.<ext>`. */
 const PARTIAL_MARK = '.partial-';

@@ -13,19 +13,19 @@
  * Nothing of the API is implemented twice: the calls are videoReadCalls (routes/videoApi.ts,
  * whose Express routes answer with the same functions), parameters are read by the query parser
  * Express is set to and ParamBag, the caller is authenticated by the same AuthService, and
- * failures go through the one catalogue (server/errors.ts) into the same envelope. Anything else
+ * failures go through the one catalogue (server/core/errors.ts) into the same envelope. Anything else
  * (other methods, paths and the 405 and 404 answers) goes on to Express. Dispatched by the one
  * table of hot paths (http/hotPaths.ts), with media, /healthz and the widget's files (issue 14).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { AuthService } from '../services/authService.js';
-import type { ViewContext } from '../services/videoView.js';
-import { READ_PATHS, type ReadCall, type RequestOrigin, type VideoReadCalls } from '../routes/videoApi.js';
-import type { HotHandler, HotRequest } from './hotPaths.js';
+import type { AuthService } from '../auth/authService.js';
+import type { ViewContext } from '../videos/videoView.js';
+import { READ_PATHS, type ReadCall, type RequestOrigin, type VideoReadCalls } from './videoApi.js';
+import type { HotHandler, HotRequest } from '../http/hotPaths.js';
 import { authenticateParams } from './appAuth.js';
-import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
-import { ParamBag } from './params.js';
+import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from '../http/errorResponses.js';
+import { ParamBag } from '../http/params.js';
 
 /** What {@link readCallPaths} answers with; each is the one the Express routes use. */
 export interface FastReadPathDeps {

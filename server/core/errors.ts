@@ -42,7 +42,7 @@ export const RESULT_CODES = {
   VIDEO_NOT_FOUND: { code: '301', message: 'Video Not Found', httpStatus: 404, transport: false },
   /**
    * The caller may not read what it asked for (another application's list without a grant), or
-   * its API call came from outside the application's API networks (services/apiNetworks.ts).
+   * its API call came from outside the application's API networks (auth/apiNetworks.ts).
    */
   ACCESS_DENIED: { code: '302', message: 'Access Denied', httpStatus: 403, transport: false },
   /** The video is not in a state that allows this (for example, a file was already uploaded). */

@@ -8,7 +8,7 @@
 /** The kinds of media the overview counts, by the media store's areas. */
 export type StorageArea = 'sources' | 'play' | 'hls' | 'covers' | 'incoming';
 
-/** What vop keeps, by kind (services/storageUsage.ts). */
+/** What vop keeps, by kind (console/storageUsage.ts). */
 export interface StorageUsageView {
   /** Bytes and objects per area: sources (uploaded and pulled files), play (MP4 renditions), hls, covers, incoming (uploads in progress). */
   areas: Record<StorageArea, { bytes: number; files: number }>;
@@ -17,7 +17,7 @@ export interface StorageUsageView {
   countedAt: string;
 }
 
-/** Registrations never uploaded (services/registrationExpiry.ts). */
+/** Registrations never uploaded (console/registrationExpiry.ts). */
 export interface ExpiryView {
   /** Days after registration a video still in 8 is deleted; 0: never. */
   days: number;
@@ -27,7 +27,7 @@ export interface ExpiryView {
   nextExpiresAt: string | null;
 }
 
-/** An upload with no byte for a while (services/uploadMonitor.ts): an admin may cancel it. */
+/** An upload with no byte for a while (console/uploadMonitor.ts): an admin may cancel it. */
 export interface StalledUpload {
   /** The tus upload id (`DELETE /admin/api/uploads/:id` cancels it). */
   id: string;

@@ -1,4 +1,4 @@
-import type { VopEventBus } from '../events.js';
+import type { VopEventBus } from '../core/events.js';
 import type { VideoStore } from '../storage/types.js';
 
 /**

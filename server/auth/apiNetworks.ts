@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { API_CALLERS_PER_APP } from '../storage/types.js';
 
 /**

@@ -1,9 +1,9 @@
-import { ApiError, RESULT_CODES } from '../errors.js';
+import { ApiError, RESULT_CODES } from '../core/errors.js';
 import type { ApiCallerStore, AppRecord, AppStore, WindowCounters } from '../storage/types.js';
-import { addressLimitKey } from './addressLimitKey.js';
+import { addressLimitKey } from '../core/addressLimitKey.js';
 import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
-import { FailureLimiter, type FailureLimitOptions } from './failureLimiter.js';
-import { tokenMatches } from './tokens.js';
+import { FailureLimiter, type FailureLimitOptions } from '../core/failureLimiter.js';
+import { tokenMatches } from '../core/tokens.js';
 
 /** Options of {@link AuthService}. */
 export interface AuthOptions {
@@ -78,7 +78,7 @@ export class AuthService {
    * fails, and must not be locked out by them. Everything else from that address gets 106.
    *
    * `apiCall`: the call is one the spec makes from the application's server (4.1 to 4.4, the
-   * multipart upload), so the application's API networks apply (services/apiNetworks.ts); the
+   * multipart upload), so the application's API networks apply (auth/apiNetworks.ts); the
    * browser paths the page's values open (the upload page, tus) leave it out. The networks are
    * checked only once the token is good, so that a refusal says nothing about a guessed token;
    * that refusal counts towards no failure limit: it is not guessing, and counted per AppId it
@@ -86,7 +86,7 @@ export class AuthService {
    */
   async authenticate(creds: Credentials, clientAddress: string, opts: { apiCall?: boolean } = {}): Promise<AppRecord> {
     const now = this.now();
-    // Counted per /64 for IPv6 (services/addressLimitKey.ts).
+    // Counted per /64 for IPv6 (core/addressLimitKey.ts).
     const addressKey = addressLimitKey(clientAddress);
     const addressLimited = await this.isLimited('address', addressKey, now);
     let app: AppRecord;

@@ -1,12 +1,12 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import type { JobRecord, JobStore } from '../jobs/types.js';
+import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
-import type { VideoLifecycle } from './videoLifecycle.js';
-import { VideoStatus } from './videoStatus.js';
+import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import { VideoStatus } from '../core/videoStatus.js';
 
 export interface VideoAdminDeps {
   videos: VideoStore;
@@ -133,7 +133,7 @@ export class VideoAdmin {
    */
   async remove(videoId: string, reason = 'deleted by an admin', onlyFrom?: readonly number[]): Promise<VideoRecord> {
     const video = await this.require(videoId);
-    // The sweep of expired registrations deletes only what is still in 8 (services/registrationExpiry.ts).
+    // The sweep of expired registrations deletes only what is still in 8 (console/registrationExpiry.ts).
     if (onlyFrom && !onlyFrom.includes(video.status)) throw new ApiError('VIDEO_STATE_CONFLICT', `the video is in status ${video.status} now`);
     if (video.status !== VideoStatus.WaitingForDeletion) {
       const moved = await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDeletion, { from: [video.status], reason });

@@ -1,4 +1,4 @@
-import type { JobRecord, JobStore } from '../jobs/types.js';
+import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import type { VideoStore } from '../storage/types.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
-import type { AuthService } from '../services/authService.js';
+import type { AuthService } from '../auth/authService.js';
 import type { AppRecord } from '../storage/types.js';
-import { clientAddress } from './clientAddress.js';
-import { ParamBag } from './params.js';
+import { clientAddress } from '../http/clientAddress.js';
+import { ParamBag } from '../http/params.js';
 
 /** What the spec API's middleware hands on to its routes. */
 export interface ApiLocals {

@@ -1,8 +1,8 @@
-import { confinementSupport, type ConfinementSupport } from '../media/confinement.js';
-import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from '../media/ffmpegBinaries.js';
-import type { ProofReport } from '../media/ffmpegProof.js';
-import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
-import { judgeSource, type SourcePolicy } from '../media/sourcePolicy.js';
+import { confinementSupport, type ConfinementSupport } from './confinement.js';
+import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
+import type { ProofReport } from './ffmpegProof.js';
+import { ProbeError, probe, type ProbeResult } from './probe.js';
+import { judgeSource, type SourcePolicy } from './sourcePolicy.js';
 
 /**
  * How ffmpeg and ffprobe run here (media/confinement.ts): what the machine offers, the memory

@@ -1,9 +1,9 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../core/errors.js';
 import type { VideoStore } from '../storage/types.js';
-import type { HousekeepingOptions } from './housekeepingOptions.js';
+import type { HousekeepingOptions } from '../services/housekeepingOptions.js';
 import type { ExpiryView } from './housekeepingViews.js';
 import type { VideoAdmin } from './videoAdmin.js';
-import { VideoStatus } from './videoStatus.js';
+import { VideoStatus } from '../core/videoStatus.js';
 
 const DAY_MS = 86_400_000;
 

@@ -79,7 +79,7 @@ export interface MissingDelivery {
 export interface CallbackStore {
   /**
    * Inserts; resolves false (and stores nothing) if a status delivery for the same change exists.
-   * Status deliveries are normally written by VideoStore.setStatus (callbacks/outbox.ts); this is
+   * Status deliveries are normally written by VideoStore.setStatus (storage/outbox.ts); this is
    * for tests and for changes stored without one (by a version before the outbox).
    */
   insert(d: DeliveryRecord): Promise<boolean>;

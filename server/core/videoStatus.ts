@@ -23,3 +23,10 @@ export const SourceFileGetType = {
   /** The platform downloads SourceFilePath; the video starts in status 2. */
   Download: 2,
 } as const;
+
+/**
+ * How a video's statusReason starts when its file was found not to be a video (status 7). Intake
+ * and transcoding both judge files and write it; intake reads it back, since such an upload may
+ * be replaced by another (the video takes a new file), unlike any other failure.
+ */
+export const NOT_A_VIDEO_REASON = 'not a video: ';

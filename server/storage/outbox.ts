@@ -1,4 +1,4 @@
-import { VideoStatus } from '../services/videoStatus.js';
+import { VideoStatus } from '../core/videoStatus.js';
 
 /**
  * The status callback's outbox (STYLE.md: a state change and the message about it commit

@@ -1,4 +1,4 @@
-import type { JobFilter, JobRecord, JobStore } from '../jobs/types.js';
+import type { JobFilter, JobRecord, JobStore } from '../storage/jobRecords.js';
 
 /**
  * The queue as the console reads it: jobs by id, filtered lists in queue order, and the counts

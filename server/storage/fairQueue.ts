@@ -11,7 +11,7 @@
  * makes one slot take turns.
  */
 
-import type { JobFilter, JobRecord, JobState } from './types.js';
+import type { JobFilter, JobRecord, JobState } from './jobRecords.js';
 
 /** Per application with queued jobs of a type: its jobs of that type running, and its last claim. */
 export interface QueueFigures {

@@ -10,7 +10,7 @@
  * a restart everywhere, as the console says.
  */
 import path from 'node:path';
-import type { RetryConfig } from '../jobs/retry.js';
+import type { RetryConfig } from '../core/retry.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
