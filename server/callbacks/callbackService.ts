@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
-import type { JobQueue } from '../jobs/jobQueue.js';
+import type { JobType, JobPayloads } from '../core/jobTypes.js';
+import type { JobQueue, TypedJob } from '../jobs/jobQueue.js';
 import { backoffDelay, NO_RETRY } from '../core/retry.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import { VideoStatus } from '../core/videoStatus.js';
@@ -14,7 +15,7 @@ import { CALLBACK_STATUSES } from '../storage/outbox.js';
 import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from '../storage/callbackRecords.js';
 
 /** The job type of one delivery attempt. */
-export const CALLBACK_JOB = 'callback';
+export const CALLBACK_JOB = 'callback' satisfies JobType;
 
 export { CALLBACK_STATUSES };
 
@@ -34,13 +35,6 @@ const SWEEP = { unqueuedGraceMs: 1_000, heldGraceMs: 60_000, heldBatch: 50, batc
 
 /** Who holds a test delivery's only attempt: the admin's request, not a job (sendTest). */
 const TEST_HOLDER = 'test-request';
-
-/** Payload of a `callback` job: which attempt of which series of which delivery it makes. */
-interface AttemptJobPayload {
-  deliveryId: string;
-  series: number;
-  attempt: number;
-}
 
 export interface CallbackServiceDeps {
   store: CallbackStore;
@@ -316,8 +310,8 @@ export class CallbackService {
     const jobs = await this.deps.jobs.enqueueMany(
       CALLBACK_JOB,
       ds.map((d) => {
-        const payload: AttemptJobPayload = { deliveryId: d.id, series: d.series, attempt: d.seriesAttempts + 1 };
-        return { payload: { ...payload }, opts: { videoId: d.kind === 'status' ? d.videoId : '', runAfter: d.nextAttemptAt ?? 0 } };
+        const payload: JobPayloads[typeof CALLBACK_JOB] = { deliveryId: d.id, series: d.series, attempt: d.seriesAttempts + 1 };
+        return { payload, opts: { videoId: d.kind === 'status' ? d.videoId : '', runAfter: d.nextAttemptAt ?? 0 } };
       }),
     );
     let given = 0;
@@ -333,8 +327,8 @@ export class CallbackService {
    * from a node that stopped), the job still holds its attempt and sends it again, with the same
    * delivery id: the receiver de-duplicates on `webhook-id`.
    */
-  private async attemptJob(job: JobRecord, signal: AbortSignal): Promise<void> {
-    const p = job.payload as unknown as AttemptJobPayload;
+  private async attemptJob(job: TypedJob<typeof CALLBACK_JOB>, signal: AbortSignal): Promise<void> {
+    const p = job.payload;
     const d = await this.store.get(p.deliveryId);
     if (!d || d.state !== 'pending' || d.series !== p.series || d.seriesAttempts + 1 !== p.attempt) return;
     if (d.attemptJob !== job.id && !(d.attemptJob === '' && (await this.store.claimAttempt(d.id, { series: d.series, seriesAttempts: d.seriesAttempts }, job.id)))) return;
@@ -395,8 +389,8 @@ export class CallbackService {
    * job that failed without recording its attempt (failed attempts record themselves first) frees
    * it, and the next sweep queues it again.
    */
-  private async jobGaveUp(job: JobRecord, reason: string): Promise<void> {
-    const p = job.payload as unknown as AttemptJobPayload;
+  private async jobGaveUp(job: TypedJob<typeof CALLBACK_JOB>, reason: string): Promise<void> {
+    const p = job.payload;
     if (reason !== 'cancelled') {
       await this.store.releaseAttempt(p.deliveryId, job.id);
       return;

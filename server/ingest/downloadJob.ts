@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, RESULT_CODES } from '../core/errors.js';
+import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobContext, type JobQueue, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import { unsettledEnd } from '../videos/unsettledJobs.js';
@@ -13,7 +14,7 @@ import type { IngestService } from './ingestService.js';
 import { PullPolicy } from './pullPolicy.js';
 
 /** The job type of a pull from a URL (SourceFileGetType 2). */
-export const DOWNLOAD_JOB = 'download';
+export const DOWNLOAD_JOB = 'download' satisfies JobType;
 
 /** How often a download reports progress. */
 const PROGRESS_EVERY_MS = 500;
@@ -33,7 +34,7 @@ export interface DownloadJobDeps {
  * Transient failures are retried by the queue with `pull.retry`; permanent ones give up at
  * once. A download cut by a stop runs again from the start (`recover` drops the partial file).
  */
-export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition {
+export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOWNLOAD_JOB> {
   const pull = deps.ingest.options.pull;
   const policy = deps.policy ?? new PullPolicy(pull);
   const partial = (videoId: string) => deps.media.path('incoming', videoId, 'download.part');

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { VopEventBus } from '../core/events.js';
 import { assertRetryConfig, backoffDelay, type RetryConfig } from '../core/retry.js';
 import { LeaseLostError, turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
+import type { PayloadOf } from '../core/jobTypes.js';
 import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
 
 /** Live progress of a running job. */
@@ -30,17 +31,20 @@ export interface JobContext {
   fence(): Promise<void>;
 }
 
+/** A job of type `T`, its payload typed by the map of job types (core/jobTypes.ts). */
+export type TypedJob<T extends string> = Omit<JobRecord, 'payload'> & { payload: PayloadOf<T> };
+
 /** How one type of job is run. */
-export interface JobTypeDefinition {
+export interface JobTypeDefinition<T extends string = string> {
   /** Does the work; rejects to fail the attempt (it is retried per `retry`). */
-  handle(job: JobRecord, ctx: JobContext): Promise<void>;
+  handle(job: TypedJob<T>, ctx: JobContext): Promise<void>;
   /** How many jobs of this type run at once. */
   concurrency: number;
   retry: RetryConfig;
   /** A job cut off by a stop or crash is about to run again from the start: remove partial outputs. */
-  recover?(job: JobRecord): Promise<void>;
+  recover?(job: TypedJob<T>): Promise<void>;
   /** The job ended for good without success (attempts used up, or cancelled): record it on the video. */
-  onGiveUp?(job: JobRecord, reason: string): Promise<void>;
+  onGiveUp?(job: TypedJob<T>, reason: string): Promise<void>;
 }
 
 export interface EnqueueOptions {
@@ -126,7 +130,10 @@ export class JobQueue {
     private readonly cluster?: ClusterJobs,
   ) {}
 
-  register(type: string, def: JobTypeDefinition): void {
+  /** Registers the handler of `type`; jobs of a type with no handler here are not run by this node. */
+  register<T extends string>(type: T, typed: JobTypeDefinition<T>): void {
+    // The store gives back what enqueue wrote for this type: the payload has its type's shape.
+    const def = typed as unknown as JobTypeDefinition;
     if (!Number.isInteger(def.concurrency) || def.concurrency < 1) throw new Error(`Job type ${type}: concurrency must be at least 1.`);
     assertRetryConfig(`Job type ${type} retry`, def.retry);
     this.defs.set(type, def);
@@ -157,13 +164,13 @@ export class JobQueue {
     this.pump();
   }
 
-  async enqueue(type: string, payload: Record<string, unknown>, opts: EnqueueOptions = {}): Promise<JobRecord> {
+  async enqueue<T extends string>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
     const [job] = await this.enqueueMany(type, [{ payload, opts }]);
     return job!;
   }
 
   /** Enqueues many jobs of one type in one store write (start-up catch-up queues thousands). */
-  async enqueueMany(type: string, items: Array<{ payload: Record<string, unknown>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
+  async enqueueMany<T extends string>(type: T, items: Array<{ payload: PayloadOf<T>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
     const def = this.defs.get(type);
     if (!def) throw new Error(`No handler for job type ${type}.`);
     const now = this.now();

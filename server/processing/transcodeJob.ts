@@ -18,6 +18,7 @@ import type { JobRecord } from '../storage/jobRecords.js';
 import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
+import type { JobType } from '../core/jobTypes.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
 import { checkMediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
@@ -31,7 +32,7 @@ import { keepSourceRendition, transcodeRenditions, type FfmpegRunContext, type W
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
 
 /** The job type. */
-export const TRANSCODE_JOB = 'transcode';
+export const TRANSCODE_JOB = 'transcode' satisfies JobType;
 
 /**
  * Statuses a transcode job works from: 5 (queued by the move to 5, or retried by an admin, who
@@ -60,7 +61,7 @@ export interface TranscodeJobDeps {
   log: (line: string) => void;
 }
 
-export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition {
+export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof TRANSCODE_JOB> {
   const { videos, objects, scratch, lifecycle, options, log } = deps;
   const transcode = transcodeOptionsOf(options);
   // An attempt's date folder is that of its start, so `recover` finds what it wrote.
