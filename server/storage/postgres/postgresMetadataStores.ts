@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
 /**
@@ -8,17 +9,6 @@ import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
  * several nodes write the same rows, and a copy here would go stale the moment another node
  * wrote (the house rule: no per-process truth in cluster mode). A read is one query.
  */
-
-type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: boolean; api_networks: string; created_at: number; updated_at: number };
-
-function toApp(r: AppRow): AppRecord {
-  return {
-    appId: r.app_id, name: r.name, secret: r.secret, callbackUrl: r.callback_url, disabled: r.disabled,
-    // One comma-separated column, as in the sql.js store (a CIDR has no comma); '' for none.
-    apiNetworks: r.api_networks === '' ? [] : r.api_networks.split(','),
-    createdAt: r.created_at, updatedAt: r.updated_at,
-  };
-}
 
 export class PostgresAppStore implements AppStore {
   constructor(private readonly db: PostgresDatabase) {}
@@ -66,20 +56,6 @@ export class PostgresAppStore implements AppStore {
     const { rows } = await this.db.query<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = $1 ORDER BY target_app_id', [appId]);
     return rows.map((r) => r.target_app_id);
   }
-}
-
-type VideoRow = {
-  id: string; app_id: string; title: string; description: string; tags: string; actors: string; create_user: string; status: number;
-  status_reason: string; source_type: number; source_url: string; duration: number; cover_file: string; source_file: string;
-  keep_source: boolean; created_at: number; updated_at: number;
-};
-
-function toVideo(r: VideoRow): VideoRecord {
-  return {
-    id: r.id, appId: r.app_id, title: r.title, description: r.description, tags: r.tags, actors: r.actors, createUser: r.create_user,
-    status: r.status, statusReason: r.status_reason, sourceType: r.source_type, sourceUrl: r.source_url, duration: r.duration,
-    coverFile: r.cover_file, sourceFile: r.source_file, keepSource: r.keep_source, createdAt: r.created_at, updatedAt: r.updated_at,
-  };
 }
 
 /** Newest first, ties by id: the order of every list (VideoStore.listByApp). */

@@ -1,68 +1,7 @@
 import type { DurableDatabase, SqlParam } from './durableDatabase.js';
 import { NEXT_CLAIM_SEQ, fairClaimSql, queueFiguresSql, listInQueueOrder, type QueuedKey } from '../fairQueue.js';
 import type { JobFilter, JobRecord, JobState, JobStore } from '../jobRecords.js';
-
-type JobRow = {
-  id: string;
-  type: string;
-  video_id: string;
-  app_id: string;
-  payload: string;
-  state: JobState;
-  priority: number;
-  seq: number;
-  attempts: number;
-  max_attempts: number;
-  run_after: number;
-  progress: number;
-  error: string;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  updated_at: number;
-  lease: string;
-};
-
-const COLUMNS: Record<string, string> = {
-  videoId: 'video_id',
-  appId: 'app_id',
-  payload: 'payload',
-  state: 'state',
-  priority: 'priority',
-  seq: 'seq',
-  attempts: 'attempts',
-  maxAttempts: 'max_attempts',
-  runAfter: 'run_after',
-  progress: 'progress',
-  error: 'error',
-  startedAt: 'started_at',
-  finishedAt: 'finished_at',
-  updatedAt: 'updated_at',
-  lease: 'lease',
-};
-
-function toJob(r: JobRow): JobRecord {
-  return {
-    id: r.id,
-    type: r.type,
-    videoId: r.video_id,
-    appId: r.app_id,
-    payload: JSON.parse(r.payload) as Record<string, unknown>,
-    state: r.state,
-    priority: r.priority,
-    seq: r.seq,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    runAfter: r.run_after,
-    progress: r.progress,
-    error: r.error,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    updatedAt: r.updated_at,
-    lease: r.lease ?? '',
-  };
-}
+import { JOB_COLUMNS as COLUMNS, toJob, type JobRow } from '../rows/jobRows.js';
 
 /** Jobs in the embedded sql.js database (table `jobs`, migration 2). */
 export class SqlJsJobStore implements JobStore {

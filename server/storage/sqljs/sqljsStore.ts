@@ -4,6 +4,7 @@ import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
+import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 
 /** The fields VideoSearch.text looks in: title, uploader, tags, description. */
 const SEARCHED_FIELDS = ['title', 'create_user', 'tags', 'description'] as const;
@@ -27,26 +28,6 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     videos: new SqlJsVideoStore(db),
     close: () => db.close(),
     warnings: () => [...db.warnings],
-  };
-}
-
-type AppRow = { app_id: string; name: string; secret: string; callback_url: string; disabled: number; api_networks: string; created_at: number; updated_at: number };
-
-/** API networks are stored as one comma-separated column (a CIDR has no comma); '' for none. */
-function networksFromColumn(v: string): string[] {
-  return v === '' ? [] : v.split(',');
-}
-
-function toApp(r: AppRow): AppRecord {
-  return {
-    appId: r.app_id,
-    name: r.name,
-    secret: r.secret,
-    callbackUrl: r.callback_url,
-    disabled: r.disabled === 1,
-    apiNetworks: networksFromColumn(r.api_networks),
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
   };
 }
 
@@ -129,48 +110,6 @@ class SqlJsAppStore implements AppStore {
     }
     return [...targets];
   }
-}
-
-type VideoRow = {
-  id: string;
-  app_id: string;
-  title: string;
-  description: string;
-  tags: string;
-  actors: string;
-  create_user: string;
-  status: number;
-  status_reason: string;
-  source_type: number;
-  source_url: string;
-  duration: number;
-  cover_file: string;
-  source_file: string;
-  keep_source: number;
-  created_at: number;
-  updated_at: number;
-};
-
-function toVideo(r: VideoRow): VideoRecord {
-  return {
-    id: r.id,
-    appId: r.app_id,
-    title: r.title,
-    description: r.description,
-    tags: r.tags,
-    actors: r.actors,
-    createUser: r.create_user,
-    status: r.status,
-    statusReason: r.status_reason,
-    sourceType: r.source_type,
-    sourceUrl: r.source_url,
-    duration: r.duration,
-    coverFile: r.cover_file,
-    sourceFile: r.source_file,
-    keepSource: r.keep_source === 1,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
 }
 
 /** List pages kept per application (see SqlJsVideoStore.pages). */

@@ -1,0 +1,77 @@
+/**
+ * The `apps` and `videos` tables' rows and their records (storage/types.ts): one map for both
+ * engines (sqljs/sqljsStore.ts, postgres/postgresMetadataStores.ts).
+ */
+import type { AppRecord, VideoRecord } from '../types.js';
+import { flag, type FlagColumn } from './columns.js';
+
+export type AppRow = {
+  app_id: string;
+  name: string;
+  secret: string;
+  callback_url: string;
+  disabled: FlagColumn;
+  api_networks: string;
+  created_at: number;
+  updated_at: number;
+};
+
+/** API networks are stored as one comma-separated column (a CIDR has no comma); '' for none. */
+export function networksFromColumn(v: string): string[] {
+  return v === '' ? [] : v.split(',');
+}
+
+export function toApp(r: AppRow): AppRecord {
+  return {
+    appId: r.app_id,
+    name: r.name,
+    secret: r.secret,
+    callbackUrl: r.callback_url,
+    disabled: flag(r.disabled),
+    apiNetworks: networksFromColumn(r.api_networks),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export type VideoRow = {
+  id: string;
+  app_id: string;
+  title: string;
+  description: string;
+  tags: string;
+  actors: string;
+  create_user: string;
+  status: number;
+  status_reason: string;
+  source_type: number;
+  source_url: string;
+  duration: number;
+  cover_file: string;
+  source_file: string;
+  keep_source: FlagColumn;
+  created_at: number;
+  updated_at: number;
+};
+
+export function toVideo(r: VideoRow): VideoRecord {
+  return {
+    id: r.id,
+    appId: r.app_id,
+    title: r.title,
+    description: r.description,
+    tags: r.tags,
+    actors: r.actors,
+    createUser: r.create_user,
+    status: r.status,
+    statusReason: r.status_reason,
+    sourceType: r.source_type,
+    sourceUrl: r.source_url,
+    duration: r.duration,
+    coverFile: r.cover_file,
+    sourceFile: r.source_file,
+    keepSource: flag(r.keep_source),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
