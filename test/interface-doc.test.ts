@@ -1,33 +1,28 @@
 /**
- * docs/interface.md is the interface as vop implements it, for integrators (issue 13, item 7).
- * This keeps its result-code table the one catalogue's (server/core/errors.ts), its decisions the
- * README's, and the README pointing at it rather than at a spec outside the repository.
+ * docs/interface.md is the interface as vop implements it, for integrators, and the one home of
+ * the API, the callback, the result codes and the decisions on what the specification leaves open
+ * (STYLE.md, Docs: a second copy of the same text is a future contradiction). This keeps its
+ * result-code table the one catalogue's (server/core/errors.ts), its sections all there, no second
+ * copy of its decisions elsewhere, and the README pointing at it. Its checks read headings,
+ * tables and links, never sentences.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RESULT_CODES } from '../server/core/errors.js';
 import { ROOT } from './helpers/server.js';
+import { code, readDoc, section, tables } from './docTables.js';
 
-const doc = fs.readFileSync(path.join(ROOT, 'docs/interface.md'), 'utf8');
-const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-
-/** The text of one `## ` section of `text`, without its heading line. */
-function section(text: string, title: string, where: string): string {
-  const start = text.indexOf(`\n## ${title}\n`);
-  expect(start, `${where} has no "## ${title}" section`).toBeGreaterThanOrEqual(0);
-  const next = text.indexOf('\n## ', start + 1);
-  return text.slice(start + `\n## ${title}\n`.length, next === -1 ? undefined : next);
-}
+const doc = readDoc('docs/interface.md');
+const readme = readDoc('README.md');
+const DECISIONS = 'Decisions on what the specification leaves open';
 
 function codeRows(): Array<{ code: string; message: string; http: number; when: string }> {
-  return section(doc, 'Result codes (7)', 'docs/interface.md')
-    .split('\n')
-    .filter((line) => /^\|\s*`/.test(line))
-    .map((line) => {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
-      return { code: cells[0]!.replace(/`/g, ''), message: cells[1]!, http: Number(cells[2]), when: cells[3] ?? '' };
-    });
+  const body = section(doc, 'Result codes (7)');
+  expect(body, 'docs/interface.md has a "## Result codes (7)" section').toBeDefined();
+  const table = tables(body!).find((t) => t.header[0] === 'code');
+  expect(table, 'a table whose first column is "code"').toBeDefined();
+  return table!.rows.map((r) => ({ code: code(r.code!), message: r.message!, http: Number(r['HTTP (spec API)']), when: r.when ?? '' }));
 }
 
 const catalogue = Object.values(RESULT_CODES);
@@ -49,25 +44,37 @@ describe('docs/interface.md', () => {
     expect(rows.filter((r) => !known.has(r.code)).map((r) => r.code), 'rows without a catalogue entry').toEqual([]);
   });
 
-  it("states the README's decisions on what the spec leaves open, word for word", () => {
-    const ours = section(doc, 'Decisions on what the specification leaves open', 'docs/interface.md');
-    const theirs = section(readme, 'Decisions on what the spec leaves open', 'README.md').trim();
-    expect(ours).toContain(theirs);
+  it('is the only home of the decisions on what the specification leaves open', () => {
+    const ours = section(doc, DECISIONS);
+    expect(ours, `docs/interface.md has "## ${DECISIONS}"`).toBeDefined();
+    expect(ours!.split('\n').filter((l) => l.startsWith('- **')).length, 'its decisions, one bullet each').toBeGreaterThanOrEqual(20);
+    // No other page keeps a copy: a heading about the decisions, or one of the decisions' bullets.
+    const bullets = ours!.split('\n').filter((l) => l.startsWith('- **'));
+    const others = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md') && f !== 'interface.md').map((f) => `docs/${f}`)];
+    for (const file of others) {
+      const text = readDoc(file);
+      const headings = text.split('\n').filter((l) => /^#+ /.test(l) && /decisions/i.test(l));
+      expect(headings, `${file} has a section of decisions: they belong in docs/interface.md`).toEqual([]);
+      const lines = new Set(text.split('\n'));
+      expect(bullets.filter((b) => lines.has(b)), `${file} repeats decisions of docs/interface.md`).toEqual([]);
+    }
   });
 
-  it("covers every call of the spec, its statuses and the callback vop sends", () => {
+  it('covers every call of the spec, its statuses and the callback vop sends', () => {
+    const headings = doc.split('\n').filter((l) => l.startsWith('## '));
     for (const heading of ['## 4.1 Get one video', '## 4.2 Register a video', "## 4.3 One uploader's videos", '## 4.4 All videos', '## 4.5 Sending the file', '## Authentication (5)', '## Fields (2)', '## Statuses (3)', '## The status callback (6)', '## Limits (8)']) {
-      expect(doc).toContain(heading);
+      expect(headings.some((h) => h.startsWith(heading)), heading).toBe(true);
     }
     for (const p of ['/Api/Video/Get', '/Api/Video/Post', '/Api/Video/GetUserVideoListByAId', '/Api/Video/GetList', 'initUploadWidget.js', 'initUploadABoxWidget.js', 'webhook-signature', 'MediaSever', 'needHandleSepcial']) {
       expect(doc).toContain(p);
     }
-    const statuses = section(doc, 'Statuses (3)', 'docs/interface.md');
-    for (let s = 0; s <= 8; s++) expect(statuses, `status ${s}`).toMatch(new RegExp(`^\\| ${s} \\|`, 'm'));
+    const statuses = tables(section(doc, 'Statuses (3)') ?? '').find((t) => t.header[0] === 'value');
+    expect(statuses, 'the statuses table').toBeDefined();
+    expect(statuses!.rows.map((r) => Number(r.value)).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('is what the README links for the interface, not a file outside the repository', () => {
     expect(readme).not.toContain('../shared/');
-    expect(readme).toContain('docs/interface.md');
+    expect(readme).toContain('](docs/interface.md');
   });
 });

@@ -1,26 +1,17 @@
 /**
- * The README publishes the result-code table (issue 2, item 4); this keeps it and the one
- * catalogue, server/core/errors.ts, the same table. A code added to the catalogue without its README
- * row fails here, with the row to add in the message.
+ * docs/interface.md publishes the result-code table; this keeps it and the one catalogue,
+ * server/core/errors.ts, the same table. A code added to the catalogue without its row fails here, with
+ * the row to add in the message. It also keeps the page's table of limits (`<!-- table: limits -->`)
+ * the code's defaults, row by row: each row names its constant, so the sentences around it can
+ * change freely and a constant cannot change without its row.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
 import { RESULT_CODES } from '../server/core/errors.js';
-import { DEFAULT_AUTH_OPTIONS } from '../server/auth/authService.js';
-import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
-import { ROOT } from './helpers/server.js';
+import { FIELD_LIMITS, MAX_TAGS } from '../server/services/fields.js';
+import { at, code, inDocUnits, markedTable, quantity, readDoc, section, tables } from './docTables.js';
 
-const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-
-/** The text of one `## ` section of the README. */
-function section(title: string): string {
-  const start = readme.indexOf(`\n## ${title}\n`);
-  expect(start, `README has no "## ${title}" section`).toBeGreaterThanOrEqual(0);
-  const next = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, next === -1 ? undefined : next);
-}
+const doc = readDoc('docs/interface.md');
 
 interface Row {
   code: string;
@@ -31,18 +22,22 @@ interface Row {
 }
 
 function tableRows(): Row[] {
-  return section('Result codes')
-    .split('\n')
-    .filter((line) => /^\|\s*`/.test(line))
-    .map((line) => {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
-      return { code: cells[0]!.replace(/`/g, ''), message: cells[1]!, specHttp: Number(cells[2]), adminHttp: Number(cells[3]), when: cells[4] ?? '' };
-    });
+  const body = section(doc, 'Result codes (7)');
+  expect(body, 'docs/interface.md has a "## Result codes (7)" section').toBeDefined();
+  const table = tables(body!).find((t) => t.header[0] === 'code');
+  expect(table, 'the section has a table whose first column is "code"').toBeDefined();
+  return table!.rows.map((r) => ({
+    code: code(r.code!),
+    message: r.message!,
+    specHttp: Number(r['HTTP (spec API)']),
+    adminHttp: Number(r['HTTP (admin API)']),
+    when: r.when ?? '',
+  }));
 }
 
 const catalogue = Object.values(RESULT_CODES);
 
-describe("README's result-code table", () => {
+describe("docs/interface.md's result-code table", () => {
   it('has no code twice, and the catalogue neither', () => {
     const codes = tableRows().map((r) => r.code);
     expect(new Set(codes).size).toBe(codes.length);
@@ -54,7 +49,7 @@ describe("README's result-code table", () => {
     for (const def of catalogue) {
       const expectedRow = `| \`${def.code}\` | ${def.message} | ${def.transport ? def.httpStatus : 200} | ${def.httpStatus} | … |`;
       const row = rows.get(def.code);
-      expect(row, `README lacks the row ${expectedRow}`).toBeDefined();
+      expect(row, `docs/interface.md lacks the row ${expectedRow}`).toBeDefined();
       expect(row!.message, `code ${def.code}`).toBe(def.message);
       // Application-level failures answer HTTP 200 on the spec API; transport-level ones keep theirs.
       expect(row!.specHttp, `code ${def.code}, spec API`).toBe(def.transport ? def.httpStatus : 200);
@@ -66,7 +61,7 @@ describe("README's result-code table", () => {
   it('lists no code the catalogue does not have', () => {
     const known = new Set<string>(catalogue.map((d) => d.code));
     const extra = tableRows().filter((r) => !known.has(r.code)).map((r) => r.code);
-    expect(extra, 'README rows without a catalogue entry').toEqual([]);
+    expect(extra, 'rows without a catalogue entry').toEqual([]);
   });
 
   it('keeps the two codes the spec fixes', () => {
@@ -75,25 +70,31 @@ describe("README's result-code table", () => {
   });
 });
 
-describe("README's decisions match the code's defaults", () => {
-  const decisions = section('Decisions on what the spec leaves open');
+describe("docs/interface.md's limits are the code's defaults", () => {
+  const rows = markedTable(doc, 'limits', 'docs/interface.md');
+  const defaults = resolveOptions({ dataDir: 'x' });
+  /** A row's constant: a field limit, or an option of createServer at its default. */
+  const constant = (name: string): unknown =>
+    name.startsWith('FIELD_LIMITS.') ? FIELD_LIMITS[name.slice('FIELD_LIMITS.'.length) as keyof typeof FIELD_LIMITS] : name === 'MAX_TAGS' ? MAX_TAGS : at(defaults, name);
 
-  it('states the maximum page size and the default page sizes', () => {
-    expect(decisions).toContain(`\`PageSize\` is at most **${DEFAULT_VIDEO_OPTIONS.maxPageSize}**`);
-    expect(decisions).toContain(`size ${DEFAULT_VIDEO_OPTIONS.defaultUserPageSize} for 4.3, ${DEFAULT_VIDEO_OPTIONS.defaultListPageSize} for 4.4`);
+  it('gives the page sizes, the failure limits and their windows, the clock difference and the body limit', () => {
+    const names = rows.map((r) => code(r['in the code']!));
+    for (const name of [
+      'videos.maxPageSize', 'videos.defaultUserPageSize', 'videos.defaultListPageSize',
+      'auth.perAddress.maxFailures', 'auth.perApp.maxFailures', 'auth.perAddress.windowMs', 'auth.perApp.windowMs',
+      'auth.maxClockSkewSeconds', 'maxBodyBytes', 'videos.registrationsPerMinute',
+    ]) {
+      expect(names, `a row for ${name}`).toContain(name);
+    }
+    expect(new Set(names).size, 'a constant given twice').toBe(names.length);
   });
 
-  it('states the failure limits', () => {
-    expect(DEFAULT_AUTH_OPTIONS.perAddress.windowMs).toBe(60_000);
-    expect(DEFAULT_AUTH_OPTIONS.perApp.windowMs).toBe(60_000);
-    expect(decisions).toContain('fixed 60-second');
-    expect(decisions).toContain(`A client address with ${DEFAULT_AUTH_OPTIONS.perAddress.maxFailures} failures`);
-    expect(decisions).toContain(`An \`AppId\` with ${DEFAULT_AUTH_OPTIONS.perApp.maxFailures} failures`);
-    expect(decisions).toContain(`exactly ${DEFAULT_AUTH_OPTIONS.maxClockSkewSeconds} s passes`);
-  });
-
-  it('states the body limit', () => {
-    expect(resolveOptions({ dataDir: 'x' }).maxBodyBytes).toBe(64 * 1024);
-    expect(decisions).toContain('64 KiB at most');
+  it('gives each row the value the code has', () => {
+    for (const row of rows) {
+      const name = code(row['in the code']!);
+      const value = constant(name);
+      expect(typeof value, `${name} names a constant of the code`).toBe('number');
+      expect(quantity(row.value!), name).toBe(inDocUnits(name, value as number));
+    }
   });
 });
