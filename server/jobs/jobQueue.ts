@@ -1,51 +1,16 @@
 import crypto from 'node:crypto';
 import type { VopEventBus } from '../core/events.js';
-import { assertRetryConfig, backoffDelay, type RetryConfig } from '../core/retry.js';
-import { LeaseLostError, turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
 import type { PayloadOf } from '../core/jobTypes.js';
+import { assertRetryConfig, backoffDelay } from '../core/retry.js';
 import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
+import { ClusterScheduler, type ClusterJobs } from './clusterScheduler.js';
+import { EmbeddedScheduler } from './embeddedScheduler.js';
+import type { JobContext, JobProgress, JobTypeDefinition } from './jobHandler.js';
+import type { JobPatch, JobScheduling, QueueCore, RunningJob } from './scheduling.js';
+import { LeaseLostError, type Turn } from './turnQueue.js';
 
-/** Live progress of a running job. */
-export interface JobProgress {
-  /** 0 to 100. */
-  percent: number;
-  /** Estimated seconds left, if known. */
-  etaSeconds?: number;
-  /** Work speed for people, e.g. "2.5x" or "3.1 MB/s". */
-  speed?: string;
-}
-
-export interface JobContext {
-  /** Aborted on cancel and on shutdown: stop, clean up, and reject. */
-  signal: AbortSignal;
-  progress(p: JobProgress): void;
-  /** 1 for the first attempt. */
-  attempt: number;
-  isLastAttempt: boolean;
-  /**
-   * Resolves if this attempt still holds its job; otherwise aborts `signal` and throws (a
-   * LeaseLostError if another node took the job over, the cancel if it was cancelled on another
-   * node). Always resolves in the embedded mode. A handler calls it before each step that writes
-   * what other nodes see (stored outputs, rows): a node paused past its lease must not write them.
-   */
-  fence(): Promise<void>;
-}
-
-/** A job of type `T`, its payload typed by the map of job types (core/jobTypes.ts). */
-export type TypedJob<T extends string> = Omit<JobRecord, 'payload'> & { payload: PayloadOf<T> };
-
-/** How one type of job is run. */
-export interface JobTypeDefinition<T extends string = string> {
-  /** Does the work; rejects to fail the attempt (it is retried per `retry`). */
-  handle(job: TypedJob<T>, ctx: JobContext): Promise<void>;
-  /** How many jobs of this type run at once. */
-  concurrency: number;
-  retry: RetryConfig;
-  /** A job cut off by a stop or crash is about to run again from the start: remove partial outputs. */
-  recover?(job: TypedJob<T>): Promise<void>;
-  /** The job ended for good without success (attempts used up, or cancelled): record it on the video. */
-  onGiveUp?(job: TypedJob<T>, reason: string): Promise<void>;
-}
+// What a handler is (its definition, context and typed job), for the features that register one.
+export type { JobContext, JobProgress, JobTypeDefinition, TypedJob } from './jobHandler.js';
 
 export interface EnqueueOptions {
   videoId?: string;
@@ -63,42 +28,8 @@ export class PermanentJobError extends Error {
   override name = 'PermanentJobError';
 }
 
-/** A job this process is running. */
-interface RunningJob {
-  job: JobRecord;
-  controller: AbortController;
-  progress: JobProgress;
-  cancelled: boolean;
-  /**
-   * Settles when the attempt's bookkeeping is done, with the state it left the job in (undefined
-   * if the bookkeeping itself failed, or if the lease was lost): a cancel must learn whether the
-   * handler actually stopped.
-   */
-  promise: Promise<JobState | undefined>;
-  /** Cluster mode: the job is no longer this node's (taken over, or cancelled on another node). */
-  lost: boolean;
-}
-
-/**
- * Cluster mode (issue 11, item 4): jobs are leased to nodes through a shared queue's turns
- * (jobs/turnQueue.ts), and a node runs only some types (its role).
- */
-export interface ClusterJobs {
-  turns: TurnQueue;
-  /** Whether this node runs jobs of `type`: an API node runs none that needs ffmpeg. */
-  runs(type: string): boolean;
-  /** How often a node checks that the jobs it runs are still its own (cancelled or taken over elsewhere). */
-  watchMs?: number;
-}
-
-/** A change to a job's record (JobStore.update). */
-type JobPatch = Parameters<JobStore['update']>[1];
-
 /** How often a running job's progress is saved (it is pushed live through events regardless). */
 const PROGRESS_SAVE_MS = 5_000;
-
-/** How often, in cluster mode, a node checks by default that its running jobs are still its own. */
-const WATCH_MS = 2_000;
 
 /**
  * The persistent job queue (PeerTube-style): jobs live in the database, handlers are looked up
@@ -116,19 +47,33 @@ export class JobQueue {
   private seq = 0;
   private started = false;
   private stopping = false;
-  private pumping: Promise<void> | undefined;
-  private pumpAgain = false;
-  private timer: NodeJS.Timeout | undefined;
-  private watchTimer: NodeJS.Timeout | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
+  /** How jobs start on this node: claimed here as slots free up, or through the shared queue's turns. */
+  private readonly scheduling: JobScheduling;
 
+  /** `cluster`: the shared queue of cluster mode; absent, this process runs every job. */
   constructor(
     private readonly store: JobStore,
     private readonly events: VopEventBus,
     private readonly log: (line: string) => void,
     private readonly now: () => number = Date.now,
-    private readonly cluster?: ClusterJobs,
-  ) {}
+    cluster?: ClusterJobs,
+  ) {
+    const core: QueueCore = {
+      store,
+      defs: this.defs,
+      running: this.running,
+      now,
+      log,
+      stopping: () => this.stopping,
+      run: (job, def, turn) => this.run(job, def, turn),
+      check: (entry) => this.check(entry),
+      cutOff: (job) => this.cutOff(job),
+      endAttempt: (id, patch, lease) => this.endAttempt(id, patch, lease),
+      finish: (job, patch, lease) => this.finish(job, patch, lease),
+      giveUp: (job, reason) => this.giveUp(job, reason),
+    };
+    this.scheduling = cluster ? new ClusterScheduler(core, cluster) : new EmbeddedScheduler(core);
+  }
 
   /** Registers the handler of `type`; jobs of a type with no handler here are not run by this node. */
   register<T extends string>(type: T, typed: JobTypeDefinition<T>): void {
@@ -137,31 +82,21 @@ export class JobQueue {
     if (!Number.isInteger(def.concurrency) || def.concurrency < 1) throw new Error(`Job type ${type}: concurrency must be at least 1.`);
     assertRetryConfig(`Job type ${type} retry`, def.retry);
     this.defs.set(type, def);
-    if (this.started && this.cluster) this.serve(type, def);
-    if (this.started) this.pump();
+    this.scheduling.registered(type, def, this.started);
   }
 
   /** The shared queue, in cluster mode: for /healthz. */
   describe(): { engine: string; leaseMs?: number; runs: string[] } {
-    const runs = [...this.defs.keys()].filter((t) => !this.cluster || this.cluster.runs(t));
-    return this.cluster ? { ...this.cluster.turns.describe(), runs } : { engine: 'embedded', runs };
+    const runs = [...this.defs.keys()].filter((t) => this.scheduling.runs(t));
+    return { ...this.scheduling.describe(), runs };
   }
 
   /** Re-queues jobs cut off by the last stop or crash, then starts running jobs. */
   async start(): Promise<void> {
-    if (this.cluster) return this.startCluster(this.cluster);
+    // PostgreSQL numbers jobs itself (its sequence), whatever is passed; sql.js takes ours.
     this.seq = await this.store.maxSeq();
-    for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
-      try {
-        await this.defs.get(job.type)?.recover?.(job);
-      } catch (err) {
-        this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
-      }
-      // The cut-off attempt does not count against the job's retries.
-      await this.store.update(job.id, this.cutOff(job), ['running']);
-    }
+    await this.scheduling.start();
     this.started = true;
-    this.pump();
   }
 
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
@@ -196,8 +131,7 @@ export class JobQueue {
     if (jobs.length === 0) return [];
     await this.store.insertMany(jobs);
     for (const job of jobs) this.emitState(job);
-    await this.cluster?.turns.add(type, jobs.length);
-    this.pump();
+    await this.scheduling.queued(type, jobs.length);
     return jobs;
   }
 
@@ -216,7 +150,7 @@ export class JobQueue {
     if (!job) return false;
     // Running on another node (cluster mode): it is cancelled here, and that node, which checks
     // its jobs every few seconds (watch), stops it without writing anything more.
-    const remote = this.cluster !== undefined && job.state === 'running';
+    const remote = this.scheduling.runsElsewhere(job);
     const cancelled = remote
       ? await this.store.update(id, { state: 'cancelled', error: 'cancelled', finishedAt: this.now(), updatedAt: this.now(), lease: '' }, ['running'], job.lease ?? '')
       : await this.store.update(id, { state: 'cancelled', finishedAt: this.now(), updatedAt: this.now() }, ['queued']);
@@ -243,7 +177,7 @@ export class JobQueue {
     if (ok) {
       const job = await this.store.get(id);
       if (job) this.emitState(job);
-      if (job) await this.cluster?.turns.add(job.type, 1);
+      if (job) await this.scheduling.queued(job.type, 1);
       this.pump();
     }
     return ok;
@@ -304,8 +238,7 @@ export class JobQueue {
     if (!def) throw new Error(`No handler for job type ${type}.`);
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error('concurrency must be at least 1.');
     def.concurrency = concurrency;
-    this.cluster?.turns.setConcurrency(type, concurrency);
-    this.pump();
+    this.scheduling.setConcurrency(type, concurrency);
   }
 
   concurrency(type: string): number | undefined {
@@ -320,13 +253,10 @@ export class JobQueue {
   /** Stops taking jobs, aborts running ones (they are queued again for the next start) and waits. */
   async stop(): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.timer);
-    clearInterval(this.watchTimer);
-    clearInterval(this.sweepTimer);
+    this.scheduling.halt();
     for (const r of this.running.values()) r.controller.abort(new Error('shutting down'));
     await Promise.allSettled([...this.running.values()].map((r) => r.promise));
-    await this.pumping;
-    await this.cluster?.turns.close();
+    await this.scheduling.close();
   }
 
   /**
@@ -336,7 +266,7 @@ export class JobQueue {
   async idle(types?: string[], pollMs = 25): Promise<void> {
     for (;;) {
       const busy =
-        this.pumping !== undefined ||
+        this.scheduling.busy() ||
         [...this.running.values()].some((r) => !types || types.includes(r.job.type)) ||
         (await this.store.list({ states: ['queued', 'running'], types, limit: 1 })).length > 0;
       if (!busy) return;
@@ -344,50 +274,9 @@ export class JobQueue {
     }
   }
 
+  /** Something changed that may let a job start (a slot, the order, a new job). */
   private pump(): void {
-    // In cluster mode turns start jobs (serve), not free slots.
-    if (!this.started || this.stopping || this.cluster) return;
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = this.fill()
-      .catch((err) => this.log(`Job queue: ${String(err)}`))
-      .finally(() => {
-        this.pumping = undefined;
-        if (this.pumpAgain) {
-          this.pumpAgain = false;
-          this.pump();
-        }
-      });
-  }
-
-  private async fill(): Promise<void> {
-    for (const [type, def] of this.defs) {
-      while (!this.stopping && this.countRunning(type) < def.concurrency) {
-        const job = await this.store.claimNext([type], this.now());
-        if (!job) break;
-        if (this.stopping) {
-          // stop() began while this claim was being written and will not wait for a job started
-          // now (the storage closes under it): put it back untouched for the next start.
-          await this.store.update(job.id, this.cutOff(job), ['running']);
-          break;
-        }
-        this.run(job, def);
-      }
-    }
-    clearTimeout(this.timer);
-    const next = await this.store.nextRunAfter([...this.defs.keys()]);
-    if (next !== undefined && !this.stopping) {
-      this.timer = setTimeout(() => this.pump(), Math.max(10, next - this.now()));
-      this.timer.unref();
-    }
-  }
-
-  private countRunning(type: string): number {
-    let n = 0;
-    for (const r of this.running.values()) if (r.job.type === type) n++;
-    return n;
+    this.scheduling.poke();
   }
 
   private run(job: JobRecord, def: JobTypeDefinition, turn?: Turn): RunningJob {
@@ -396,7 +285,7 @@ export class JobQueue {
     this.running.set(job.id, entry);
     this.emitState(job);
     // In cluster mode every write of the attempt is fenced on its lease (JobStore.update).
-    const lease = this.cluster ? (job.lease ?? '') : undefined;
+    const lease = this.scheduling.leaseOf(job);
     // The turn's lock could not be renewed: whether the job is still this node's is the database's
     // answer (a slow renewal under load is no reason to throw away an hour of transcoding).
     const onTurnLost = () => void this.check(entry).catch(() => undefined);
@@ -415,7 +304,7 @@ export class JobQueue {
         }
       },
       fence: async () => {
-        if (this.cluster) await this.check(entry);
+        await this.scheduling.fence(entry);
         controller.signal.throwIfAborted();
       },
     };
@@ -438,14 +327,14 @@ export class JobQueue {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
           await def.recover?.(job).catch(() => undefined);
           if (await this.endAttempt(job.id, this.cutOff(job), lease)) {
-            await this.cluster?.turns.add(job.type, 1);
+            await this.scheduling.queued(job.type, 1);
           }
           return 'queued';
         } else if (job.attempts < job.maxAttempts && !(err instanceof PermanentJobError)) {
           const delay = backoffDelay(def.retry, job.attempts);
           if (await this.endAttempt(job.id, { state: 'queued', error: reason, runAfter: this.now() + delay, updatedAt: this.now() }, lease)) {
             this.emitState({ ...job, state: 'queued', error: reason });
-            await this.cluster?.turns.add(job.type, 1, delay);
+            await this.scheduling.queued(job.type, 1, delay);
           }
           return 'queued';
         } else {
@@ -481,106 +370,6 @@ export class JobQueue {
     if (entry.lost) return;
     entry.lost = true;
     entry.controller.abort(reason);
-  }
-
-  /**
-   * Cluster mode's start: jobs whose holder is gone for good (its turn is finished or unknown: a
-   * cluster stopped all at once, a queue emptied by hand) are queued again; the queued jobs of
-   * each type get turns enough; this node then takes turns of the types its role runs.
-   */
-  private async startCluster(cluster: ClusterJobs): Promise<void> {
-    const { turns } = cluster;
-    await this.requeueOrphans();
-    this.started = true;
-    for (const [type, def] of this.defs) this.serve(type, def);
-    this.watchTimer = setInterval(() => {
-      for (const entry of this.running.values()) void this.check(entry).catch(() => undefined);
-    }, cluster.watchMs ?? WATCH_MS);
-    this.watchTimer.unref();
-    // Again now and then: a turn can end while its job still runs in the database (its node lost
-    // the lock and the turn was completed before anyone took it over), and nothing else finds that.
-    this.sweepTimer = setInterval(() => void this.requeueOrphans().catch((err: unknown) => this.log(`Job queue: ${String(err)}`)), 2 * (turns.describe().leaseMs ?? 15_000));
-    this.sweepTimer.unref();
-  }
-
-  /**
-   * Running jobs whose turn has ended or is unknown (their node is gone), queued again; and
-   * queued jobs given turns enough (a node stopped between inserting a job and adding its turn).
-   */
-  private async requeueOrphans(): Promise<void> {
-    const turns = this.cluster!.turns;
-    for (const job of await this.store.list({ states: ['running'], limit: 100_000 })) {
-      if (this.running.has(job.id)) continue;
-      const lease = job.lease ?? '';
-      if (lease !== '' && (await turns.isLive(job.type, turnOfLease(lease)))) continue;
-      await this.requeueOrphan(job, 'its node is gone');
-    }
-    for (const { type, count } of await this.store.countByTypeAndState(['queued'])) {
-      // A turn is taken off the pending ones before its job is claimed: a few more than needed
-      // may be added meanwhile, and an extra turn finds nothing and ends.
-      const missing = count - (await turns.pending(type));
-      if (missing > 0) await turns.add(type, missing);
-    }
-  }
-
-  /**
-   * A running job whose holder is gone, queued again (its cut-off attempt not counted), with a
-   * turn. Held first under a lease of its own, so that nothing else takes it while its partial
-   * outputs are removed, and so that a job that ended meanwhile is left alone.
-   */
-  private async requeueOrphan(job: JobRecord, why: string): Promise<void> {
-    const hold = `${turnOfLease(job.lease ?? '') || 'orphan'}/requeue-${crypto.randomBytes(4).toString('hex')}`;
-    if (!(await this.store.update(job.id, { lease: hold, updatedAt: this.now() }, ['running'], job.lease ?? ''))) return;
-    try {
-      await this.defs.get(job.type)?.recover?.(job);
-    } catch (err) {
-      this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
-    }
-    if (await this.endAttempt(job.id, this.cutOff(job), hold)) {
-      this.log(`Job ${job.id} (${job.type}) queued again: ${why}.`);
-      await this.cluster?.turns.add(job.type, 1);
-    }
-  }
-
-  /** Cluster mode: this node takes turns of `type` if its role runs that type. */
-  private serve(type: string, def: JobTypeDefinition): void {
-    const cluster = this.cluster!;
-    if (!cluster.runs(type)) return;
-    cluster.turns.serve(
-      type,
-      def.concurrency,
-      (turn) => this.runTurn(type, def, turn),
-      async (turnId) => {
-        // The queue gave the turn up (its holders kept stopping): the job is queued again with a
-        // turn of its own, its attempt counted, so a job that kills every node ends failed.
-        const job = await this.store.takeOver(type, turnId, `${turnId}/given-up`, this.now());
-        if (!job) return;
-        if (job.attempts >= job.maxAttempts) {
-          if (await this.finish(job, { state: 'failed', error: 'the nodes running it stopped answering' }, job.lease)) await this.giveUp(job, 'the nodes running it stopped answering');
-          return;
-        }
-        await this.requeueOrphan({ ...job, attempts: job.attempts + 1 }, 'the nodes running it stopped answering');
-      },
-    );
-  }
-
-  /** One turn: the job it held before (taken over from a node that stopped answering) or the next in the fair order. */
-  private async runTurn(type: string, def: JobTypeDefinition, turn: Turn): Promise<void> {
-    if (this.stopping) {
-      // Taken while stopping: handed back, so the job it stands for keeps a turn.
-      await this.cluster!.turns.add(type, 1);
-      return;
-    }
-    const lease = `${turn.id}/${crypto.randomBytes(6).toString('hex')}`;
-    let job = await this.store.takeOver(type, turn.id, lease, this.now());
-    if (job) {
-      this.log(`Job ${job.id} (${type}): taken over from a node that stopped answering; it runs again from the start.`);
-      await def.recover?.(job).catch((err: unknown) => this.log(`Recovering job ${job!.id} (${type}) failed: ${String(err)}`));
-    } else {
-      job = await this.store.claimNext([type], this.now(), lease);
-    }
-    if (!job) return;
-    await this.run(job, def, turn).promise;
   }
 
   /**
