@@ -57,14 +57,8 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition {
       try {
         await deps.ingest.ensureRoomFor(0);
         await downloadToFile(video.sourceUrl, file, {
+          ...pull,
           policy,
-          maxBytes: pull.maxBytes,
-          maxRedirects: pull.maxRedirects,
-          connectTimeoutMs: pull.connectTimeoutMs,
-          idleTimeoutMs: pull.idleTimeoutMs,
-          deadlineMs: pull.deadlineMs,
-          minBytesPerSecond: pull.minBytesPerSecond,
-          minRateWindowMs: pull.minRateWindowMs,
           checkRoom: () => deps.ingest.ensureRoomFor(0),
           signal: ctx.signal,
           onProgress: progressReporter(ctx),

@@ -5,20 +5,16 @@ import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { formatBytes } from './formatBytes.js';
+import type { PullOptions } from './ingestOptions.js';
 import { RefusedAddressError, type CheckedAddress, type PullPolicy } from './pullPolicy.js';
 
-/** Options of {@link downloadToFile}. */
-export interface DownloadOptions {
+/** The pull options one download reads, each documented (and defaulted) once, on {@link PullOptions}. */
+type DownloadLimits = Pick<PullOptions, 'maxBytes' | 'maxRedirects' | 'connectTimeoutMs' | 'idleTimeoutMs' | 'deadlineMs' | 'minBytesPerSecond' | 'minRateWindowMs'>;
+
+/** Options of {@link downloadToFile}: the pull's limits, and what the caller plugs in. */
+export interface DownloadOptions extends DownloadLimits {
+  /** Which addresses may be connected to; every hop is checked. */
   policy: PullPolicy;
-  maxBytes: number;
-  maxRedirects: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-  /** Time the body may take in all. */
-  deadlineMs: number;
-  /** Slowest rate accepted, averaged over each `minRateWindowMs` (0: none). */
-  minBytesPerSecond: number;
-  minRateWindowMs: number;
   /** Called every {@link ROOM_CHECK_BYTES} written; rejects when the disk is too full to go on. */
   checkRoom?: () => Promise<void>;
   /** Aborts the download (job cancelled, server stopping). */

@@ -16,11 +16,14 @@ export interface PullOptions {
   connectTimeoutMs: number;
   /** Time allowed without a byte from the source before the attempt fails. */
   idleTimeoutMs: number;
-  /** Time one attempt may take in all, however steadily the bytes come (a slow endless body). */
+  /**
+   * Time one attempt may take in all, however steadily the bytes come (a slow endless body);
+   * counted from the answer's headers (connecting and waiting have the timeouts above).
+   */
   deadlineMs: number;
   /**
    * Slowest a source may send, averaged over each `minRateWindowMs`: a source trickling a byte
-   * now and then never meets the idle timeout, yet holds a download slot.
+   * now and then never meets the idle timeout, yet holds a download slot. 0: no minimum.
    */
   minBytesPerSecond: number;
   /** The window that rate is measured over. */
