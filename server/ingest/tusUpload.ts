@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { EVENTS, Server, type DataStore } from '@tus/server';
 import type { RequestHandler } from 'express';
 import type { S3TusStorage } from './tusS3Storage.js';
-import { UPLOAD_ID_RE, type TusStorage } from './tusStorage.js';
+import { listUploadIdsIn, TUS_FOLDER, type TusStorage } from './tusStorage.js';
 import { TusAuthorization } from './tus/authorization.js';
 import { createTusContext, type TusContext, type TusUploadsDeps } from './tus/context.js';
 import { TusFinishing } from './tus/finishing.js';
@@ -45,7 +45,7 @@ export class TusUploads {
 
   constructor(deps: TusUploadsDeps) {
     const opts = deps.ingest.options;
-    this.directory = deps.media.path('incoming', 'tus');
+    this.directory = deps.media.path(...TUS_FOLDER);
     fs.mkdirSync(this.directory, { recursive: true });
     // The store's hook and the Server's run per request, never before this constructor has
     // made the pieces they call: the pieces need the store and the Server (its locker) first.
@@ -102,14 +102,12 @@ export class TusUploads {
   }
 
   /**
-   * The ids of the uploads in the embedded mode's folder (those with a metadata file), checked
-   * against @tus/server's id format: a path built from one stays inside the folder. Rejects if
-   * the folder cannot be read. (The console's upload monitor reads these; with object storage
-   * the folder stays empty.)
+   * The ids of the uploads in the embedded mode's folder ({@link listUploadIdsIn}: checked, safe
+   * to join to `directory`). The console's upload monitor reads these; with object storage the
+   * folder stays empty.
    */
-  async listUploadIds(): Promise<string[]> {
-    const names = await fs.promises.readdir(this.directory);
-    return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+  listUploadIds(): Promise<string[]> {
+    return listUploadIdsIn(this.directory);
   }
 
   /** Brings the ledger of uploads under way in line with the store (see tus/reconciliation.ts). */
