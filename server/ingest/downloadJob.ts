@@ -60,6 +60,7 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition {
           ...pull,
           policy,
           checkRoom: () => deps.ingest.ensureRoomFor(0),
+          checkRoomEveryBytes: deps.ingest.options.spaceCheckIntervalBytes,
           signal: ctx.signal,
           onProgress: progressReporter(ctx),
           beforeSave: (total) => deps.ingest.ensureRoomFor(total ?? 0),

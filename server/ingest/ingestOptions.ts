@@ -56,9 +56,10 @@ export interface IngestOptions {
   /** Free disk bytes that must remain once an upload or download of the announced size is stored. */
   freeSpaceMarginBytes: number;
   /**
-   * While an upload is received (a tus PATCH, a multipart body), the free space is checked again
-   * after every this many bytes: below the margin, the upload stops with 507 (tus keeps what it
-   * received and resumes later; multipart drops its partial file).
+   * While an upload is received (a tus PATCH, a multipart body) or a pull downloads, the free
+   * space is checked again after every this many bytes: below the margin, the upload stops with
+   * 507 (tus keeps what it received and resumes later; multipart drops its partial file), and the
+   * download fails (retried later).
    */
   spaceCheckIntervalBytes: number;
   /** Time ffprobe may take on a complete file; past it, the file counts as unreadable. */
