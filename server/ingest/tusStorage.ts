@@ -9,6 +9,20 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 /** tus upload ids as @tus/server names them (16 random bytes, hex). */
 export const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
 
+/** Whether an upload is complete: its size known and every byte of it received. */
+export function isComplete(upload: Upload): boolean {
+  return upload.size !== undefined && upload.offset === upload.size;
+}
+
+/**
+ * When an upload expires (Unix ms): `expiryMs` after its creation, as @tus/server's stores count
+ * it; undefined when its creation date is unknown (such an upload never expires).
+ */
+export function expiresAt(upload: Upload, expiryMs: number): number | undefined {
+  const created = Date.parse(upload.creation_date ?? '');
+  return Number.isFinite(created) ? created + expiryMs : undefined;
+}
+
 /** The embedded mode's folder of uploads under way, under the media store's root. */
 export const TUS_FOLDER = ['incoming', 'tus'] as const;
 

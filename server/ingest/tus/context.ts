@@ -1,4 +1,4 @@
-import type { DataStore, Locker, Upload } from '@tus/server';
+import type { DataStore, Locker } from '@tus/server';
 import type { LocalMediaStore } from '../../storage/mediaStore.js';
 import type { S3MediaStoreOptions } from '../../storage/media/s3Options.js';
 import type { IngestService, UploadLanding } from '../ingestService.js';
@@ -75,9 +75,4 @@ export function createTusContext(deps: TusUploadsDeps, aroundCreate: StoreHooks[
     ? new deps.objectStorage.S3TusStorage({ s3: deps.objectStorage.s3, scratchDir: deps.objectStorage.scratchDir, expiryMs: opts.uploadExpiryMs }, hooks)
     : new FileTusStorage(deps.media, opts.uploadExpiryMs, hooks);
   return { ingest, storage, store: storage.store, landing: storage.kind === 's3' ? 'bucket' : 'media', log: deps.log };
-}
-
-/** Whether an upload is complete: its size known and every byte of it received. */
-export function isComplete(upload: Upload): boolean {
-  return upload.size !== undefined && upload.offset === upload.size;
 }

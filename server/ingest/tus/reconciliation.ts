@@ -1,6 +1,6 @@
 import type { Upload } from '@tus/server';
 import type { UploadReservation } from '../../storage/types.js';
-import { UPLOAD_ID_RE } from '../tusStorage.js';
+import { expiresAt, UPLOAD_ID_RE } from '../tusStorage.js';
 import type { TusContext } from './context.js';
 
 /**
@@ -42,7 +42,6 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
       ctx.ingest.progress(id, upload.offset);
       continue;
     }
-    const created = Date.parse(upload.creation_date ?? '');
     const r: UploadReservation = {
       key: id,
       kind: 'tus',
@@ -50,7 +49,7 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
       disk: ctx.ingest.diskFor(ctx.landing),
       size: upload.size ?? 0,
       written: upload.offset,
-      expiresAt: Number.isFinite(created) ? created + ctx.ingest.options.uploadExpiryMs : undefined,
+      expiresAt: expiresAt(upload, ctx.ingest.options.uploadExpiryMs),
       owner: upload.metadata?.owner || undefined,
     };
     const { key: _key, ...entryOf } = r;

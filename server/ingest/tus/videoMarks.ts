@@ -1,6 +1,7 @@
 import type { Upload } from '@tus/server';
 import { ApiError } from '../../errors.js';
 import type { S3TusStorage } from '../tusS3Storage.js';
+import { expiresAt } from '../tusStorage.js';
 import type { TusContext } from './context.js';
 import type { TusLocks } from './locks.js';
 import { tusRefusal } from './protocol.js';
@@ -50,7 +51,7 @@ export class VideoMarks {
   private async isLive(id: string): Promise<boolean> {
     const info = await this.storage.info(id);
     if (!info) return false;
-    const created = Date.parse(info.creation_date ?? '');
-    return !Number.isFinite(created) || created + this.ctx.ingest.options.uploadExpiryMs > Date.now();
+    const expires = expiresAt(info, this.ctx.ingest.options.uploadExpiryMs);
+    return expires === undefined || expires > Date.now();
   }
 }
