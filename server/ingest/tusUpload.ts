@@ -47,8 +47,9 @@ export class TusUploads {
     const opts = deps.ingest.options;
     this.directory = deps.media.path(...TUS_FOLDER);
     fs.mkdirSync(this.directory, { recursive: true });
-    // The store's hook and the Server's run per request, never before this constructor has
-    // made the pieces they call: the pieces need the store and the Server (its locker) first.
+    // The store's aroundCreate and the Server's onUploadFinish call pieces made further down
+    // (marks, finishing): those take the locks, which live in the Server's options, and the
+    // Server needs the store. Both hooks run per request, so only after this constructor.
     let marks: VideoMarks | undefined;
     this.ctx = createTusContext(deps, deps.objectStorage ? (upload, create) => marks!.createAlone(upload, create) : undefined);
     this.storage = this.ctx.storage;
