@@ -58,15 +58,10 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
       try {
         await deps.ingest.ensureRoomFor(0);
         await downloadToFile(video.sourceUrl, file, {
+          ...pull,
           policy,
-          maxBytes: pull.maxBytes,
-          maxRedirects: pull.maxRedirects,
-          connectTimeoutMs: pull.connectTimeoutMs,
-          idleTimeoutMs: pull.idleTimeoutMs,
-          deadlineMs: pull.deadlineMs,
-          minBytesPerSecond: pull.minBytesPerSecond,
-          minRateWindowMs: pull.minRateWindowMs,
           checkRoom: () => deps.ingest.ensureRoomFor(0),
+          checkRoomEveryBytes: deps.ingest.options.spaceCheckIntervalBytes,
           signal: ctx.signal,
           onProgress: progressReporter(ctx),
           beforeSave: (total) => deps.ingest.ensureRoomFor(total ?? 0),

@@ -5,22 +5,20 @@ import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { formatBytes } from '../core/formatBytes.js';
+import { DEFAULT_INGEST_OPTIONS, type PullOptions } from './ingestOptions.js';
 import { RefusedAddressError, type CheckedAddress, type PullPolicy } from './pullPolicy.js';
 
-/** Options of {@link downloadToFile}. */
-export interface DownloadOptions {
+/** The pull options one download reads, each documented (and defaulted) once, on {@link PullOptions}. */
+type DownloadLimits = Pick<PullOptions, 'maxBytes' | 'maxRedirects' | 'connectTimeoutMs' | 'idleTimeoutMs' | 'deadlineMs' | 'minBytesPerSecond' | 'minRateWindowMs'>;
+
+/** Options of {@link downloadToFile}: the pull's limits, and what the caller plugs in. */
+export interface DownloadOptions extends DownloadLimits {
+  /** Which addresses may be connected to; every hop is checked. */
   policy: PullPolicy;
-  maxBytes: number;
-  maxRedirects: number;
-  connectTimeoutMs: number;
-  idleTimeoutMs: number;
-  /** Time the body may take in all. */
-  deadlineMs: number;
-  /** Slowest rate accepted, averaged over each `minRateWindowMs` (0: none). */
-  minBytesPerSecond: number;
-  minRateWindowMs: number;
-  /** Called every {@link ROOM_CHECK_BYTES} written; rejects when the disk is too full to go on. */
+  /** Called every `checkRoomEveryBytes` written; rejects when the disk is too full to go on. */
   checkRoom?: () => Promise<void>;
+  /** How often `checkRoom` is called: IngestOptions.spaceCheckIntervalBytes, its default if absent. */
+  checkRoomEveryBytes?: number;
   /** Aborts the download (job cancelled, server stopping). */
   signal?: AbortSignal;
   /** Called once the size is known (if the source says it), before a byte is written; may reject. */
@@ -41,8 +39,6 @@ export class DownloadError extends Error {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Free space is checked again after every this many bytes written (a body without a Content-Length has announced nothing). */
-export const ROOM_CHECK_BYTES = 64 * 1024 ** 2;
 /** 4xx answers that say "later", not "never". */
 const TRANSIENT_4XX = new Set([408, 425, 429]);
 /** Connection failures that a later attempt may not meet. */
@@ -149,12 +145,14 @@ async function save(res: http.IncomingMessage, dest: string, opts: DownloadOptio
   }
   let received = 0;
   let checkedAt = 0;
+  // Checked again as the body arrives: one without a Content-Length has announced nothing.
+  const checkEvery = opts.checkRoomEveryBytes ?? DEFAULT_INGEST_OPTIONS.spaceCheckIntervalBytes;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       received += chunk.length;
       if (received > opts.maxBytes) return done(new DownloadError(`the source is over the ${formatBytes(opts.maxBytes)} limit`, true));
       opts.onProgress?.({ received, total });
-      if (opts.checkRoom && received - checkedAt >= ROOM_CHECK_BYTES) {
+      if (opts.checkRoom && received - checkedAt >= checkEvery) {
         checkedAt = received;
         opts.checkRoom().then(() => done(null, chunk), done);
         return;

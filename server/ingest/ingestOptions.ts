@@ -16,11 +16,14 @@ export interface PullOptions {
   connectTimeoutMs: number;
   /** Time allowed without a byte from the source before the attempt fails. */
   idleTimeoutMs: number;
-  /** Time one attempt may take in all, however steadily the bytes come (a slow endless body). */
+  /**
+   * Time one attempt may take in all, however steadily the bytes come (a slow endless body);
+   * counted from the answer's headers (connecting and waiting have the timeouts above).
+   */
   deadlineMs: number;
   /**
    * Slowest a source may send, averaged over each `minRateWindowMs`: a source trickling a byte
-   * now and then never meets the idle timeout, yet holds a download slot.
+   * now and then never meets the idle timeout, yet holds a download slot. 0: no minimum.
    */
   minBytesPerSecond: number;
   /** The window that rate is measured over. */
@@ -53,9 +56,10 @@ export interface IngestOptions {
   /** Free disk bytes that must remain once an upload or download of the announced size is stored. */
   freeSpaceMarginBytes: number;
   /**
-   * While an upload is received (a tus PATCH, a multipart body), the free space is checked again
-   * after every this many bytes: below the margin, the upload stops with 507 (tus keeps what it
-   * received and resumes later; multipart drops its partial file).
+   * While an upload is received (a tus PATCH, a multipart body) or a pull downloads, the free
+   * space is checked again after every this many bytes: below the margin, the upload stops with
+   * 507 (tus keeps what it received and resumes later; multipart drops its partial file), and the
+   * download fails (retried later).
    */
   spaceCheckIntervalBytes: number;
   /** Time ffprobe may take on a complete file; past it, the file counts as unreadable. */

@@ -8,7 +8,7 @@ import type { KvStore, Upload } from '@tus/server';
 import { VIDEO_ID_RE } from '../core/videoStatus.js';
 import { isPathInsideDirectory } from '../storage/mediaStore.js';
 import { s3ClientConfig, type S3MediaStoreOptions } from '../storage/media/s3Options.js';
-import { UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
+import { expiresAt, isComplete, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
 
 /** What S3Store keeps per upload in its cache (its `MetadataValue`). */
 type S3Metadata = Parameters<NonNullable<ConstructorParameters<typeof S3Store>[0]['cache']>['set']>[1];
@@ -199,8 +199,8 @@ export class S3TusStorage implements TusStorage {
       const id = STALE_NAME_RE.exec(name)?.[1];
       if (!id || !name.endsWith('.info')) continue;
       const upload = await this.store.getUpload(id).catch(() => undefined);
-      const created = Date.parse(upload?.creation_date ?? '');
-      if (upload && upload.offset !== upload.size && Number.isFinite(created) && created < cutoff) {
+      const expires = upload && expiresAt(upload, this.options.expiryMs);
+      if (upload && !isComplete(upload) && expires !== undefined && expires < now) {
         await this.forget(id);
         n++;
       }

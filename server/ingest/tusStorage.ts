@@ -9,6 +9,33 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 /** tus upload ids as @tus/server names them (16 random bytes, hex). */
 export const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
 
+/** Whether an upload is complete: its size known and every byte of it received. */
+export function isComplete(upload: Upload): boolean {
+  return upload.size !== undefined && upload.offset === upload.size;
+}
+
+/**
+ * When an upload expires (Unix ms): `expiryMs` after its creation, as @tus/server's stores count
+ * it; undefined when its creation date is unknown (such an upload never expires).
+ */
+export function expiresAt(upload: Upload, expiryMs: number): number | undefined {
+  const created = Date.parse(upload.creation_date ?? '');
+  return Number.isFinite(created) ? created + expiryMs : undefined;
+}
+
+/** The embedded mode's folder of uploads under way, under the media store's root. */
+export const TUS_FOLDER = ['incoming', 'tus'] as const;
+
+/**
+ * The ids of the uploads in a folder of @tus/file-store's (those with a metadata file), checked
+ * against @tus/server's id format: a path built from one stays inside the folder. Rejects if the
+ * folder cannot be read.
+ */
+export async function listUploadIdsIn(directory: string): Promise<string[]> {
+  const names = await fs.promises.readdir(directory);
+  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+}
+
 /** What a store's writes report to TusUploads. */
 export interface StoreHooks {
   /** The meter the bytes of a write pass through (reservation, free-space checks). */
@@ -103,20 +130,18 @@ export class FileTusStorage implements TusStorage {
     private readonly expiryMs: number,
     hooks: StoreHooks,
   ) {
-    this.directory = media.path('incoming', 'tus');
+    this.directory = media.path(...TUS_FOLDER);
     fs.mkdirSync(this.directory, { recursive: true });
     this.store = new BufferedFileStore({ directory: this.directory, expirationPeriodInMilliseconds: expiryMs }, (id) => this.fileOf(id), hooks);
   }
 
   /** The upload's data file, through the media store's containment check. */
   fileOf(id: string): string {
-    return this.media.path('incoming', 'tus', id);
+    return this.media.path(...TUS_FOLDER, id);
   }
 
-  /** The ids of the uploads in the folder (those with a metadata file): a path built from one stays inside it. */
-  async listUploadIds(): Promise<string[]> {
-    const names = await fs.promises.readdir(this.directory);
-    return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((id) => UPLOAD_ID_RE.test(id));
+  listUploadIds(): Promise<string[]> {
+    return listUploadIdsIn(this.directory);
   }
 
   async info(id: string): Promise<Upload | undefined> {

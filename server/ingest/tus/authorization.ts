@@ -1,0 +1,116 @@
+import crypto from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Upload } from '@tus/server';
+import { ApiError } from '../../core/errors.js';
+import { clientAddress } from '../../http/clientAddress.js';
+import { formatBytes } from '../../core/formatBytes.js';
+import type { UploadTarget } from '../ingestService.js';
+import { UPLOAD_ID_RE } from '../tusStorage.js';
+import type { TusContext } from './context.js';
+import { CREDENTIAL_HEADER, tusRefusal, type TusRequest } from './protocol.js';
+
+/**
+ * Who may do what on the tus endpoint: each request is authorised for the upload's own video.
+ *
+ * Creation takes either `X-Upload-Credential` (the upload page) or the spec's values as
+ * Upload-Metadata (`appId`, `timestamp`, `token`, `videoId`). Later requests on an upload created
+ * with a credential must carry a credential for that upload's video; on an upload created with
+ * the spec's values, a credential, if sent, must be for that video, and otherwise the upload URL
+ * (128 random bits, known only to its creator) is the capability, as tus clients resume with
+ * nothing but that URL.
+ */
+export class TusAuthorization {
+  constructor(private readonly ctx: TusContext) {}
+
+  /** onUploadCreate: who may create this upload, for which video, of what size; resolves with the metadata kept. */
+  async creation(req: TusRequest, upload: Upload): Promise<{ metadata: Record<string, string> }> {
+    const { ingest } = this.ctx;
+    const meta = upload.metadata ?? {};
+    const credential = req.headers.get(CREDENTIAL_HEADER);
+    let target: UploadTarget;
+    try {
+      target = credential
+        ? await ingest.targetFromCredential(credential, meta.videoId ?? undefined)
+        : await ingest.targetFromToken(
+            { appId: meta.appId ?? undefined, timestamp: meta.timestamp ?? undefined, token: meta.token ?? undefined },
+            meta.videoId ?? undefined,
+            { uploadType: meta.uploadType ?? undefined, needHandleSepcial: meta.needHandleSepcial ?? undefined },
+            addressOf(req),
+          );
+      const size = upload.size ?? 0;
+      if (size > target.maxBytes) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `the file is ${formatBytes(size)}; ${target.uploadType} uploads take at most ${formatBytes(target.maxBytes)}`);
+      }
+      const owner = credential ? ownerOf(credential) : undefined;
+      await this.replaceOwnUpload(target.video.id, owner, upload.id);
+      // One upload under way per video, its declared bytes reserved (issue 12, item 7) against
+      // the disk they land on: the media folder's, or none with the bucket.
+      await ingest.reserveRoom(
+        upload.id,
+        { kind: 'tus', videoId: target.video.id, size, owner, expiresAt: Date.now() + ingest.options.uploadExpiryMs },
+        this.ctx.landing,
+      );
+    } catch (err) {
+      throw tusRefusal(err);
+    }
+    // Stored server-side and echoed by HEAD: the spec's token and timestamp are not kept.
+    return {
+      metadata: {
+        videoId: target.video.id,
+        appId: target.video.appId,
+        filename: (meta.filename ?? '').slice(0, 255),
+        uploadType: target.uploadType,
+        needHandleSepcial: String(target.keepSource),
+        auth: target.auth,
+        // So that after a restart the same page may still replace it (replaceOwnUpload).
+        ...(credential ? { owner: ownerOf(credential) } : {}),
+      },
+    };
+  }
+
+  /** onIncomingRequest: HEAD, PATCH and DELETE must be authorised for the upload's own video. */
+  async existing(req: TusRequest, id: string): Promise<void> {
+    if (req.method === 'POST') return; // checked in onUploadCreate, with the metadata parsed
+    if (!UPLOAD_ID_RE.test(id)) throw { status_code: 404, body: 'The file for this url was not found\n' };
+    const info = await this.ctx.storage.info(id);
+    if (!info) return; // @tus/server answers 404 (or 410 if only the metadata is left)
+    const videoId = info.metadata?.videoId ?? '';
+    const credential = req.headers.get(CREDENTIAL_HEADER);
+    try {
+      if (credential) this.ctx.ingest.verifyCredential(credential, videoId);
+      else if (info.metadata?.auth === 'credential') throw new ApiError('UPLOAD_CREDENTIAL_INVALID', `send the upload page's credential as ${CREDENTIAL_HEADER}`);
+      // Bytes for a video that got its file meanwhile (or was deleted, or its app disabled) are refused early.
+      if (req.method === 'PATCH') await this.ctx.ingest.stillUploadable(info.metadata?.appId ?? '', videoId);
+    } catch (err) {
+      throw tusRefusal(err);
+    }
+  }
+
+  /**
+   * A page that starts another upload of its video, with the credential it created the first
+   * with (the user picked another file, or reloaded the page and did), replaces the first: it is
+   * terminated, as the page's own Cancel would, unless bytes are arriving on it right now. Any
+   * other second creation for the video is refused by reserveRoom (303) until the first ends,
+   * finishes or expires; a client holding its URL can end it with DELETE (tus termination).
+   */
+  private async replaceOwnUpload(videoId: string, owner: string | undefined, newId: string): Promise<void> {
+    const live = this.ctx.ingest.uploads.liveFor(videoId);
+    if (!live || owner === undefined) return;
+    const [id, entry] = live;
+    if (id === newId || entry.owner !== owner || entry.receiving > 0 || entry.written >= entry.size || !UPLOAD_ID_RE.test(id)) return;
+    await this.ctx.store.remove(id).catch(() => undefined); // already gone: nothing to replace
+    await this.ctx.ingest.release(id);
+    this.ctx.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
+  }
+}
+
+/** Who created an upload with a page's credential: a digest of it (the upload's metadata is echoed by HEAD). */
+function ownerOf(credential: string): string {
+  return crypto.createHash('sha256').update(credential.trim()).digest('base64url').slice(0, 22);
+}
+
+/** The client's address of a tus request (the Node request rides along as srvx's `runtime.node`). */
+function addressOf(req: TusRequest): string {
+  const node = (req as unknown as { runtime?: { node?: { req?: IncomingMessage } } }).runtime?.node?.req;
+  return node ? clientAddress(node) : 'unknown';
+}
