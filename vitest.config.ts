@@ -1,16 +1,46 @@
 import { defineConfig } from 'vitest/config';
+import { fullTierFiles } from './test/tiers.js';
+
+const ALL_TESTS = 'test/**/*.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Every temporary file of a run in one folder, removed at its end.
+    // Two tiers, one project each (test/tiers.ts says which file is where, and why):
+    // `npm run test:quick` runs the quick one alone, `npm test` both.
+    projects: [
+      {
+        test: {
+          name: 'quick',
+          include: [ALL_TESTS],
+          exclude: fullTierFiles(),
+          // Files share their worker's loaded modules instead of loading the server anew each
+          // (two thirds of the tier's time): a quick test leaves no global state behind.
+          isolate: false,
+          // Read by test/helpers/sharedServices.ts: the quick tier is given no services.
+          provide: { vopTier: 'quick' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'full',
+          include: fullTierFiles(),
+          provide: { vopTier: 'full' },
+          // Servers, ffmpeg and Chromium are real: give them room.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+    // The run's temporary folder, clip cache and service broker (PostgreSQL, Ceph and Chromium
+    // started once per run, when a file first asks for one).
     globalSetup: ['./test/globalSetup.ts'],
-    // Servers, ffmpeg and Chromium are real: give them room, and keep two cores from thrashing.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Two cores: keep them from thrashing.
     pool: 'forks',
     maxWorkers: 2,
     // The closing "N passed, N failed" line is what CI reads; vitest's own summary is for people.
-    reporters: ['default', './test/reporters/summary.ts'],
+    // The quick tier's budget reporter names its slow files just before that line.
+    reporters: ['default', './test/reporters/quickBudget.ts', './test/reporters/summary.ts'],
   },
 });

@@ -1,21 +1,51 @@
 /**
- * One temporary folder per test run, removed when the run ends. The tests' data dirs, generated
- * clips and the files of the servers and browsers they start all go under os.tmpdir(), which
- * reads TMPDIR, as the child processes do: a run used to leave some 100 MB behind in /tmp.
+ * What a test run shares, set up once in vitest's main process before the first test file and
+ * taken down after the last:
+ *
+ * - one temporary folder, removed at the end. The tests' data dirs, generated clips and the files
+ *   of the servers and browsers they start all go under os.tmpdir(), which reads TMPDIR, as the
+ *   child processes do: a run used to leave some 100 MB behind in /tmp;
+ * - the clip cache (test/helpers/clips.ts), a folder in it named by VOP_TEST_CLIP_CACHE;
+ * - the service broker (test/helpers/serviceBroker.ts), which starts PostgreSQL, Ceph and
+ *   Chromium once per run, when a file first asks for one, and stops them here.
+ *
+ * The workers inherit the environment as it is after this setup; the broker's address goes to
+ * them through `provide`.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startServiceBroker } from './helpers/serviceBroker.js';
 
-export default function setup(): () => void {
-  const before = process.env.TMPDIR;
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const before = { TMPDIR: process.env.TMPDIR, VOP_TEST_CLIP_CACHE: process.env.VOP_TEST_CLIP_CACHE };
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-test-run-'));
   // As open as /tmp itself (sticky): one test runs a script as another user.
   fs.chmodSync(root, 0o1777);
   process.env.TMPDIR = root;
-  return () => {
-    if (before === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = before;
+  const clipCache = path.join(root, 'clip-cache');
+  fs.mkdirSync(clipCache);
+  process.env.VOP_TEST_CLIP_CACHE = clipCache;
+
+  const broker = await startServiceBroker();
+  project.provide('vopServiceBroker', broker.address);
+
+  // An interrupted run (vitest exits on SIGINT and SIGTERM) skips the teardown below.
+  const onExit = () => {
+    broker.killNow();
+    fs.rmSync(root, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+
+  return async () => {
+    process.off('exit', onExit);
+    // The services first: PostgreSQL's pg_ctl stop needs its folder, which is under `root`.
+    await broker.close();
+    for (const [key, value] of Object.entries(before)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
     fs.rmSync(root, { recursive: true, force: true });
   };
 }

@@ -403,7 +403,7 @@ describe('object storage options', () => {
   });
 });
 
-/** S3 on a real Ceph RGW: one cluster for the file (test/helpers/ceph.ts), a bucket per test. */
+/** S3 on a real Ceph RGW: the run's one cluster (test/helpers/ceph.ts), a bucket per test. */
 describe('Ceph RGW', () => {
   let ceph: TestCeph | undefined;
   const logs: string[] = [];

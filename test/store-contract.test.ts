@@ -834,7 +834,7 @@ storeContract('sql.js', () => async () => {
   };
 });
 
-/** PostgreSQL: one server for the file (test/helpers/postgres.ts), a database per test. */
+/** PostgreSQL: the run's one server (test/helpers/postgres.ts), a database per test. */
 describe('PostgreSQL', () => {
   let server: TestPostgres | undefined;
   beforeAll(async () => {

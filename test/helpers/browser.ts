@@ -8,14 +8,20 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from './chromium.js';
 import { ROOT } from './server.js';
 
-/** Quiet, headless, no background traffic; no sandbox because test containers run as root. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE };
 
-/** Launches Chromium: `CHROMIUM_PATH` if set, else Debian's `/usr/bin/chromium`. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+/**
+ * A Chromium for the calling test file; `close()` it in afterAll. In a vitest worker: a
+ * connection to the run's one Chromium (started by test/helpers/serviceBroker.ts when a file first
+ * asks; launching one per file cost seconds a file), on which `close()` closes the contexts this
+ * file made and disconnects. Anywhere else: a Chromium of its own.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  if (process.env.VITEST_WORKER_ID) return (await import('./sharedServices.js')).sharedBrowser();
+  return chromium.launch({ executablePath: CHROMIUM_EXECUTABLE, args: CHROMIUM_ARGS });
 }
 
 /** An application's web server, as far as a browser test needs one: pages it serves by path. */

@@ -6,11 +6,13 @@ import path from 'node:path';
 import { freePort } from './ports.js';
 
 /**
- * A real S3 server for one test file: Ceph RGW from Debian's packages (`ceph-mon ceph-osd
+ * A real S3 server: Ceph RGW from Debian's packages (`ceph-mon ceph-osd
  * radosgw`; npm test and .ci/run install them), as a one-node cluster in a temporary folder — one
  * monitor, one OSD on memstore (objects in memory), radosgw on 127.0.0.1 — with cephx off and an
  * S3 user whose keys the test uses. Started in about ten seconds; {@link TestCeph.stop} ends the
  * three daemons and removes the folder. No service of the machine's own, nothing outlives the run.
+ * In a vitest run, one such cluster serves the whole run and each test file makes its own buckets
+ * on it (see {@link startCeph}).
  *
  * s3rver is not enough: it has no ListParts, which tus on S3 needs (issue 11).
  */
@@ -23,8 +25,14 @@ export interface TestCeph {
   startMs: number;
   /** The cluster's folder (logs under `log/`). */
   dir: string;
-  /** Kills the daemons, waits (bounded) until they are gone and removes the folder. */
+  /** Kills the daemons, waits (bounded) until they are gone and removes the folder; on the run's shared cluster, does nothing (it stops when the run ends). */
   stop(): Promise<void>;
+}
+
+/** Options of {@link startOwnCeph}. */
+export interface OwnCephOptions {
+  /** What the OSD's memstore may hold, in bytes (objects live in memory). Default 512 MiB. */
+  memstoreBytes?: number;
 }
 
 /** Bounds of every wait here: a broken install fails the test file, it does not hang it. */
@@ -41,8 +49,19 @@ export function missingCephBinaries(): string[] {
 }
 
 
-/** Starts a throwaway Ceph cluster with radosgw; call `stop()` in afterAll. */
+/**
+ * The Ceph RGW of the calling test file; call `stop()` in afterAll. In a vitest worker: the run's
+ * one cluster (started by test/helpers/serviceBroker.ts when a file first asks), in which the file
+ * makes its own buckets; starting a cluster per file cost some 15 s a file. Anywhere else (the
+ * benches): a throwaway cluster of its own, as {@link startOwnCeph}.
+ */
 export async function startCeph(): Promise<TestCeph> {
+  if (process.env.VITEST_WORKER_ID) return (await import('./sharedServices.js')).sharedCeph();
+  return startOwnCeph();
+}
+
+/** Starts a throwaway Ceph cluster with radosgw of the caller's own; call `stop()` when done. */
+export async function startOwnCeph(options: OwnCephOptions = {}): Promise<TestCeph> {
   const missing = missingCephBinaries();
   if (missing.length) {
     throw new Error(
@@ -56,7 +75,7 @@ export async function startCeph(): Promise<TestCeph> {
   const fsid = crypto.randomUUID();
   const monPort = await freePort();
   const rgwPort = await freePort();
-  fs.writeFileSync(conf, cephConf(dir, fsid, monPort, rgwPort));
+  fs.writeFileSync(conf, cephConf(dir, fsid, monPort, rgwPort, options.memstoreBytes ?? 512 * 1024 ** 2));
   const ceph = (cmd: string, args: string[]) => run(cmd, ['-c', conf, ...args]);
 
   const stop = async () => {
@@ -111,7 +130,7 @@ export async function startCeph(): Promise<TestCeph> {
  * connection modes because the default for monitor clients (`secure`) needs cephx, and radosgw
  * would wait for its mount timeout instead. Pools of one replica and eight placement groups.
  */
-function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number): string {
+function cephConf(dir: string, fsid: string, monPort: number, rgwPort: number, memstoreBytes: number): string {
   return `[global]
 fsid = ${fsid}
 mon host = v2:127.0.0.1:${monPort}
@@ -144,7 +163,7 @@ mon warn on pool no redundancy = false
 mon data avail warn = 1
 mon data avail crit = 0
 osd objectstore = memstore
-memstore device bytes = 536870912
+memstore device bytes = ${memstoreBytes}
 [mon.a]
 mon data = ${dir}/mon.a
 [osd.0]

@@ -39,14 +39,46 @@ export function makeTempDir(prefix = 'vop-media-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Makes an H.264 MP4 clip (testsrc2 pattern, optional black lead, sine audio, rotation tag) and returns its absolute path. */
+/**
+ * Makes an H.264 MP4 clip (testsrc2 pattern, optional black lead, sine audio, rotation tag) and
+ * returns its absolute path: a new file on every call, which the caller may change or delete.
+ *
+ * In a test run (VOP_TEST_CLIP_CACHE, set by test/globalSetup.ts) each clip is encoded once per
+ * run, into the cache under a name made of its parameters, and every call gets a copy of it: the
+ * same clips used to be encoded again by every file (and every test) that asked for them.
+ *
+ * A clip given its own `name` is encoded for the call, as before the cache: cluster-queue's
+ * take-over tests name theirs, and its SIGSTOP test failed three runs in four when its clip came
+ * at once from the cache (the worker started at the end of the test before it took the job, and
+ * after SIGCONT never noticed its lost lease), and passed with the encode's seconds back.
+ */
 export async function makeClip(options: ClipOptions = {}): Promise<string> {
   const { seconds = 2, width = 320, height = 180, fps = 25, audio = true, rotate = 0, blackLeadSeconds = 0 } = options;
   if (!(blackLeadSeconds >= 0 && blackLeadSeconds < seconds)) throw new Error('blackLeadSeconds must be from 0 to below seconds.');
   sharedDir ??= makeTempDir('vop-clips-');
   const dir = options.dir ?? sharedDir;
-  const name = options.name ?? `clip-${width}x${height}-${seconds}s${audio ? '' : '-mute'}${rotate ? `-r${rotate}` : ''}${blackLeadSeconds ? `-b${blackLeadSeconds}` : ''}-${process.hrtime.bigint()}.mp4`;
-  const out = path.resolve(dir, name);
+  const key = `clip-${width}x${height}-${seconds}s-${fps}fps${audio ? '' : '-mute'}${rotate ? `-r${rotate}` : ''}${blackLeadSeconds ? `-b${blackLeadSeconds}` : ''}`;
+  const out = path.resolve(dir, options.name ?? `${key}-${process.hrtime.bigint()}.mp4`);
+  const cacheDir = process.env.VOP_TEST_CLIP_CACHE;
+  if (!cacheDir || options.name) {
+    await encodeClip({ seconds, width, height, fps, audio, rotate, blackLeadSeconds }, out);
+    return out;
+  }
+  const cached = path.join(cacheDir, `${key}.mp4`);
+  if (!fs.existsSync(cached)) {
+    // Made aside and renamed into place: two files asking at once each encode it, and neither
+    // ever copies half of one.
+    const aside = path.join(cacheDir, `${key}-${process.pid}-${process.hrtime.bigint()}.mp4`);
+    await encodeClip({ seconds, width, height, fps, audio, rotate, blackLeadSeconds }, aside);
+    fs.renameSync(aside, cached);
+  }
+  await fs.promises.copyFile(cached, out);
+  return out;
+}
+
+/** Encodes the clip `makeClip` describes into `out`. */
+async function encodeClip(clip: Required<Omit<ClipOptions, 'dir' | 'name'>>, out: string): Promise<void> {
+  const { seconds, width, height, fps, audio, rotate, blackLeadSeconds } = clip;
   const size = `${width}x${height}`;
   const odd = width % 2 === 1 || height % 2 === 1;
 
@@ -60,7 +92,7 @@ export async function makeClip(options: ClipOptions = {}): Promise<string> {
 
   if (!rotate) {
     await run([...args, out]);
-    return out;
+    return;
   }
   // The rotation tag survives only a stream copy in ffmpeg 4.x (an encode drops it), and from
   // ffmpeg 6 on it is set with -display_rotation instead: make the clip, then tag it.
@@ -75,7 +107,6 @@ export async function makeClip(options: ClipOptions = {}): Promise<string> {
   } finally {
     fs.rmSync(plain, { force: true });
   }
-  return out;
 }
 
 /** Makes an audio-only AAC file (.m4a, or any name you give). */

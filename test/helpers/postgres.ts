@@ -6,10 +6,11 @@ import pg from 'pg';
 import { freePort } from './ports.js';
 
 /**
- * A real PostgreSQL for one test file: Debian's `postgresql` package (npm test and .ci/run
- * install it), a cluster made by initdb in a temporary folder, listening on 127.0.0.1 on a free
- * port with its socket in that folder, stopped and removed by {@link TestPostgres.stop}. No
- * container, no service of the machine's own: nothing outlives the test run.
+ * A real PostgreSQL: Debian's `postgresql` package (npm test and .ci/run install it), a cluster
+ * made by initdb in a temporary folder, listening on 127.0.0.1 on a free port with its socket in
+ * that folder, stopped and removed by {@link TestPostgres.stop}. No container, no service of the
+ * machine's own: nothing outlives the test run. In a vitest run, one such server serves the whole
+ * run and each test file makes its own databases on it (see {@link startPostgres}).
  */
 export interface TestPostgres {
   host: string;
@@ -20,8 +21,17 @@ export interface TestPostgres {
   createDatabase(name?: string): Promise<string>;
   /** How long making the cluster (a copy of the run's template, see clusterTemplate) and pg_ctl start took, in ms. */
   startMs: number;
-  /** Stops the server (immediate shutdown) and removes its folder. */
-  stop(): void;
+  /**
+   * Stops the server (immediate shutdown) and removes its folder; on the run's shared server,
+   * drops the databases this handle created instead (the server stops when the run ends).
+   */
+  stop(): void | Promise<void>;
+}
+
+/** Options of {@link startOwnPostgres}. */
+export interface OwnPostgresOptions {
+  /** The server's max_connections. Default: PostgreSQL's own (100). */
+  maxConnections?: number;
 }
 
 /** Bounds of every wait here: a broken install fails the test file, it does not hang it. */
@@ -40,8 +50,19 @@ export function postgresBinDir(): string | undefined {
 
 let databases = 0;
 
-/** Starts a throwaway PostgreSQL server; call `stop()` in afterAll. */
+/**
+ * The PostgreSQL of the calling test file; call `stop()` in afterAll. In a vitest worker: the
+ * run's one server (started by test/helpers/serviceBroker.ts when a file first asks), on which the
+ * file makes its own databases; starting one server per file cost some 15 s a file. Anywhere else
+ * (the benches): a throwaway server of its own, as {@link startOwnPostgres}.
+ */
 export async function startPostgres(): Promise<TestPostgres> {
+  if (process.env.VITEST_WORKER_ID) return (await import('./sharedServices.js')).sharedPostgres();
+  return startOwnPostgres();
+}
+
+/** Starts a throwaway PostgreSQL server of the caller's own; call `stop()` when done. */
+export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   if (!bin) {
     throw new Error(
@@ -62,6 +83,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   run('cp', ['-a', clusterTemplate(bin, pgRun), dataDir]);
   const port = await freePort();
   const serverOptions = ['-c listen_addresses=127.0.0.1', `-p ${port}`, `-k ${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'];
+  if (options.maxConnections) serverOptions.push(`-c max_connections=${options.maxConnections}`);
   pgRun('pg_ctl', ['start', '-D', dataDir, '-l', path.join(dir, 'server.log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), '-o', serverOptions.join(' ')]);
   const startMs = Math.round(performance.now() - started);
 

@@ -4,9 +4,9 @@ import { PostgresDatabase } from '../../server/storage/postgres/postgresDatabase
 import { startPostgres, type TestPostgres } from './postgres.js';
 
 /**
- * A throwaway PostgreSQL for the test file that calls this at its top (started before its tests,
- * stopped after them), and `twoHandles`: two pools on a new empty database, as two nodes have,
- * closed after the file's tests.
+ * PostgreSQL for the test file that calls this at its top (the run's server, see startPostgres;
+ * the file's databases are dropped after its tests), and `twoHandles`: two pools on a new empty
+ * database, as two nodes have, closed after the file's tests.
  */
 export function postgresForFile(): { twoHandles(): Promise<[PostgresDatabase, PostgresDatabase]> } {
   let postgres: TestPostgres | undefined;
@@ -16,7 +16,7 @@ export function postgresForFile(): { twoHandles(): Promise<[PostgresDatabase, Po
   }, 60_000);
   afterAll(async () => {
     for (const db of databases) await db.close().catch(() => undefined);
-    postgres?.stop();
+    await postgres?.stop();
   });
   const open = async (url: string) => {
     const db = await PostgresDatabase.open({ url, connectRetry: { maxRetries: 0, baseDelayMs: 0, maxDelayMs: 0, jitter: false }, log: () => undefined });
