@@ -30,6 +30,9 @@ export default defineConfig({
           // Servers, ffmpeg and Chromium are real: give them room.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          // A page polled for what it shows (expect.poll) may take more than vitest's default
+          // second to render on two loaded cores (a console page did, in a CI-like run).
+          expect: { poll: { timeout: 10_000 } },
         },
       },
     ],

@@ -9,9 +9,6 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from './helpers/server.js';
 
-/** Pages written on another branch; a link to one is accepted only while the file is absent. */
-const PENDING = new Set(['docs/testing.md']);
-
 /** GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to hyphens. */
 export function slug(heading: string): string {
   return heading
@@ -60,7 +57,7 @@ export function brokenLinks(file: string, text: string, exists: (p: string) => b
     const [pathPart, anchor] = target.split('#') as [string, string | undefined];
     const resolved = pathPart === '' ? file : path.posix.normalize(path.posix.join(path.posix.dirname(file), pathPart));
     if (!exists(resolved)) {
-      if (!PENDING.has(resolved)) problems.push(`${file}:${line}: ${target}: no file ${resolved}`);
+      problems.push(`${file}:${line}: ${target}: no file ${resolved}`);
       continue;
     }
     if (anchor !== undefined && resolved.endsWith('.md') && !anchors(read(resolved)).has(anchor)) {
