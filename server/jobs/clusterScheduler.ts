@@ -24,6 +24,8 @@ export interface ClusterJobs {
 const WATCH_MS = 2_000;
 
 export class ClusterScheduler implements JobScheduling {
+  /** True once start() serves the registered types: a type registered later is served at once. */
+  private started = false;
   private watchTimer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
 
@@ -40,6 +42,7 @@ export class ClusterScheduler implements JobScheduling {
   async start(): Promise<void> {
     const { turns } = this.cluster;
     await this.requeueOrphans();
+    this.started = true;
     for (const [type, def] of this.core.defs) this.serve(type, def);
     this.watchTimer = setInterval(() => {
       for (const entry of this.core.running.values()) void this.core.check(entry).catch(() => undefined);
@@ -65,8 +68,8 @@ export class ClusterScheduler implements JobScheduling {
     return job.state === 'running';
   }
 
-  registered(type: string, def: JobTypeDefinition, started: boolean): void {
-    if (started) this.serve(type, def);
+  registered(type: string, def: JobTypeDefinition): void {
+    if (this.started) this.serve(type, def);
   }
 
   async queued(type: string, count: number, delayMs?: number): Promise<void> {

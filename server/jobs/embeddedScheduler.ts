@@ -3,7 +3,6 @@
  * their type free up (JobStore.claimNext gives the fair order), and waking for the next retry
  * that is due.
  */
-import type { JobTypeDefinition } from './jobHandler.js';
 import type { JobScheduling, QueueCore } from './scheduling.js';
 
 export class EmbeddedScheduler implements JobScheduling {
@@ -40,13 +39,12 @@ export class EmbeddedScheduler implements JobScheduling {
     return false;
   }
 
-  registered(_type: string, _def: JobTypeDefinition, started: boolean): void {
-    if (started) this.poke();
-  }
-
-  async queued(): Promise<void> {
+  registered(): void {
     this.poke();
   }
+
+  /** Nothing to add: the jobs are in the table, which fill() reads when the queue pokes. */
+  async queued(): Promise<void> {}
 
   poke(): void {
     if (!this.started || this.core.stopping()) return;

@@ -45,7 +45,6 @@ export class JobQueue {
   private defs = new Map<string, JobTypeDefinition>();
   private running = new Map<string, RunningJob>();
   private seq = 0;
-  private started = false;
   private stopping = false;
   /** How jobs start on this node: claimed here as slots free up, or through the shared queue's turns. */
   private readonly scheduling: JobScheduling;
@@ -82,7 +81,7 @@ export class JobQueue {
     if (!Number.isInteger(def.concurrency) || def.concurrency < 1) throw new Error(`Job type ${type}: concurrency must be at least 1.`);
     assertRetryConfig(`Job type ${type} retry`, def.retry);
     this.defs.set(type, def);
-    this.scheduling.registered(type, def, this.started);
+    this.scheduling.registered(type, def);
   }
 
   /** The shared queue, in cluster mode: for /healthz. */
@@ -96,7 +95,6 @@ export class JobQueue {
     // PostgreSQL numbers jobs itself (its sequence), whatever is passed; sql.js takes ours.
     this.seq = await this.store.maxSeq();
     await this.scheduling.start();
-    this.started = true;
   }
 
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
@@ -132,6 +130,7 @@ export class JobQueue {
     await this.store.insertMany(jobs);
     for (const job of jobs) this.emitState(job);
     await this.scheduling.queued(type, jobs.length);
+    this.pump();
     return jobs;
   }
 

@@ -60,9 +60,12 @@ export interface JobScheduling {
   runsElsewhere(job: JobRecord): boolean;
   /** Recovers what the last stop or crash cut off, then starts jobs. */
   start(): Promise<void>;
-  /** A type's handler was registered; `started`: after start(). */
-  registered(type: string, def: JobTypeDefinition, started: boolean): void;
-  /** `count` jobs of `type` were queued (or queued again), due after `delayMs`. */
+  /** A type's handler was registered (before start(), or after it: then it is served at once). */
+  registered(type: string, def: JobTypeDefinition): void;
+  /**
+   * `count` jobs of `type` were queued (or queued again), due after `delayMs`: the shared queue
+   * gets turns for them. The queue pokes (below) itself where a free slot may take them.
+   */
   queued(type: string, count: number, delayMs?: number): Promise<void>;
   /** The queue changed (a job ended, moved, or was queued): start what may start now. */
   poke(): void;
