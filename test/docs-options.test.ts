@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
+import type { ProcessingOptions } from '../server/processing/processingOptions.js';
 import { at, code, inDocUnits, quantity, readDoc, tables } from './docTables.js';
 import { ROOT } from './helpers/server.js';
 
@@ -18,6 +19,13 @@ const COMPUTED: Record<string, string> = {
   'processing.memoryLimitBytes': 'max(4 GiB, 2 GiB + 256 MiB a core)',
   'processing.ladder': 'checked against the default ladder table below',
 };
+
+/**
+ * The options a table may give without a default (`—`). Typed, so that a name here that is no
+ * option fails the type-check (which main-shell runs over the tests); the rows are held to it,
+ * so a misspelt option in a `—` row fails too.
+ */
+const WITHOUT_DEFAULT: string[] = (['ffmpegPath', 'ffprobePath'] satisfies Array<keyof ProcessingOptions>).map((k) => `processing.${k}`);
 
 /** A default cell as a value: `—` none, `{a: 1}` an object, `true`, a quantity, or a word. */
 function parseDefault(name: string, cell: string): unknown {
@@ -47,6 +55,7 @@ describe("the docs' tables of option defaults", () => {
         if (name in COMPUTED) continue;
         const expected = at(defaults, name);
         const given = parseDefault(name, row.default!);
+        if (given === undefined) expect(WITHOUT_DEFAULT, `${page}: ${name} is given no default`).toContain(name);
         const inUnits = typeof expected === 'number' ? inDocUnits(name, expected) : expected;
         expect(given, `${page}: ${name}`).toEqual(inUnits);
       }
