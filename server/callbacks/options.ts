@@ -25,7 +25,7 @@ export interface CallbackOptions {
 /**
  * 10 s doubling to a 1 h cap, each delay spread over [d/2, d], for 24 h after the first attempt.
  * Without jitter that is retries at 10 s, 30 s, 1 min 10 s, 2 min 30 s, 5 min 10 s, 10 min 30 s,
- * 21 min 10 s, 42 min 30 s, 1 h 25 min, then hourly: 32 attempts in all (the README lists it).
+ * 21 min 10 s, 42 min 30 s, 1 h 25 min, then hourly: 32 attempts in all (docs/interface.md lists it).
  */
 export const DEFAULT_CALLBACK_OPTIONS: CallbackOptions = {
   retry: { maxRetries: 100, baseDelayMs: 10_000, maxDelayMs: 3_600_000, jitter: true },

@@ -1,9 +1,9 @@
 /**
  * The one catalogue of result codes. Every failure the server reports is one of these, thrown as
- * an {@link ApiError} and turned into a response by the error middleware (server/http/errors.ts).
+ * an {@link ApiError} and turned into a response by the error middleware (server/http/errorResponses.ts).
  *
  * The spec fixes only "1"/"OK" (success) and 104 "App SecretKey Error" (section 7); the rest is
- * our decision, published in the README (a test checks the README's table against this file).
+ * our decision, published in docs/interface.md (a test checks its table against this file).
  *
  * `httpStatus` is what the admin API answers, and what the spec API answers for transport-level
  * failures (`transport: true`). Application-level failures on the spec API answer HTTP 200: the

@@ -55,7 +55,7 @@ export interface IngestDeps {
  * upload's lock, plus one that listens; a 21st upload at once waits for one (bounded by the
  * pool's 10 s connection timeout, then 500, which tus clients retry). Kept so that two API nodes and two workers
  * (10 store connections each, and this pool's listener on a worker) stay within PostgreSQL's
- * default max_connections (100); the README says what to raise for more uploads at once.
+ * default max_connections (100); docs/cluster.md says what to raise for more uploads at once.
  */
 const TUS_LOCK_CONNECTIONS = 21;
 

@@ -235,7 +235,7 @@ export class DurableDatabase {
     this.lock.release();
   }
 
-  /** Figures for /healthz and the README's sizing notes. */
+  /** Figures for /healthz. */
   stats(): { journalRecords: number; journalBytes: number; seq: number; openCheck: OpenCheck } {
     return { journalRecords: this.journal.recordsSinceRotate, journalBytes: this.journal.bytesSinceRotate, seq: this.seq, openCheck: this.openCheck };
   }
