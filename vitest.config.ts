@@ -16,6 +16,9 @@ export default defineConfig({
           // Files share their worker's loaded modules instead of loading the server anew each
           // (two thirds of the tier's time): a quick test leaves no global state behind.
           isolate: false,
+          // A spy a test leaves on a shared module (a failed assertion before its mockRestore)
+          // would reach the worker's later files: every test's spies are restored after it.
+          restoreMocks: true,
           // Read by test/helpers/sharedServices.ts: the quick tier is given no services.
           provide: { vopTier: 'quick' },
           testTimeout: 60_000,
