@@ -50,7 +50,7 @@ export interface SharedReservationsOptions {
  * rate: a reservation whose written bytes lag only promises more than it must, which errs towards
  * refusing), and the leases of the multipart bodies it receives are renewed. Failures are logged
  * and tried again at the next tick; a release that fails leaves the reservation to its lease or
- * expiry, or to the tus sweep (TusUploads.reconcileLedger).
+ * expiry, or to the tus sweep (ingest/tus/reconciliation.ts).
  */
 export class SharedReservations {
   readonly store: UploadReservationStore;

@@ -4,11 +4,10 @@ import type { RequestHandler } from 'express';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { listUploadIdsIn, TUS_FOLDER, type TusStorage } from './tusStorage.js';
 import { TusAuthorization } from './tus/authorization.js';
-import { createTusContext, type TusContext, type TusUploadsDeps } from './tus/context.js';
+import { createTusContext, type TusUploadsDeps } from './tus/context.js';
 import { TusFinishing } from './tus/finishing.js';
 import { TusLocks } from './tus/locks.js';
 import { CREDENTIAL_HEADER, TUS_EXPOSED_HEADERS, TUS_PATH } from './tus/protocol.js';
-import { reconcileLedger } from './tus/reconciliation.js';
 import { tusRequestHandler } from './tus/requestAdapter.js';
 import { TusSweeps } from './tus/sweeps.js';
 import { VideoMarks } from './tus/videoMarks.js';
@@ -24,7 +23,7 @@ export type { TusUploadsDeps } from './tus/context.js';
  * finished file goes through SourceIntake.accept (tus/finishing.ts).
  *
  * This class only puts the pieces in `tus/` together around @tus/server's Server, as
- * tus-node-server puts its handlers together: each piece gets the shared {@link TusContext} and
+ * tus-node-server puts its handlers together: each piece gets the shared context (tus/context.ts) and
  * the pieces it uses.
  */
 export class TusUploads {
@@ -39,7 +38,6 @@ export class TusUploads {
    * @tus/server reads the request stream itself.
    */
   readonly handler: RequestHandler;
-  private readonly ctx: TusContext;
   private readonly locks: TusLocks;
   private readonly sweeps: TusSweeps;
 
@@ -51,13 +49,13 @@ export class TusUploads {
     // (marks, finishing): those take the locks, which live in the Server's options, and the
     // Server needs the store. Both hooks run per request, so only after this constructor.
     let marks: VideoMarks | undefined;
-    this.ctx = createTusContext(deps, deps.objectStorage ? (upload, create) => marks!.createAlone(upload, create) : undefined);
-    this.storage = this.ctx.storage;
-    this.store = this.ctx.store;
+    const ctx = createTusContext(deps, deps.objectStorage ? (upload, create) => marks!.createAlone(upload, create) : undefined);
+    this.storage = ctx.storage;
+    this.store = ctx.store;
     // Deferred length would let an upload start before its size is checked against its
     // uploadType and the free space: without the extension, such a POST gets 501.
     this.store.extensions = this.store.extensions.filter((e) => e !== 'creation-defer-length');
-    const authorization = new TusAuthorization(this.ctx);
+    const authorization = new TusAuthorization(ctx);
     let finishing: TusFinishing | undefined;
     this.server = new Server({
       path: TUS_PATH,
@@ -76,9 +74,9 @@ export class TusUploads {
     // Termination (DELETE): the upload's reservation goes with it (release never rejects).
     this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => void deps.ingest.release(id));
     this.locks = new TusLocks(this.server.options, deps.openLocker);
-    if (deps.objectStorage) marks = new VideoMarks(this.ctx, this.storage as S3TusStorage, this.locks);
-    finishing = new TusFinishing(this.ctx, this.locks, marks);
-    this.sweeps = new TusSweeps(this.ctx, finishing);
+    if (deps.objectStorage) marks = new VideoMarks(ctx, this.storage as S3TusStorage, this.locks);
+    finishing = new TusFinishing(ctx, this.locks, marks);
+    this.sweeps = new TusSweeps(ctx, finishing);
     this.handler = tusRequestHandler(this.server);
   }
 
@@ -109,10 +107,5 @@ export class TusUploads {
    */
   listUploadIds(): Promise<string[]> {
     return listUploadIdsIn(this.directory);
-  }
-
-  /** Brings the ledger of uploads under way in line with the store (see tus/reconciliation.ts). */
-  reconcileLedger(listedBefore: string[] = []): Promise<void> {
-    return reconcileLedger(this.ctx, listedBefore);
   }
 }

@@ -16,7 +16,7 @@ export interface LiveUpload extends Omit<UploadReservation, 'key'> {
  * whether a video already has an upload under way: there is at most one per video.
  *
  * In memory: the tus uploads are rebuilt from the store's folder at start and on every sweep
- * (TusUploads.reconcileLedger). In the embedded mode it is the reservations' store itself
+ * (ingest/tus/reconciliation.ts). In the embedded mode it is the reservations' store itself
  * ({@link MemoryUploadReservations}); in cluster mode the store is the database's, which every
  * node sees, and the ledger is this node's own record beside it (what it receives, who may
  * replace an upload).
