@@ -28,7 +28,7 @@ const COMPUTED: Record<string, string> = {
 const WITHOUT_DEFAULT: string[] = (['ffmpegPath', 'ffprobePath'] satisfies Array<keyof ProcessingOptions>).map((k) => `processing.${k}`);
 
 /** A default cell as a value: `—` none, `{a: 1}` an object, `true`, a quantity, or a word. */
-function parseDefault(name: string, cell: string): unknown {
+function parseDefault(cell: string): unknown {
   const text = code(cell);
   if (text === '—') return undefined;
   if (text.startsWith('{')) return JSON.parse(text.replace(/(\w+):/g, '"$1":'));
@@ -54,7 +54,7 @@ describe("the docs' tables of option defaults", () => {
       for (const name of code(row.option!).split(',').map((n) => n.trim())) {
         if (name in COMPUTED) continue;
         const expected = at(defaults, name);
-        const given = parseDefault(name, row.default!);
+        const given = parseDefault(row.default!);
         if (given === undefined) expect(WITHOUT_DEFAULT, `${page}: ${name} is given no default`).toContain(name);
         const inUnits = typeof expected === 'number' ? inDocUnits(name, expected) : expected;
         expect(given, `${page}: ${name}`).toEqual(inUnits);

@@ -4,7 +4,7 @@ import type { VopEventBus } from '../core/events.js';
 import type { JobType, JobPayloads } from '../core/jobTypes.js';
 import type { JobQueue, TypedJob } from '../jobs/jobQueue.js';
 import { backoffDelay, NO_RETRY } from '../core/retry.js';
-import type { JobRecord, JobStore } from '../storage/jobRecords.js';
+import type { JobStore } from '../storage/jobRecords.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
 import { sendCallback, type AttemptOutcome } from './callbackHttp.js';
