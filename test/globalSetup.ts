@@ -7,16 +7,18 @@
  *   child processes do: a run used to leave some 100 MB behind in /tmp;
  * - the clip cache (test/helpers/clips.ts), a folder in it named by VOP_TEST_CLIP_CACHE;
  * - the service broker (test/helpers/serviceBroker.ts), which starts PostgreSQL, Ceph and
- *   Chromium once per run, when a file first asks for one, and stops them here.
+ *   Chromium once per run, when a file first asks for one, and stops them here. It runs in a
+ *   child process (serviceBrokerProcess.ts): starting a service blocks, and this process serves
+ *   the workers.
  *
  * The workers inherit the environment as it is after this setup; the broker's address goes to
  * them through `provide`.
  */
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startServiceBroker } from './helpers/serviceBroker.js';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const before = { TMPDIR: process.env.TMPDIR, VOP_TEST_CLIP_CACHE: process.env.VOP_TEST_CLIP_CACHE };
@@ -28,20 +30,32 @@ export default async function setup(project: TestProject): Promise<() => Promise
   fs.mkdirSync(clipCache);
   process.env.VOP_TEST_CLIP_CACHE = clipCache;
 
-  const broker = await startServiceBroker();
-  project.provide('vopServiceBroker', broker.address);
+  // Forked after TMPDIR is set: the services' files go under the run's folder too.
+  const broker = fork(path.join(import.meta.dirname, 'helpers', 'serviceBrokerProcess.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, VOP_TEST_RUN_ROOT: root },
+    stdio: 'inherit',
+  });
+  const exited = new Promise<void>((resolve) => broker.once('exit', () => resolve()));
+  const address = await new Promise<string>((resolve, reject) => {
+    broker.once('message', (m) => resolve((m as { address: string }).address));
+    broker.once('exit', (code) => reject(new Error(`the service broker exited (${code}) before it started`)));
+  });
+  project.provide('vopServiceBroker', address);
 
-  // An interrupted run (vitest exits on SIGINT and SIGTERM) skips the teardown below.
+  // An interrupted run (vitest exits on SIGINT and SIGTERM) skips the teardown below; the broker
+  // sees its channel close, kills what it started and removes the run's folder.
   const onExit = () => {
-    broker.killNow();
-    fs.rmSync(root, { recursive: true, force: true });
+    if (broker.connected) broker.disconnect();
+    else fs.rmSync(root, { recursive: true, force: true });
   };
   process.on('exit', onExit);
 
   return async () => {
     process.off('exit', onExit);
     // The services first: PostgreSQL's pg_ctl stop needs its folder, which is under `root`.
-    await broker.close();
+    broker.send('close');
+    await exited;
     for (const [key, value] of Object.entries(before)) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
