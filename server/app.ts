@@ -12,6 +12,7 @@ import { adminErrorHandler, envelopeErrorHandler } from './http/errorResponses.j
 import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientAddress.js';
 import { readCallPaths } from './routes/fastReadPath.js';
 import { hotPaths, type HotHandler } from './http/hotPaths.js';
+import { LADDER_JOB } from './processing/ladderJob.js';
 import { TRANSCODE_JOB } from './processing/transcodeJob.js';
 import { DOWNLOAD_JOB, resumeDownloads } from './ingest/downloadJob.js';
 import { CallbackService } from './callbacks/callbackService.js';
@@ -350,7 +351,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
 }
 
 /** Job types only workers run: they need ffmpeg (issue 11: an API node never transcodes). */
-const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, DOWNLOAD_JOB];
+const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, LADDER_JOB, DOWNLOAD_JOB];
 
 /** A worker node's answers: /healthz, and for anything else a 404 that says why, in the spec's envelope. */
 function workerOnly(health: HotHandler, log: (line: string) => void): (req: IncomingMessage, res: http.ServerResponse) => void {

@@ -156,7 +156,7 @@ beforeAll(async () => {
   api1 = await startNode('api1', 'api');
   [api2, workerA, workerB] = await Promise.all([startNode('api2', 'api'), startNode('workerA', 'worker'), startNode('workerB', 'worker')]);
   const admin = new AdminClient(api1.baseUrl, ADMIN_TOKEN);
-  const { appId, appSecret } = await admin.createApp('queue test', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`);
+  const { appId, appSecret } = await admin.createApp('queue test', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`, { wholeLadderFirst: true });
   app = new SpecClient(api1.baseUrl, appId, appSecret);
   db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();

@@ -66,7 +66,7 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
 
     const first = await startServerProcess(args);
     const admin = new AdminClient(first.baseUrl, ADMIN_TOKEN);
-    const { appId, appSecret } = await admin.createApp('crash app', receiver.url);
+    const { appId, appSecret } = await admin.createApp('crash app', receiver.url, { wholeLadderFirst: true });
     const client = new SpecClient(first.baseUrl, appId, appSecret);
     const videoId = await client.register();
 

@@ -53,6 +53,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       callbackUrl: '',
       disabled: false,
       apiNetworks: [],
+      wholeLadderFirst: false,
       createdAt: 1000,
       updatedAt: 1000,
       ...overrides,
@@ -102,6 +103,14 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.apps.get('nobody')).toBeUndefined();
       });
 
+      it('keeps whether an application wants every rung before status 1, and changes it on update', async () => {
+        const a = await newApp({ wholeLadderFirst: true });
+        expect((await s.apps.get(a.appId))!.wholeLadderFirst).toBe(true);
+        expect((await s.apps.update(a.appId, { name: 'renamed' }, 2000))!.wholeLadderFirst).toBe(true);
+        expect((await s.apps.update(a.appId, { wholeLadderFirst: false }, 3000))!.wholeLadderFirst).toBe(false);
+        expect((await newApp()).wholeLadderFirst).toBe(false);
+      });
+
       it('keeps API networks in order, replaces them on update, and empties them (issue 12 item 1)', async () => {
         const a = await newApp({ apiNetworks: ['203.0.113.0/24', '2001:db8::/32'] });
         expect((await s.apps.get(a.appId))!.apiNetworks).toEqual(['203.0.113.0/24', '2001:db8::/32']);
@@ -137,7 +146,7 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         const a = await newApp();
         const v = videoRecord(a.appId, {
           title: 'T', description: 'D', tags: 't1,t2', actors: 'x', createUser: 'u1', status: 8, sourceType: 2,
-          sourceUrl: 'http://src/v.mp4', duration: 12, coverFile: 'c/1.jpg', sourceFile: 's/1.mp4', keepSource: true, createdAt: 1234, updatedAt: 1234,
+          sourceUrl: 'http://src/v.mp4', duration: 12, coverFile: 'c/1.jpg', sourceFile: 's/1.mp4', keepSource: true, ladder: 'pending', createdAt: 1234, updatedAt: 1234,
         });
         await s.videos.insert(v);
         expect(await s.videos.get(v.id)).toEqual(v);
@@ -235,6 +244,24 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         await s.videos.updateMedia(v.id, {});
         await s.videos.updateMedia(v.id, { coverFile: 'c/x.jpg', keepSource: false });
         expect(await s.videos.get(v.id)).toEqual({ ...v, sourceFile: 's/x.mp4', keepSource: false, duration: 13, coverFile: 'c/x.jpg' });
+      });
+
+      it('keeps where the rest of the ladder stands, and finds the videos in each state', async () => {
+        const a = await newApp();
+        const [v, w, x] = [videoRecord(a.appId), videoRecord(a.appId), videoRecord(a.appId)];
+        for (const r of [v, w, x]) await s.videos.insert(r);
+        expect(await s.videos.idsByLadder('pending')).not.toContain(v.id);
+        await s.videos.updateMedia(v.id, { ladder: 'pending' });
+        await s.videos.updateMedia(w.id, { ladder: 'failed' });
+        await s.videos.updateMedia(x.id, { ladder: 'pending' });
+        await s.videos.updateMedia(x.id, { ladder: '' });
+        expect((await s.videos.get(v.id))?.ladder).toBe('pending');
+        const pending = await s.videos.idsByLadder('pending');
+        expect(pending).toContain(v.id);
+        expect(pending).not.toContain(w.id);
+        expect(pending).not.toContain(x.id);
+        expect(await s.videos.idsByLadder('failed')).toContain(w.id);
+        expect((await s.videos.get(x.id))?.ladder).toBe('');
       });
 
       it('claims a source once, racing claims included, and releases only its own claim', async () => {

@@ -53,6 +53,7 @@ export const FULL_TIER: Record<string, string> = {
   'media-probe': 'makes and probes many sources (about 14 s)',
   'media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',
   'processing-transcode': 'transcodes (about 30 s)',
+  'playable-first': 'first renditions and ladders of real clips (about 15 s)',
   'processing-crash': 'kills a server mid-transcode and restarts it (about 40 s)',
   'ingest-reupload': 'transcodes, stops and restarts servers (about 37 s)',
   'ingest-multipart': 'transcodes (about 13 s)',

@@ -12,6 +12,12 @@ export interface VopEvents {
    * change's time in Unix ms, as stored in its status history row.
    */
   'video.status': [{ videoId: string; appId: string; from: number; to: number; reason: string; at: number }];
+  /**
+   * A playable video's renditions changed, or where the rest of its ladder stands did: its ladder
+   * landed (`ladder` ''), or gave up ('failed'). `labels`: what it lists now. Delivery's caches
+   * drop the video on it; the console shows it.
+   */
+  'video.renditions': [{ videoId: string; appId: string; ladder: '' | 'pending' | 'failed'; labels: string[] }];
   /** A job changed state (queued, running, succeeded, failed, cancelled). */
   'job.state': [{ jobId: string; type: string; videoId: string; state: string; error: string }];
   /** A running job reported progress (not persisted on every report). */

@@ -6,8 +6,10 @@
  * console that lists them all speak of them.
  */
 export interface JobPayloads {
-  /** A video's source made into its ladder, covers and HLS (processing/transcodeJob.ts). */
+  /** A video's source made into its first rendition, covers and HLS (processing/transcodeJob.ts). */
   transcode: { videoId: string };
+  /** The rungs a playable video does not have yet, after its first rendition (processing/ladderJob.ts). */
+  ladder: { videoId: string };
   /** A video's source pulled from its address (ingest/downloadJob.ts). */
   download: { videoId: string };
   /** One attempt of a series of a callback delivery (callbacks/callbackService.ts). */

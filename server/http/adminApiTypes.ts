@@ -33,6 +33,8 @@ export interface AppView {
   apiNetworks: string[];
   /** The last addresses its API calls came from, newest first, as this server process saw them. */
   recentCallers: { address: string; lastSeen: string; allowed: boolean }[];
+  /** Its videos become playable only once every rung is made (AppRecord.wholeLadderFirst). */
+  wholeLadderFirst: boolean;
   createdAt: string;
   updatedAt: string;
 }

@@ -22,6 +22,8 @@ export interface ClusterJobs {
 
 /** How often, in cluster mode, a node checks by default that its running jobs are still its own. */
 const WATCH_MS = 2_000;
+/** How soon a turn that yielded to another type's jobs (JobTypeDefinition.yieldsTo) comes back. */
+const YIELD_RETRY_MS = 1_000;
 
 export class ClusterScheduler implements JobScheduling {
   /** True once start() serves the registered types: a type registered later is served at once. */
@@ -167,6 +169,12 @@ export class ClusterScheduler implements JobScheduling {
     );
   }
 
+  /** Whether a job of `types` is queued and due. */
+  private async waiting(types: readonly string[]): Promise<boolean> {
+    const due = await this.core.store.nextRunAfter([...types]);
+    return due !== undefined && due <= this.core.now();
+  }
+
   /** One turn: the job it held before (taken over from a node that stopped answering) or the next in the fair order. */
   private async runTurn(type: string, def: JobTypeDefinition, turn: Turn): Promise<void> {
     const { core } = this;
@@ -177,6 +185,12 @@ export class ClusterScheduler implements JobScheduling {
     }
     const lease = `${turn.id}/${crypto.randomBytes(6).toString('hex')}`;
     let job = await core.store.takeOver(type, turn.id, lease, core.now());
+    if (!job && def.yieldsTo && (await this.waiting(def.yieldsTo))) {
+      // Another type's jobs go first (JobTypeDefinition.yieldsTo): the turn comes back a little
+      // later, when those have started, on whichever node takes it then.
+      await this.cluster.turns.add(type, 1, YIELD_RETRY_MS);
+      return;
+    }
     if (job) {
       core.log(`Job ${job.id} (${type}): taken over from a node that stopped answering; it runs again from the start.`);
       await def.recover?.(job).catch((err: unknown) => core.log(`Recovering job ${job!.id} (${type}) failed: ${String(err)}`));

@@ -91,6 +91,7 @@ export class EmbeddedScheduler implements JobScheduling {
     const { store, defs, now } = this.core;
     for (const [type, def] of defs) {
       while (!this.core.stopping() && this.countRunning(type) < def.concurrency) {
+        if (def.yieldsTo && (await this.waiting(def.yieldsTo))) break;
         const job = await store.claimNext([type], now());
         if (!job) break;
         if (this.core.stopping()) {
@@ -108,6 +109,12 @@ export class EmbeddedScheduler implements JobScheduling {
       this.timer = setTimeout(() => this.poke(), Math.max(10, next - now()));
       this.timer.unref();
     }
+  }
+
+  /** Whether a job of `types` is queued and due (its start pokes this scheduler again once it runs). */
+  private async waiting(types: readonly string[]): Promise<boolean> {
+    const due = await this.core.store.nextRunAfter([...types]);
+    return due !== undefined && due <= this.core.now();
   }
 
   private countRunning(type: string): number {

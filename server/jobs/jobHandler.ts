@@ -42,6 +42,12 @@ export interface JobTypeDefinition<T extends string = string> {
   handle(job: TypedJob<T>, ctx: JobContext): Promise<void>;
   /** How many jobs of this type run at once. */
   concurrency: number;
+  /**
+   * Types whose due queued jobs go before any job of this one starts, whatever their
+   * application (the ladder yields to first renditions): a job of this type starts only while
+   * none of theirs waits. On one machine and across nodes alike.
+   */
+  yieldsTo?: readonly string[];
   retry: RetryConfig;
   /** A job cut off by a stop or crash is about to run again from the start: remove partial outputs. */
   recover?(job: TypedJob<T>): Promise<void>;

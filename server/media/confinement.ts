@@ -37,6 +37,8 @@ let support: ConfinementSupport | undefined;
 /** The wrappers' absolute paths, found once: a later change of PATH must not break every run. */
 let setprivPath = 'setpriv';
 let prlimitPath = 'prlimit';
+/** `nice`, where it runs (coreutils: every Linux and macOS); undefined: niceness is not applied. */
+let nicePath: string | undefined;
 
 /** Checks (once) which confinements this machine offers; see the file comment. */
 export function confinementSupport(): ConfinementSupport {
@@ -50,6 +52,8 @@ export function confinementSupport(): ConfinementSupport {
   // Dropping the bounding set needs CAP_SETPCAP: it works as root, fails (and is moot) otherwise.
   const dropCapabilities = parentDeathSignal && holdsCapabilities() && works(setprivPath, DROP_CAPABILITIES);
   const memoryCap = linux && works(prlimitPath, ['--as=1073741824', '--core=0']);
+  const nice = process.platform !== 'win32' ? findExecutable('nice') : undefined;
+  nicePath = nice && works(nice, ['-n', '1']) ? nice : undefined;
   support = { parentDeathSignal, noNewPrivileges, dropCapabilities, memoryCap };
   return support;
 }
@@ -63,6 +67,11 @@ export interface ConfineOptions {
   dieWithParent: boolean;
   /** Address-space cap in bytes; 0: none. */
   memoryLimitBytes: number;
+  /**
+   * CPU niceness, 1 to 19 (`nice -n`, where the machine has it): the program gets the CPU that
+   * programs at the server's own niceness leave. Absent or 0: the server's.
+   */
+  niceness?: number;
 }
 
 /** The command to spawn: the program itself, or the wrappers that confine it, then it. */
@@ -82,6 +91,8 @@ export function confine(program: string, args: readonly string[], o: ConfineOpti
     memoryCapBytes = Math.floor(o.memoryLimitBytes);
     command = [prlimitPath, `--as=${memoryCapBytes}`, '--core=0', '--', ...command];
   }
+  // Innermost: nice sets the niceness and execs the program, whose threads all inherit it.
+  if (o.niceness && nicePath) command = command[0] === prlimitPath ? [...command.slice(0, 4), nicePath, '-n', String(o.niceness), ...command.slice(4)] : [nicePath, '-n', String(o.niceness), ...command];
   const setpriv: string[] = [];
   if (o.dieWithParent && s.parentDeathSignal) setpriv.push('--pdeathsig', 'KILL');
   if (s.noNewPrivileges) setpriv.push('--no-new-privs');

@@ -59,6 +59,8 @@ export interface RunOptions {
   dieWithParent: boolean;
   /** Cap on ffmpeg's address space in bytes (Linux with prlimit); 0: none. */
   memoryLimitBytes: number;
+  /** CPU niceness (`nice -n`), 1 to 19: the run takes the CPU others leave. Absent: the server's own. */
+  niceness?: number;
 }
 
 const DEFAULT_RUN_OPTIONS = {
@@ -169,7 +171,7 @@ function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Pr
   const ffArgs = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:3', ...args];
   // fd 3 carries -progress, so stdout stays free for data (raw frames) when a caller wants it.
   const spawnOptions = { stdio: ['ignore', o.maxStdoutBytes > 0 ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], windowsHide: true };
-  const command = confine(ffmpegPath, ffArgs, { dieWithParent: o.dieWithParent, memoryLimitBytes: o.memoryLimitBytes });
+  const command = confine(ffmpegPath, ffArgs, { dieWithParent: o.dieWithParent, memoryLimitBytes: o.memoryLimitBytes, niceness: o.niceness });
   const child = spawn(command.file, command.args, spawnOptions);
 
   return new Promise<RunResult>((resolve, reject) => {

@@ -115,6 +115,39 @@ export function buildMasterPlaylist(variants: readonly MasterVariant[]): string 
   return lines.join('\n') + '\n';
 }
 
+/**
+ * The variants of a master playlist {@link buildMasterPlaylist} wrote (the ladder adds its rungs
+ * to the one the first rendition stored). Lines it does not know are left out; a variant without
+ * a BANDWIDTH, RESOLUTION or CODECS attribute, or without its address, is not one it wrote.
+ */
+export function parseMasterPlaylist(text: string): MasterVariant[] {
+  const lines = text.split(/\r?\n/);
+  const out: MasterVariant[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const m = /^#EXT-X-STREAM-INF:(.*)$/.exec(lines[i]!);
+    if (!m) continue;
+    const attrs = new Map<string, string>();
+    for (const a of m[1]!.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) attrs.set(a[1]!, a[2]!.replace(/^"|"$/g, ''));
+    const uri = lines[i + 1]?.trim() ?? '';
+    const size = /^(\d+)x(\d+)$/.exec(attrs.get('RESOLUTION') ?? '');
+    const bandwidth = Number(attrs.get('BANDWIDTH'));
+    const codecs = attrs.get('CODECS');
+    if (!uri || uri.startsWith('#') || !size || !(bandwidth > 0) || !codecs) continue;
+    const average = Number(attrs.get('AVERAGE-BANDWIDTH'));
+    const rate = Number(attrs.get('FRAME-RATE'));
+    out.push({
+      uri,
+      bandwidthBps: bandwidth,
+      ...(average > 0 ? { averageBandwidthBps: average } : {}),
+      width: Number(size[1]),
+      height: Number(size[2]),
+      codecs,
+      ...(rate > 0 ? { frameRate: rate } : {}),
+    });
+  }
+  return out;
+}
+
 /** AAC-LC, the only audio profile our encodes produce. */
 const AAC_LC_CODEC = 'mp4a.40.2';
 

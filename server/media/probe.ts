@@ -31,6 +31,11 @@ export interface VideoInfo {
   videoProfile: string | null;
   /** Codec level as ffprobe reports it (H.264: 31 means 3.1); null when not reported. */
   videoLevel: number | null;
+  /**
+   * ffprobe's pixel format of the video stream, e.g. "yuv420p" (8-bit 4:2:0) or "yuv420p10le";
+   * null (or absent) when not reported. Whether a source plays in browsers as it is depends on it.
+   */
+  pixelFormat?: string | null;
   /** Average frames per second; null when not reported. */
   frameRate: number | null;
   /**
@@ -52,6 +57,8 @@ export interface VideoInfo {
   interlaced: boolean | null;
   /** ffprobe codec name of the first audio stream, or null when there is none. */
   audioCodec: string | null;
+  /** Channels of the first audio stream; null (or absent) when there is none or it is not reported. */
+  audioChannels?: number | null;
   /** Overall bitrate in kbit/s; null when neither reported nor computable. */
   bitrateKbps: number | null;
   /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2". */
@@ -207,6 +214,8 @@ export interface FfprobeJson {
     codec_name?: string;
     profile?: string;
     level?: number;
+    pix_fmt?: string;
+    channels?: number;
     width?: number;
     height?: number;
     sample_aspect_ratio?: string;
@@ -264,11 +273,13 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     videoCodec: video.codec_name ?? 'unknown',
     videoProfile: video.profile ?? null,
     videoLevel: typeof video.level === 'number' && video.level > 0 ? video.level : null,
+    pixelFormat: video.pix_fmt ?? null,
     frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
     averageFrameRate: rate(video.avg_frame_rate),
     nominalFrameRate: rate(video.r_frame_rate),
     interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,
+    audioChannels: typeof audio?.channels === 'number' && audio.channels > 0 ? audio.channels : null,
     bitrateKbps: bitRate !== null ? Math.round(bitRate / 1000) : sizeBytes !== null ? Math.round((sizeBytes * 8) / durationSeconds / 1000) : null,
     formatName: formatName ?? 'unknown',
   };

@@ -1,6 +1,6 @@
 /**
  * Transcoding and what delivery needs from it, wired as the server runs them: the `transcode`
- * job type on the queue, the trigger on every move to 5, the sized-cover cache, the binaries.
+ * and `ladder` job types on the queue, the trigger on every move to 5, the sized-cover cache, the binaries.
  */
 import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
@@ -16,6 +16,7 @@ import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import { sourcePolicyOf, type ProcessingOptions } from './processingOptions.js';
+import { LADDER_JOB, ladderJob } from './ladderJob.js';
 import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
 
@@ -103,8 +104,13 @@ export function createProcessing(deps: ProcessingDeps): Processing {
       dateFolder: makeDateFolder(deps.timeZone),
       pidFile,
       hlsChanged: (videoId) => hls.folderChanged(videoId),
+      wholeLadderFirst: async (appId) => (await stores.apps.get(appId))?.wholeLadderFirst === true,
       log,
     }),
+  );
+  deps.jobs.register(
+    LADDER_JOB,
+    ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, log }),
   );
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
   scheduler.listen(deps.events);

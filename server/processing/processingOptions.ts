@@ -19,6 +19,11 @@ export interface ProcessingOptions {
    * spreads its encoders over every core, so more at once only makes each slower.
    */
   concurrency: number;
+  /**
+   * Ladders (the rungs after a video's first rendition) that run at once. They run at a lower CPU
+   * priority than first renditions and start only while no video waits for its first one.
+   */
+  ladderConcurrency: number;
   /** Also package the renditions as HLS (a master playlist, `HlsURL` in the detail response). */
   hls: boolean;
   /** Target HLS segment length in seconds (a multiple of the 2 s keyframe interval cuts cleanly). */
@@ -86,6 +91,7 @@ export const DEFAULT_PROCESSING_OPTIONS: ProcessingOptions = {
   preset: DEFAULT_TRANSCODE_OPTIONS.preset,
   crf: DEFAULT_TRANSCODE_OPTIONS.crf,
   concurrency: defaultTranscodeConcurrency(),
+  ladderConcurrency: 1,
   hls: true,
   hlsSegmentSeconds: 4,
   // A failure that is not the file's fault (ffmpeg killed by the OOM killer, a full disk) gets
@@ -119,6 +125,7 @@ export function resolveProcessingOptions(input: ProcessingOptionsInput = {}): Pr
   }
   named('processing', () => resolveTranscodeOptions({ preset: o.preset, crf: o.crf }));
   if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error('Option processing.concurrency must be a whole number of at least 1.');
+  if (!Number.isInteger(o.ladderConcurrency) || o.ladderConcurrency < 1) throw new Error('Option processing.ladderConcurrency must be a whole number of at least 1.');
   if (typeof o.hls !== 'boolean') throw new Error('Option processing.hls must be true or false.');
   if (!(Number.isFinite(o.hlsSegmentSeconds) && o.hlsSegmentSeconds >= 1)) throw new Error('Option processing.hlsSegmentSeconds must be at least 1.');
   assertRetryConfig('Option processing.retry', o.retry);

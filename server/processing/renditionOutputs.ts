@@ -10,6 +10,7 @@ import path from 'node:path';
 import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
+import { buildCopyArgs, type CopiedAudio } from '../media/streamCopy.js';
 import { buildTranscodeArgs, sourceRendition, type TranscodeOptions } from '../media/transcodeArgs.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 
@@ -25,6 +26,8 @@ export interface FfmpegRunContext {
   probeTimeoutMs: number;
   /** Cap on each ffmpeg run's address space in bytes (processing.memoryLimitBytes); 0: none. */
   memoryLimitBytes: number;
+  /** CPU niceness of the runs (the ladder's give way to first renditions); absent: the server's. */
+  niceness?: number;
 }
 
 /** One rendition once written. */
@@ -60,25 +63,54 @@ export interface RenditionJob {
 }
 
 /**
- * Transcodes the source to every rung of the ladder at or below its size, in one ffmpeg run
- * (the source is decoded once; see media/transcodeArgs.ts). Resolves with the renditions,
- * largest first. On failure the partial files stay in `outDir` for the job to remove.
+ * Transcodes the source to `rungs` (by default every rung of the ladder at or below its size), in
+ * one ffmpeg run (the source is decoded once; see media/transcodeArgs.ts). Resolves with the
+ * renditions, largest first. On failure the partial files stay in `outDir` for the job to remove.
  */
 export async function transcodeRenditions(
   job: RenditionJob,
   ladder: LadderOptions,
   transcode: TranscodeOptions,
   onProgress: (p: FfmpegProgress) => void,
+  rungs: readonly Rendition[] = pickRungs(job.info, ladder),
 ): Promise<WrittenRendition[]> {
   const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
-  const rungs = pickRungs(info, ladder);
   const outs = rungs.map((rendition) => ({ rendition, name: playFileName(videoId, rendition.label, 'mp4') }));
   // A failed run's outputs stay in the scratch folder, which the job removes.
   await run(
     buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), transcode),
-    { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, durationSeconds: info.durationSeconds, onProgress },
+    { ...runOptions(ffmpeg), durationSeconds: info.durationSeconds, onProgress },
   );
   return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job)));
+}
+
+/**
+ * The source's streams copied into a faststart MP4 (media/streamCopy.ts), as the rendition
+ * `rendition` names: the first rendition of a source browsers play as it is. Its bitrate, and
+ * the peak the HLS master playlist declares, are the file's measured rate.
+ */
+export async function copyRendition(
+  job: RenditionJob,
+  rendition: Rendition,
+  audio: CopiedAudio,
+  o: { audioChannels: number },
+  onProgress: (p: FfmpegProgress) => void,
+): Promise<WrittenRendition> {
+  const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
+  const name = playFileName(videoId, rendition.label, 'mp4');
+  const file = path.join(outDir, name);
+  await run(buildCopyArgs(source, info, file, audio, { audioBitrateKbps: rendition.audioBitrateKbps, audioChannels: o.audioChannels }), {
+    ...runOptions(ffmpeg),
+    durationSeconds: info.durationSeconds,
+    onProgress,
+  });
+  const written = await describe(file, `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job);
+  return { ...written, width: written.info.width, height: written.info.height, peakKbps: written.bitrateKbps };
+}
+
+/** What every run of the job shares: the binary, its cancel, its record, its caps. */
+function runOptions(ffmpeg: FfmpegRunContext) {
+  return { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, niceness: ffmpeg.niceness };
 }
 
 /**

@@ -12,9 +12,12 @@ import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import { COVER_FILE, HLS_MASTER } from './mediaNames.js';
 import type { WrittenRendition } from './renditionOutputs.js';
 
-/** Replaces `hls/<videoId>/` with the folder `dir` (variants first, the master playlist last). */
-export async function storeHls(objects: MediaStore, videoId: string, dir: string, signal?: AbortSignal): Promise<void> {
-  await objects.deletePrefix(mediaKey('hls', videoId));
+/**
+ * Replaces `hls/<videoId>/` with the folder `dir` (variants first, the master playlist last); with
+ * `add`, stores `dir` over what is there, keeping the variants it does not hold (the ladder's).
+ */
+export async function storeHls(objects: MediaStore, videoId: string, dir: string, signal?: AbortSignal, o: { add?: boolean } = {}): Promise<void> {
+  if (!o.add) await objects.deletePrefix(mediaKey('hls', videoId));
   const files = (await fsp.readdir(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep));

@@ -1,10 +1,12 @@
 /**
  * The `transcode` job (issue 4): a stored source becomes a playable video, 5 → 6 → 1, or 7 with
- * the reason once the job gives up.
+ * the reason once the job gives up. It makes the video's first rendition (ladderPlan.ts: the
+ * source's streams copied, or the lowest rung, or the whole ladder when the application asks);
+ * the rest of the ladder is the `ladder` job's (ladderJob.ts), queued once the video is 1.
  *
  * Steps: the source made available as a local file (the media store's withLocalCopy); probe it;
- * the renditions (the ladder in one ffmpeg run, or the kept source) with the covers made
- * meanwhile; HLS over the renditions; all of it in this node's scratch folder. Then the outputs
+ * the first rendition (or the kept source) with the covers made meanwhile; HLS over the
+ * renditions; all of it in this node's scratch folder. Then the outputs
  * are stored (storeOutputs.ts), then the rows (renditions, duration, cover), then the move to 1.
  * Files come first and rows last, so a crash at any point leaves either the previous state or
  * objects nobody lists (which `recover` removes).
@@ -12,24 +14,25 @@
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { JobRecord } from '../storage/jobRecords.js';
-import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { JobType } from '../core/jobTypes.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
-import { checkMediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
+import { MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
-import type { RenditionRecord, VideoStore } from '../storage/types.js';
+import type { VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs.js';
 import { writeCovers } from './coverOutput.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
+import { planLadder } from './ladderPlan.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
-import { keepSourceRendition, transcodeRenditions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
+import { copyRendition, keepSourceRendition, transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
+import { forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
 export const TRANSCODE_JOB = 'transcode' satisfies JobType;
@@ -40,8 +43,6 @@ export const TRANSCODE_JOB = 'transcode' satisfies JobType;
  */
 const RUNNABLE_FROM: readonly number[] = [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding];
 
-/** Share of the progress bar the ffmpeg transcode (with the cover beside it) takes; HLS and the rows take the rest. */
-const TRANSCODE_SHARE = 90;
 
 export interface TranscodeJobDeps {
   videos: VideoStore;
@@ -58,6 +59,12 @@ export interface TranscodeJobDeps {
   pidFile: string;
   /** Told when a video's HLS folder was written or removed, before the video moves on (HlsPresence). */
   hlsChanged?: (videoId: string) => void;
+  /**
+   * Whether the video's application wants every rung before status 1 (AppRecord.wholeLadderFirst);
+   * absent: none does. Otherwise the first rendition makes the video playable and the ladder job
+   * makes the rest (ladderPlan.ts).
+   */
+  wholeLadderFirst?: (appId: string) => Promise<boolean>;
   log: (line: string) => void;
 }
 
@@ -119,19 +126,25 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
           deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
 
+          // What makes the video playable now, and what the ladder job makes after it.
+          const split = !video.keepSource && !(await deps.wholeLadderFirst?.(video.appId));
+          const plan = planLadder(info, options.ladder, { split, maxFrameRate: transcode.maxFrameRate });
+          const first = plan.first;
           // The covers are taken from the source while the renditions encode: their runs are short
           // and spend most of their time starting and seeking, which the long encode hides.
           const job = { videoId, source, info, dateFolder, outDir: dirs.play };
           const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [
             video.keepSource
               ? keepSourceRendition({ ...job, ffmpeg: steps }).then((w) => [w])
-              : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx)),
+              : first.kind === 'copy'
+                ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then((w) => [w])
+                : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
             writeCovers(source, info, dirs.covers, steps),
           ]);
           ctx.progress({ percent: TRANSCODE_SHARE });
           const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
           if (hls) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds);
-          return { info, written, covers, hls };
+          return { info, written, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
         }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
@@ -157,7 +170,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         rowsWritten = true;
         // From here the rows name the new files: a failure of a later step must not delete them.
         for (const w of written) listed.add(w.file);
-        await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile });
+        // 'pending' before the move to 1: a crash between the two leaves a ladder start-up queues.
+        await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile, ladder: made.ladderPending ? 'pending' : '' });
         await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
         await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
       } catch (err) {
@@ -204,30 +218,6 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
   };
 }
 
-/** The attempt's deadline passed (processing.jobTimeout). */
-class TranscodeTimeout extends Error {
-  override name = 'TranscodeTimeout';
-  constructor(timeoutMs: number, durationSeconds: number) {
-    super(`took longer than ${minutes(timeoutMs)}, the limit for a source of ${Math.round(durationSeconds * 10) / 10} s (processing.jobTimeout); ffmpeg was stopped`);
-  }
-}
-
-/**
- * A failure that a limit caused, as a permanent one with the limit as its reason: another
- * attempt would take as long, or need as much memory, again. A cancel or a shutdown stays what
- * it is (the job's own signal).
- */
-function limitFailure(err: unknown, deadline: AbortSignal, own: AbortSignal): unknown {
-  if (own.aborted) return err;
-  if (deadline.aborted) return new PermanentJobError((deadline.reason as Error).message);
-  if (err instanceof FfmpegMemoryError) return new PermanentJobError(err.message);
-  return err;
-}
-
-function minutes(ms: number): string {
-  return ms >= 60_000 ? `${Math.round(ms / 6_000) / 10} min` : `${Math.round(ms / 100) / 10} s`;
-}
-
 /**
  * Runs two steps at once on a shared signal: when one fails, the other is stopped, and both have
  * finished (their temporary outputs removed) before the failure is thrown.
@@ -245,37 +235,4 @@ async function bothOrAbort<A, B>(ffmpeg: FfmpegRunContext, start: (steps: Ffmpeg
   );
   if (failed.signal.aborted) throw failed.signal.reason;
   return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [A, B];
-}
-
-function toRecord(videoId: string, w: WrittenRendition): RenditionRecord {
-  return { videoId, label: w.label, width: w.width, height: w.height, bitrateKbps: w.bitrateKbps, file: w.file, bytes: w.bytes };
-}
-
-/** ffmpeg's reports as the job's progress: the transcode fills the first 90%, with its time left and speed. */
-function transcodeProgress(ctx: JobContext): (p: FfmpegProgress) => void {
-  return (p) => {
-    ctx.progress({
-      percent: Math.round(((p.percent ?? 0) * TRANSCODE_SHARE) / 100),
-      etaSeconds: p.etaSeconds === null ? undefined : Math.ceil(p.etaSeconds),
-      speed: p.speed === null ? undefined : `${p.speed.toFixed(2)}x`,
-    });
-  };
-}
-
-/** The media key of a stored source (VideoRecord.sourceFile, `<videoId>/source`). */
-function sourceKeyOf(sourceFile: string): string {
-  return checkMediaKey(`sources/${sourceFile}`);
-}
-
-/**
- * The failure as kept on the video and the job (admins read it): absolute paths, which ffmpeg's
- * and the file system's messages carry, are cut at each of `roots` (the attempt's folder, the
- * source's, then the data directory: `media/play/…` at worst). The class is kept, so a permanent
- * failure stays permanent.
- */
-function forPeople(err: unknown, roots: readonly string[]): unknown {
-  if (!(err instanceof Error) || !roots.some((r) => err.message.includes(r))) return err;
-  let message = err.message;
-  for (const root of roots) message = message.split(`${root}/`).join('');
-  return err instanceof PermanentJobError ? new PermanentJobError(message) : new Error(message);
 }

@@ -1,4 +1,7 @@
 /**
+ * Who gets a ladder job: every video that reaches status 1 with the rest of its ladder pending,
+ * and, at start-up, every such video without a live one.
+ *
  * Who gets a transcode job: every video that reaches status 5, and, at start-up, every video in
  * 5 or 6 without a live (queued or running) transcode job — a move to 5 whose event was lost in
  * a crash — unless its job had ended for good and the crash came before the video heard it
@@ -11,6 +14,7 @@ import { unsettledEnd } from '../videos/unsettledJobs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { VideoStore } from '../storage/types.js';
+import { LADDER_JOB } from './ladderJob.js';
 import { TRANSCODE_JOB } from './transcodeJob.js';
 
 export class TranscodeScheduler {
@@ -27,14 +31,31 @@ export class TranscodeScheduler {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** Queues a transcode on every move to 5. */
+  /** Queues a transcode on every move to 5, and the rest of the ladder on a move to 1 that leaves some. */
   listen(events: VopEventBus): void {
     events.on('video.status', ({ videoId, to }) => {
-      if (to !== VideoStatus.WaitingForTranscoding) return;
       // Before start-up's reconcile, the move is stored and reconcile will find it.
       if (!this.started) return;
-      this.ensure(videoId).catch((err) => this.log(`Processing: queueing the transcode of ${videoId} failed: ${String(err)}`));
+      if (to === VideoStatus.WaitingForTranscoding) this.ensure(videoId).catch((err) => this.log(`Processing: queueing the transcode of ${videoId} failed: ${String(err)}`));
+      if (to === VideoStatus.Normal) this.ensureLadder(videoId).catch((err) => this.log(`Processing: queueing the ladder of ${videoId} failed: ${String(err)}`));
     });
+  }
+
+  /**
+   * Enqueues the ladder of `videoId` if its rows say it is pending and no ladder job is live;
+   * resolves true if it enqueued. The video was in status 1 when this was called.
+   */
+  async ensureLadder(videoId: string): Promise<boolean> {
+    const key = `ladder:${videoId}`;
+    if (this.pending.has(key)) return false;
+    this.pending.add(key);
+    try {
+      if ((await this.videos.get(videoId))?.ladder !== 'pending' || (await this.liveJob(videoId, LADDER_JOB))) return false;
+      await this.jobs.enqueue(LADDER_JOB, { videoId }, { videoId });
+      return true;
+    } finally {
+      this.pending.delete(key);
+    }
   }
 
   /** Enqueues a transcode of `videoId` unless one is live; resolves true if it enqueued. */
@@ -66,9 +87,9 @@ export class TranscodeScheduler {
     }
   }
 
-  /** The queued or running transcode job of `videoId`, if any. */
-  private async liveJob(videoId: string) {
-    return (await this.jobStore.list({ states: ['queued', 'running'], types: [TRANSCODE_JOB], videoId, limit: 1 }))[0];
+  /** The queued or running job of `type` (by default the transcode) of `videoId`, if any. */
+  private async liveJob(videoId: string, type: string = TRANSCODE_JOB) {
+    return (await this.jobStore.list({ states: ['queued', 'running'], types: [type], videoId, limit: 1 }))[0];
   }
 
   /** Call once the queue has started (it re-queues jobs a crash cut off first). Resolves with the count queued. */
@@ -87,6 +108,12 @@ export class TranscodeScheduler {
         settled++;
       } else if (await this.ensure(id)) n++;
     }
+    // The ladders a crash cut off between a video's move to 1 and the queueing of its ladder.
+    let ladders = 0;
+    for (const id of await this.videos.idsByLadder('pending')) {
+      if ((await this.videos.get(id))?.status === VideoStatus.Normal && (await this.ensureLadder(id))) ladders++;
+    }
+    if (ladders > 0) this.log(`Processing: queued the rest of the ladder of ${ladders} playable video(s) found without one at start-up.`);
     if (settled > 0) this.log(`Processing: ${settled} video(s) whose transcode had ended without success before the last stop marked as failed.`);
     if (n > 0) this.log(`Processing: queued ${n} transcode(s) found waiting at start-up.`);
     return n;

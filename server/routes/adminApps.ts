@@ -5,8 +5,8 @@ import type { AppService } from '../services/appService.js';
 export function adminAppsRouter(apps: AppService): Router {
   const r = express.Router();
   r.post('/', async (req, res) => {
-    const body = (req.body ?? {}) as { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown };
-    res.status(201).json(await apps.create({ name: body.name, callbackUrl: body.callbackUrl, apiNetworks: body.apiNetworks }));
+    const body = (req.body ?? {}) as { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown; wholeLadderFirst?: unknown };
+    res.status(201).json(await apps.create({ name: body.name, callbackUrl: body.callbackUrl, apiNetworks: body.apiNetworks, wholeLadderFirst: body.wholeLadderFirst }));
   });
   r.get('/', async (_req, res) => {
     res.json({ apps: await apps.list() });

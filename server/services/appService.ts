@@ -10,6 +10,7 @@ export interface AppPatch {
   disabled?: unknown;
   grants?: unknown;
   apiNetworks?: unknown;
+  wholeLadderFirst?: unknown;
 }
 
 const MAX_NAME = 100;
@@ -24,12 +25,13 @@ export class AppService {
     private readonly callers?: { recentCallers(appId: string): Promise<ApiCaller[]> },
   ) {}
 
-  async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown }): Promise<AppView & { appSecret: string }> {
+  async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown; wholeLadderFirst?: unknown }): Promise<AppView & { appSecret: string }> {
     const name = validName(input.name);
     const callbackUrl = input.callbackUrl === undefined || input.callbackUrl === null ? '' : validCallbackUrl(input.callbackUrl);
     const apiNetworks = input.apiNetworks === undefined ? [] : validApiNetworks(input.apiNetworks);
+    const wholeLadderFirst = input.wholeLadderFirst === undefined ? false : validFlag('wholeLadderFirst', input.wholeLadderFirst);
     const now = this.now();
-    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, apiNetworks, createdAt: now, updatedAt: now };
+    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, apiNetworks, wholeLadderFirst, createdAt: now, updatedAt: now };
     await this.apps.insert(app);
     return { ...(await this.view(app)), appSecret: app.secret };
   }
@@ -55,13 +57,11 @@ export class AppService {
 
   async update(appId: string, patch: AppPatch): Promise<AppView> {
     await this.require(appId);
-    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled' | 'apiNetworks'>> = {};
+    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>> = {};
     if (patch.name !== undefined) fields.name = validName(patch.name);
     if (patch.callbackUrl !== undefined) fields.callbackUrl = patch.callbackUrl === null ? '' : validCallbackUrl(patch.callbackUrl);
-    if (patch.disabled !== undefined) {
-      if (typeof patch.disabled !== 'boolean') throw new ApiError('INVALID_PARAMETER', 'disabled must be true or false');
-      fields.disabled = patch.disabled;
-    }
+    if (patch.disabled !== undefined) fields.disabled = validFlag('disabled', patch.disabled);
+    if (patch.wholeLadderFirst !== undefined) fields.wholeLadderFirst = validFlag('wholeLadderFirst', patch.wholeLadderFirst);
     if (patch.apiNetworks !== undefined) fields.apiNetworks = validApiNetworks(patch.apiNetworks);
     let grants: string[] | undefined;
     if (patch.grants !== undefined) {
@@ -99,11 +99,17 @@ export class AppService {
       disabled: app.disabled,
       grants: await this.apps.grants(app.appId),
       apiNetworks: app.apiNetworks,
+      wholeLadderFirst: app.wholeLadderFirst ?? false,
       recentCallers: ((await this.callers?.recentCallers(app.appId)) ?? []).map((c) => ({ address: c.address, lastSeen: new Date(c.lastSeen).toISOString(), allowed: c.allowed })),
       createdAt: new Date(app.createdAt).toISOString(),
       updatedAt: new Date(app.updatedAt).toISOString(),
     };
   }
+}
+
+function validFlag(name: string, v: unknown): boolean {
+  if (typeof v !== 'boolean') throw new ApiError('INVALID_PARAMETER', `${name} must be true or false`);
+  return v;
 }
 
 function validName(v: unknown): string {

@@ -78,6 +78,8 @@ export class MediaDeliveryService {
     if (!deps.objects.openLocalFileSync) {
       const objectInfo = new ObjectInfoCache(deps.objectInfo);
       deps.events.everywhere.on('video.status', (e) => objectInfo.forgetVideo(e.videoId));
+      // The ladder rewrote the master playlist of a playable video: its size and tag changed.
+      deps.events.everywhere.on('video.renditions', (e) => objectInfo.forgetVideo(e.videoId));
       this.objectInfo = objectInfo;
     }
   }
@@ -150,7 +152,9 @@ function key(...[area, ...segments]: Parameters<typeof mediaKey>): string {
  * for a video (from any node: `events.everywhere`, HlsPresence's way) drops its entry at once: a
  * video leaves status 1 before its files go (deletion), and its renditions and cover change only
  * while it is out of status 1 (a transcode runs in 5), so an entry never names files the video no
- * longer has for longer than its event takes to arrive. A look-up under way when an event comes
+ * longer has for longer than its event takes to arrive. The ladder adds renditions in status 1
+ * and never removes one; its `video.renditions` event drops the entry too, so the new files are
+ * served as soon as the event comes. A look-up under way when an event comes
  * is answered but not kept (the change counter), so a read from before the change cannot outlive
  * it. Only videos in status 1 are kept: a refusal always asks the database.
  */
@@ -164,10 +168,13 @@ class PlayableVideos {
     events: VopEventBus,
     private readonly o: PlayableVideoCacheOptions,
   ) {
-    events.everywhere.on('video.status', (e) => {
+    const forget = (e: { videoId: string }) => {
       this.changes++;
       this.entries.delete(e.videoId);
-    });
+    };
+    events.everywhere.on('video.status', forget);
+    // The ladder added renditions to a playable video (processing/ladderJob.ts).
+    events.everywhere.on('video.renditions', forget);
   }
 
   async get(videoId: string): Promise<PlayableVideo | undefined> {

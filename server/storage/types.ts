@@ -22,10 +22,19 @@ export interface AppRecord {
    * from; empty for any address.
    */
   apiNetworks: string[];
+  /**
+   * Its videos become playable only once every rung is made (one ffmpeg run, as before the first
+   * rendition came first); false: with their first rendition, the rest after
+   * (processing/ladderPlan.ts). Absent: false.
+   */
+  wholeLadderFirst?: boolean;
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
 }
+
+/** Where the rest of a video's ladder stands (VideoRecord.ladder). */
+export type LadderState = '' | 'pending' | 'failed';
 
 /** A video as stored; the API's field names are applied by videos/videoView.ts. */
 export interface VideoRecord {
@@ -49,6 +58,12 @@ export interface VideoRecord {
   coverFile: string;
   /** The stored source file, relative to the media root's `sources` area; empty until stored. */
   sourceFile: string;
+  /**
+   * The rest of the ladder after the first rendition (processing/ladderJob.ts): 'pending' while
+   * rungs are still to come (the video is already playable), 'failed' when its job gave up (the
+   * video stays playable with what it has); '' (or absent) when nothing is to come.
+   */
+  ladder?: LadderState;
   /** needHandleSepcial: keep the source as the only rendition, without re-encoding. */
   keepSource: boolean;
   /** Unix milliseconds. */
@@ -103,7 +118,7 @@ export interface AppStore {
   get(appId: string): Promise<AppRecord | undefined>;
   list(): Promise<AppRecord[]>;
   /** Applies the given fields; resolves with the updated record, or undefined if none. */
-  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>, now: number): Promise<AppRecord | undefined>;
+  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>, now: number): Promise<AppRecord | undefined>;
   /** Replaces the set of applications whose lists `appId` may read. */
   setGrants(appId: string, targetAppIds: string[]): Promise<void>;
   grants(appId: string): Promise<string[]>;
@@ -136,7 +151,7 @@ export interface VideoStore {
   /** Undoes {@link claimSource}: the source is cleared if it is still `sourceFile`. */
   releaseSource(id: string, sourceFile: string): Promise<void>;
   /** Sets media facts found by ingest and processing. */
-  updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void>;
+  updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile' | 'ladder'>>): Promise<void>;
   /** Replaces a video's renditions. */
   setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void>;
   /** A video's renditions, highest bitrate first (spec 4.1 VideoPlayFile order). */
@@ -145,6 +160,8 @@ export interface VideoStore {
   countByStatus(): Promise<Record<number, number>>;
   /** Ids of the videos in one of `statuses` (start-up finds the transcodes a crash left waiting). */
   idsByStatus(statuses: number[]): Promise<string[]>;
+  /** Ids of the videos whose ladder is in `state` (start-up finds the ladders a crash left unqueued). */
+  idsByLadder(state: Exclude<LadderState, ''>): Promise<string[]>;
   /**
    * The `limit` oldest videos in `status` (createdAt, then id), and how many are in it: the sweep
    * of registrations never uploaded reads the ones due and the console the next one to expire.

@@ -119,8 +119,8 @@ export class AdminClient {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
 
-  async createApp(name = 'test app', callbackUrl?: string): Promise<{ appId: string; appSecret: string }> {
-    const r = await this.request('POST', '/apps', { name, callbackUrl });
+  async createApp(name = 'test app', callbackUrl?: string, more: { wholeLadderFirst?: boolean } = {}): Promise<{ appId: string; appSecret: string }> {
+    const r = await this.request('POST', '/apps', { name, callbackUrl, ...more });
     if (r.status !== 201) throw new Error(`createApp failed: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   }

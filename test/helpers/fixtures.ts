@@ -20,6 +20,7 @@ export function videoRecord(appId: string, overrides: Partial<VideoRecord> = {})
     coverFile: '',
     sourceFile: '',
     keepSource: false,
+    ladder: '',
     createdAt: now,
     updatedAt: now,
     ...overrides,

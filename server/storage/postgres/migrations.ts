@@ -209,4 +209,7 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (app_id, address)
      )`,
   ],
+  // 12: where the rest of a video's ladder stands (VideoRecord.ladder) and the applications that
+  // want every rung before status 1 (AppRecord.wholeLadderFirst), as the sql.js schema's version 10
+  [`ALTER TABLE videos ADD COLUMN ladder TEXT NOT NULL DEFAULT ''`, `ALTER TABLE apps ADD COLUMN whole_ladder_first BOOLEAN NOT NULL DEFAULT FALSE`],
 ];

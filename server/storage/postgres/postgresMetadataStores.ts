@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
-import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import type { AppRecord, AppStore, LadderState, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
 import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
@@ -14,8 +14,8 @@ export class PostgresAppStore implements AppStore {
   constructor(private readonly db: PostgresDatabase) {}
 
   async insert(app: AppRecord): Promise<void> {
-    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
-      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.createdAt, app.updatedAt,
+    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.wholeLadderFirst ?? false, app.createdAt, app.updatedAt,
     ]);
   }
 
@@ -28,7 +28,7 @@ export class PostgresAppStore implements AppStore {
     return (await this.db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id')).rows.map(toApp);
   }
 
-  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>, now: number): Promise<AppRecord | undefined> {
+  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>, now: number): Promise<AppRecord | undefined> {
     const sets: string[] = [];
     const params: PgParam[] = [];
     const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
@@ -37,6 +37,7 @@ export class PostgresAppStore implements AppStore {
     if (patch.callbackUrl !== undefined) set('callback_url', patch.callbackUrl);
     if (patch.disabled !== undefined) set('disabled', patch.disabled);
     if (patch.apiNetworks !== undefined) set('api_networks', patch.apiNetworks.join(','));
+    if (patch.wholeLadderFirst !== undefined) set('whole_ladder_first', patch.wholeLadderFirst);
     set('updated_at', now);
     params.push(appId);
     const { rows } = await this.db.query<AppRow>(`UPDATE apps SET ${sets.join(', ')} WHERE app_id = $${params.length} RETURNING *`, params);
@@ -69,11 +70,11 @@ export class PostgresVideoStore implements VideoStore {
     await this.db.query(
       `WITH v AS (
          INSERT INTO videos (id, app_id, title, description, tags, actors, create_user, status, status_reason,
-           source_type, source_url, duration, cover_file, source_file, keep_source, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING id, status, created_at)
+           source_type, source_url, duration, cover_file, source_file, keep_source, ladder, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id, status, created_at)
        INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, created_at, NULL, status, '' FROM v`,
       [v.id, v.appId, v.title, v.description, v.tags, v.actors, v.createUser, v.status, v.statusReason,
-        v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource, v.createdAt, v.updatedAt],
+        v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource, v.ladder ?? '', v.createdAt, v.updatedAt],
     );
   }
 
@@ -132,7 +133,7 @@ export class PostgresVideoStore implements VideoStore {
     await this.db.query("UPDATE videos SET source_file = '' WHERE id = $1 AND source_file = $2", [id, sourceFile]);
   }
 
-  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
+  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile' | 'ladder'>>): Promise<void> {
     const sets: string[] = [];
     const params: PgParam[] = [];
     const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
@@ -140,6 +141,7 @@ export class PostgresVideoStore implements VideoStore {
     if (patch.keepSource !== undefined) set('keep_source', patch.keepSource);
     if (patch.duration !== undefined) set('duration', Math.round(patch.duration));
     if (patch.coverFile !== undefined) set('cover_file', patch.coverFile);
+    if (patch.ladder !== undefined) set('ladder', patch.ladder);
     if (sets.length === 0) return;
     params.push(id);
     await this.db.query(`UPDATE videos SET ${sets.join(', ')} WHERE id = $${params.length}`, params);
@@ -184,6 +186,11 @@ export class PostgresVideoStore implements VideoStore {
   async idsByStatus(statuses: number[]): Promise<string[]> {
     if (statuses.length === 0) return [];
     const { rows } = await this.db.query<{ id: string }>('SELECT id FROM videos WHERE status = ANY($1::int[]) ORDER BY created_at, id', [statuses]);
+    return rows.map((r) => r.id);
+  }
+
+  async idsByLadder(state: Exclude<LadderState, ''>): Promise<string[]> {
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM videos WHERE ladder = $1 ORDER BY created_at, id', [state]);
     return rows.map((r) => r.id);
   }
 

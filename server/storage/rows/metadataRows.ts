@@ -2,7 +2,7 @@
  * The `apps` and `videos` tables' rows and their records (storage/types.ts): one map for both
  * engines (sqljs/sqljsStore.ts, postgres/postgresMetadataStores.ts).
  */
-import type { AppRecord, VideoRecord } from '../types.js';
+import type { AppRecord, LadderState, VideoRecord } from '../types.js';
 import { flag, type FlagColumn } from './columns.js';
 
 export type AppRow = {
@@ -12,6 +12,7 @@ export type AppRow = {
   callback_url: string;
   disabled: FlagColumn;
   api_networks: string;
+  whole_ladder_first: FlagColumn;
   created_at: number;
   updated_at: number;
 };
@@ -29,6 +30,7 @@ export function toApp(r: AppRow): AppRecord {
     callbackUrl: r.callback_url,
     disabled: flag(r.disabled),
     apiNetworks: networksFromColumn(r.api_networks),
+    wholeLadderFirst: flag(r.whole_ladder_first),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -50,6 +52,7 @@ export type VideoRow = {
   cover_file: string;
   source_file: string;
   keep_source: FlagColumn;
+  ladder: string;
   created_at: number;
   updated_at: number;
 };
@@ -71,6 +74,7 @@ export function toVideo(r: VideoRow): VideoRecord {
     coverFile: r.cover_file,
     sourceFile: r.source_file,
     keepSource: flag(r.keep_source),
+    ladder: (r.ladder ?? '') as LadderState,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -171,4 +171,8 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // without a job. Existing pending deliveries start with none: the first sweep queues them again
   // and, with an old job still queued, whichever takes the claim first sends.
   [`ALTER TABLE callback_deliveries ADD COLUMN attempt_job TEXT NOT NULL DEFAULT ''`],
+  // 10: where the rest of a video's ladder stands once its first rendition made it playable
+  // (VideoRecord.ladder; processing/ladderJob.ts): '' for every video before, whose ladder is
+  // whole; and the applications that want every rung before status 1 (AppRecord.wholeLadderFirst)
+  [`ALTER TABLE videos ADD COLUMN ladder TEXT NOT NULL DEFAULT ''`, `ALTER TABLE apps ADD COLUMN whole_ladder_first INTEGER NOT NULL DEFAULT 0`],
 ];

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { AppRecord, AppStore, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import type { AppRecord, AppStore, LadderState, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
@@ -47,8 +47,8 @@ class SqlJsAppStore implements AppStore {
   async insert(app: AppRecord): Promise<void> {
     const done = this.db.write([
       [
-        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.createdAt, app.updatedAt],
+        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.wholeLadderFirst ? 1 : 0, app.createdAt, app.updatedAt],
       ],
     ]);
     this.cached.delete(app.appId);
@@ -72,7 +72,7 @@ class SqlJsAppStore implements AppStore {
 
   async update(
     appId: string,
-    patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks'>>,
+    patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>,
     now: number,
   ): Promise<AppRecord | undefined> {
     const sets: string[] = [];
@@ -82,6 +82,7 @@ class SqlJsAppStore implements AppStore {
     if (patch.callbackUrl !== undefined) (sets.push('callback_url = ?'), params.push(patch.callbackUrl));
     if (patch.disabled !== undefined) (sets.push('disabled = ?'), params.push(patch.disabled ? 1 : 0));
     if (patch.apiNetworks !== undefined) (sets.push('api_networks = ?'), params.push(patch.apiNetworks.join(',')));
+    if (patch.wholeLadderFirst !== undefined) (sets.push('whole_ladder_first = ?'), params.push(patch.wholeLadderFirst ? 1 : 0));
     sets.push('updated_at = ?');
     params.push(now, appId);
     const done = this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);
@@ -136,10 +137,10 @@ class SqlJsVideoStore implements VideoStore {
     const done = this.db.write([
       [
         `INSERT INTO videos (id, app_id, title, description, tags, actors, create_user, status, status_reason,
-           source_type, source_url, duration, cover_file, source_file, keep_source, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           source_type, source_url, duration, cover_file, source_file, keep_source, ladder, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [v.id, v.appId, v.title, v.description, v.tags, v.actors, v.createUser, v.status, v.statusReason,
-          v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource ? 1 : 0, v.createdAt, v.updatedAt],
+          v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource ? 1 : 0, v.ladder ?? '', v.createdAt, v.updatedAt],
       ],
       ['INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) VALUES (?, ?, NULL, ?, ?)', [v.id, v.createdAt, v.status, '']],
     ]);
@@ -233,13 +234,14 @@ class SqlJsVideoStore implements VideoStore {
     await done;
   }
 
-  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile'>>): Promise<void> {
+  async updateMedia(id: string, patch: Partial<Pick<VideoRecord, 'sourceFile' | 'keepSource' | 'duration' | 'coverFile' | 'ladder'>>): Promise<void> {
     const sets: string[] = [];
     const params: SqlParam[] = [];
     if (patch.sourceFile !== undefined) (sets.push('source_file = ?'), params.push(patch.sourceFile));
     if (patch.keepSource !== undefined) (sets.push('keep_source = ?'), params.push(patch.keepSource ? 1 : 0));
     if (patch.duration !== undefined) (sets.push('duration = ?'), params.push(Math.round(patch.duration)));
     if (patch.coverFile !== undefined) (sets.push('cover_file = ?'), params.push(patch.coverFile));
+    if (patch.ladder !== undefined) (sets.push('ladder = ?'), params.push(patch.ladder));
     if (sets.length === 0) return;
     const done = this.db.write([[`UPDATE videos SET ${sets.join(', ')} WHERE id = ?`, [...params, id]]]);
     this.dropPagesOf(id);
@@ -286,6 +288,10 @@ class SqlJsVideoStore implements VideoStore {
     return this.db
       .all<{ id: string }>(`SELECT id FROM videos WHERE status IN (${statuses.map(() => '?').join(', ')}) ORDER BY created_at, id`, statuses)
       .map((r) => r.id);
+  }
+
+  async idsByLadder(state: Exclude<LadderState, ''>): Promise<string[]> {
+    return this.db.all<{ id: string }>('SELECT id FROM videos WHERE ladder = ? ORDER BY created_at, id', [state]).map((r) => r.id);
   }
 
   async search(filter: VideoSearch, page: Page): Promise<{ total: number; items: VideoRecord[] }> {

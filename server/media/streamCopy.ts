@@ -1,0 +1,82 @@
+/**
+ * A first rendition without encoding: a source that browsers already play (H.264 8-bit 4:2:0 up
+ * to 1080p, in MP4, MOV, Matroska or MPEG-TS) is copied, stream for stream, into a faststart MP4.
+ * That takes about as long as reading the file, so the video is playable seconds after it came,
+ * whatever its length; the ladder is encoded after (processing/ladderJob.ts). Pure: nothing here
+ * runs a process; ffmpegRunner.ts runs what {@link buildCopyArgs} returns.
+ */
+import type { VideoInfo } from './probe.js';
+import { demuxerOf } from './sourcePolicy.js';
+import { absolute, inputFormatArgs, type TranscodeOptions } from './transcodeArgs.js';
+
+/** What happens to the audio of a copied source: kept, made AAC, or there is none. */
+export type CopiedAudio = 'copy' | 'aac' | 'none';
+
+/** Whether the source can be copied as it is, and its audio; or why not, for the log. */
+export type CopyVerdict = { copy: true; audio: CopiedAudio } | { copy: false; why: string };
+
+/** Containers (ffprobe's names, any of a demuxer's) whose H.264 goes into MP4 as it is. */
+const COPIED_CONTAINERS = new Set(['mov', 'mp4', 'matroska', 'mpegts']);
+
+/**
+ * 8-bit 4:2:0 in the limited range, what every browser's H.264 decoder takes as it is. Full range
+ * (yuvj420p, from some cameras) plays too, but not everywhere with the right levels: the ladder
+ * makes it limited-range.
+ */
+const BROWSER_PIXEL_FORMATS = new Set(['yuv420p']);
+
+/** The largest picture copied: 1080p either way round; larger sources are encoded down. */
+const MAX_SHORT_SIDE = 1080;
+const MAX_LONG_SIDE = 1920;
+
+/**
+ * Whether `info` plays in browsers as it is. What the ladder changes on the way is a reason to
+ * encode: interlacing (or not knowing), a turn, non-square pixels, a frame rate over `maxFrameRate`. Audio
+ * in AAC (mono or stereo) is kept; any other audio is made stereo AAC, which costs little next to
+ * the picture.
+ */
+export function copyVerdict(info: VideoInfo, o: Pick<TranscodeOptions, 'maxFrameRate'>): CopyVerdict {
+  const no = (why: string): CopyVerdict => ({ copy: false, why });
+  if (info.videoCodec !== 'h264') return no(`${info.videoCodec} video`);
+  if (!info.pixelFormat || !BROWSER_PIXEL_FORMATS.has(info.pixelFormat)) return no(`pixel format ${info.pixelFormat ?? 'unknown'}`);
+  if (!info.formatName.split(',').some((f) => COPIED_CONTAINERS.has(f))) return no(`container ${info.formatName}`);
+  if (info.interlaced !== false) return no(info.interlaced ? 'interlaced' : 'field order unknown');
+  if (Math.min(info.width, info.height) > MAX_SHORT_SIDE || Math.max(info.width, info.height) > MAX_LONG_SIDE) return no(`${info.width}x${info.height} is over 1080p`);
+  // A turned picture plays upright from an MP4 (its display matrix), but an HLS segment (MPEG-TS)
+  // has nowhere to carry the turn: players would show it on its side. The ladder turns the pixels.
+  if (info.rotation !== 0) return no(`turned ${info.rotation}°`);
+  if (info.width !== info.storedWidth || info.height !== info.storedHeight) return no('non-square pixels');
+  if ((info.frameRate ?? 0) > o.maxFrameRate) return no(`${info.frameRate} frames per second`);
+  // Surround AAC is folded to stereo as the ladder folds it (audioChannels): what browsers play.
+  const keepAudio = info.audioCodec === 'aac' && (info.audioChannels ?? 0) >= 1 && info.audioChannels! <= 2;
+  return { copy: true, audio: info.audioCodec === null ? 'none' : keepAudio ? 'copy' : 'aac' };
+}
+
+/**
+ * Arguments for one ffmpeg run copying the first video stream (and the first audio stream, as
+ * `audio` says) of `input` into a faststart MP4 at `output`. A rotation would travel with the
+ * stream (the display matrix); {@link copyVerdict} copies no turned source all the same, for HLS's sake.
+ */
+export function buildCopyArgs(
+  input: string,
+  source: Pick<VideoInfo, 'formatName'>,
+  output: string,
+  audio: CopiedAudio,
+  o: { audioBitrateKbps: number; audioChannels: number },
+): string[] {
+  const args = [...inputFormatArgs(demuxerOf(source.formatName)), '-protocol_whitelist', 'file', '-i', absolute(input), '-map', '0:v:0'];
+  if (audio !== 'none') args.push('-map', '0:a:0');
+  args.push('-c:v', 'copy');
+  if (audio === 'copy') args.push('-c:a', 'copy');
+  if (audio === 'aac') args.push('-c:a', 'aac', '-b:a', `${o.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
+  args.push(
+    // As the ladder's: no GPS positions or chapters from the phone that made it.
+    '-map_metadata', '-1',
+    '-map_chapters', '-1',
+    '-max_muxing_queue_size', '1024',
+    '-movflags', '+faststart',
+    '-f', 'mp4',
+    '-y', absolute(output),
+  );
+  return args;
+}

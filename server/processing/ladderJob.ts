@@ -1,0 +1,180 @@
+/**
+ * The `ladder` job: the rungs a playable video does not have yet, after its first rendition
+ * (ladderPlan.ts). It runs while the video is in status 1 and is served, so it adds and never
+ * takes away: the new rungs are encoded in one ffmpeg run (the source decoded once), at a lower
+ * CPU priority than first renditions (LADDER_NICENESS), packaged as HLS beside the variants
+ * already there; then stored, the master playlist last, now listing every variant; then the rows
+ * name the new files, and `video.renditions` tells the caches and the console.
+ *
+ * A crash or a stop at any step leaves the video as it was, playable with what its rows list:
+ * files not yet listed are nobody's (`recover` removes them), and a master playlist stored just
+ * before the crash lists only complete variants. The job runs again from the start.
+ */
+import crypto from 'node:crypto';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { VopEventBus } from '../core/events.js';
+import type { JobType } from '../core/jobTypes.js';
+import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import { LeaseLostError } from '../jobs/turnQueue.js';
+import type { FfmpegTools } from '../media/ffmpegTools.js';
+import { parseMasterPlaylist, type MasterVariant } from '../media/hls.js';
+import { VideoStatus } from '../core/videoStatus.js';
+import type { JobRecord } from '../storage/jobRecords.js';
+import { mediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
+import type { Scratch } from '../storage/scratch.js';
+import type { LadderState, VideoRecord, VideoStore } from '../storage/types.js';
+import { removeAttemptOutputs } from './attemptOutputs.js';
+import { packageHls } from './hlsPackaging.js';
+import { remainingRungs } from './ladderPlan.js';
+import { HLS_MASTER } from './mediaNames.js';
+import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
+import { transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
+import { storeHls, storeRenditions } from './storeOutputs.js';
+import { forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
+
+/** The job type. */
+export const LADDER_JOB = 'ladder' satisfies JobType;
+
+/**
+ * The niceness of the ladder's ffmpeg runs: a first rendition (the server's own niceness, 0) gets
+ * some nine tenths of a core the two share (Linux's weights: 1024 against 110), so a video
+ * uploaded while another's ladder encodes still becomes playable at the pace of the machine.
+ */
+export const LADDER_NICENESS = 10;
+
+export interface LadderJobDeps {
+  videos: VideoStore;
+  objects: MediaStore;
+  scratch: Scratch;
+  tools: FfmpegTools;
+  options: ProcessingOptions;
+  events: VopEventBus;
+  /** `YYYYMMDD` of a moment, in the server's zone. */
+  dateFolder: (ms: number) => string;
+  pidFile: string;
+  log: (line: string) => void;
+}
+
+export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_JOB> {
+  const { videos, objects, scratch, options, log } = deps;
+  const transcode = transcodeOptionsOf(options);
+  const dateFolderOf = (job: JobRecord) => deps.dateFolder(job.startedAt ?? Date.now());
+  const told = (video: VideoRecord, ladder: LadderState, labels: string[]) =>
+    deps.events.emit('video.renditions', { videoId: video.id, appId: video.appId, ladder, labels });
+
+  return {
+    concurrency: options.ladderConcurrency,
+    retry: options.retry,
+    // First renditions go first: no ladder starts while a video waits to become playable.
+    yieldsTo: ['transcode'],
+
+    async handle(job, ctx) {
+      const videoId = job.videoId;
+      const video = await videos.get(videoId);
+      // Gone, being deleted, or nothing to come (a retry after it completed).
+      if (!video || video.status !== VideoStatus.Normal || !video.ladder) return;
+      const listed = await videos.renditions(videoId);
+      if (video.sourceFile === '') {
+        // The source went (a needHandleSepcial change, a hand edit): the video keeps what it has.
+        await videos.updateMedia(videoId, { ladder: '' });
+        told(video, '', listed.map((r) => r.label));
+        return;
+      }
+      const dateFolder = dateFolderOf(job);
+      const deadline = new AbortController();
+      let deadlineTimer: NodeJS.Timeout | undefined;
+      let sourceDir: string | undefined;
+      // Its own scratch folder, named apart from the transcode's (whose recover removes `<id>.*`).
+      const attempt = `${videoId}-ladder.${crypto.randomBytes(4).toString('hex')}`;
+      const keep = new Set(listed.map((r) => r.file));
+      try {
+        const work = await scratch.fresh('transcode', attempt);
+        const dirs = { play: path.join(work, 'play'), hls: path.join(work, 'hls') };
+        for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
+        const master = await readMaster(objects, videoId);
+        const sourceKey = sourceKeyOf(video.sourceFile);
+        const made = await objects
+          .withLocalCopy(sourceKey, async (source) => {
+            sourceDir = path.dirname(source);
+            const bins = await deps.tools.binaries();
+            const ffmpeg: FfmpegRunContext = {
+              ffmpegPath: bins.ffmpeg.path,
+              probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
+              signal: AbortSignal.any([ctx.signal, deadline.signal]),
+              pidFile: deps.pidFile,
+              probeTimeoutMs: options.probeTimeoutMs,
+              memoryLimitBytes: options.memoryLimitBytes,
+              niceness: LADDER_NICENESS,
+            };
+            // Judged as a file, not as a source: it was taken on once, and the video is served.
+            const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
+            if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);
+            const rungs = remainingRungs(info, options.ladder, new Set(listed.map((r) => r.label)));
+            if (rungs.length === 0) return undefined;
+            const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
+            deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
+            const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
+            const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs);
+            ctx.progress({ percent: TRANSCODE_SHARE });
+            // HLS only where the first rendition made it (options.hls then), beside its variants.
+            if (master) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside: master });
+            return { written, hls: master !== undefined };
+          })
+          .catch((err: unknown) => {
+            if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
+            throw err;
+          });
+        await ctx.fence();
+        if (made) {
+          // Variants, then the master playlist that lists them with the ones there; then the files
+          // the rows will name. Nothing is removed: what was listed stays served.
+          if (made.hls) await storeHls(objects, videoId, dirs.hls, ctx.signal, { add: true });
+          await storeRenditions(objects, made.written, ctx.signal);
+          await scratch.remove('transcode', attempt).catch((e) => log(`Ladder of ${videoId}: removing its scratch folder failed: ${String(e)}`));
+          await ctx.fence();
+          const all = [...listed, ...made.written.map((w) => toRecord(videoId, w))];
+          await videos.setRenditions(videoId, all);
+          for (const w of made.written) keep.add(w.file);
+        }
+        await videos.updateMedia(videoId, { ladder: '' });
+        told(video, '', (await videos.renditions(videoId)).map((r) => r.label));
+      } catch (err) {
+        if (!(ctx.signal.reason instanceof LeaseLostError)) await removeAttemptOutputs(objects, videoId, dateFolder, keep).catch((e) => log(`Ladder of ${videoId}: clean-up failed: ${String(e)}`));
+        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
+      } finally {
+        clearTimeout(deadlineTimer);
+        await scratch.remove('transcode', attempt).catch((e) => log(`Ladder of ${videoId}: removing its scratch folder failed: ${String(e)}`));
+      }
+    },
+
+    async recover(job) {
+      const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
+      await scratch.removeStartingWith('transcode', `${job.videoId}-ladder.`);
+      await objects.removeIncomplete(`play/${dateFolderOf(job)}`, `${job.videoId}_`);
+      await objects.removeIncomplete(`hls/${job.videoId}`);
+      const removed = await removeAttemptOutputs(objects, job.videoId, dateFolderOf(job), keep);
+      if (removed.length > 0) log(`Ladder of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
+    },
+
+    async onGiveUp(job, reason) {
+      // The video stays playable with what it has; the console shows why, and a retry of the job
+      // (or of the video's transcode) makes the rest.
+      const video = await videos.get(job.videoId);
+      if (!video || video.ladder !== 'pending') return;
+      await videos.updateMedia(job.videoId, { ladder: 'failed' });
+      log(`Ladder of ${job.videoId}: ${reason === 'cancelled' ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${(await videos.renditions(job.videoId)).length} rendition(s).`);
+      told(video, 'failed', (await videos.renditions(job.videoId)).map((r) => r.label));
+    },
+  };
+}
+
+/** The variants of the video's stored master playlist; undefined when it has none (no HLS). */
+async function readMaster(objects: MediaStore, videoId: string): Promise<MasterVariant[] | undefined> {
+  const key = mediaKey('hls', videoId, HLS_MASTER);
+  if (!(await objects.stat(key))) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await objects.openRange(key)) chunks.push(chunk as Buffer);
+  const variants = parseMasterPlaylist(Buffer.concat(chunks).toString('utf8'));
+  return variants.length > 0 ? variants : undefined;
+}

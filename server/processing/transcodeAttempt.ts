@@ -1,0 +1,70 @@
+/**
+ * What the two transcode jobs (transcodeJob.ts, the first rendition; ladderJob.ts, the rest)
+ * share about one attempt: its deadline, how its failures read for people, its progress, and
+ * the rows its renditions become.
+ */
+import { PermanentJobError, type JobContext } from '../jobs/jobQueue.js';
+import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
+import { checkMediaKey } from '../storage/media/mediaStore.js';
+import type { RenditionRecord } from '../storage/types.js';
+import type { WrittenRendition } from './renditionOutputs.js';
+
+/** Share of the progress bar the ffmpeg transcode (with the cover beside it) takes; HLS and the rows take the rest. */
+export const TRANSCODE_SHARE = 90;
+
+/** The attempt's deadline passed (processing.jobTimeout). */
+export class TranscodeTimeout extends Error {
+  override name = 'TranscodeTimeout';
+  constructor(timeoutMs: number, durationSeconds: number) {
+    super(`took longer than ${minutes(timeoutMs)}, the limit for a source of ${Math.round(durationSeconds * 10) / 10} s (processing.jobTimeout); ffmpeg was stopped`);
+  }
+}
+
+/**
+ * A failure that a limit caused, as a permanent one with the limit as its reason: another
+ * attempt would take as long, or need as much memory, again. A cancel or a shutdown stays what
+ * it is (the job's own signal).
+ */
+export function limitFailure(err: unknown, deadline: AbortSignal, own: AbortSignal): unknown {
+  if (own.aborted) return err;
+  if (deadline.aborted) return new PermanentJobError((deadline.reason as Error).message);
+  if (err instanceof FfmpegMemoryError) return new PermanentJobError(err.message);
+  return err;
+}
+
+function minutes(ms: number): string {
+  return ms >= 60_000 ? `${Math.round(ms / 6_000) / 10} min` : `${Math.round(ms / 100) / 10} s`;
+}
+
+export function toRecord(videoId: string, w: WrittenRendition): RenditionRecord {
+  return { videoId, label: w.label, width: w.width, height: w.height, bitrateKbps: w.bitrateKbps, file: w.file, bytes: w.bytes };
+}
+
+/** ffmpeg's reports as the job's progress: the transcode fills the first 90%, with its time left and speed. */
+export function transcodeProgress(ctx: JobContext): (p: FfmpegProgress) => void {
+  return (p) => {
+    ctx.progress({
+      percent: Math.round(((p.percent ?? 0) * TRANSCODE_SHARE) / 100),
+      etaSeconds: p.etaSeconds === null ? undefined : Math.ceil(p.etaSeconds),
+      speed: p.speed === null ? undefined : `${p.speed.toFixed(2)}x`,
+    });
+  };
+}
+
+/** The media key of a stored source (VideoRecord.sourceFile, `<videoId>/source`). */
+export function sourceKeyOf(sourceFile: string): string {
+  return checkMediaKey(`sources/${sourceFile}`);
+}
+
+/**
+ * The failure as kept on the video and the job (admins read it): absolute paths, which ffmpeg's
+ * and the file system's messages carry, are cut at each of `roots` (the attempt's folder, the
+ * source's, then the data directory: `media/play/…` at worst). The class is kept, so a permanent
+ * failure stays permanent.
+ */
+export function forPeople(err: unknown, roots: readonly string[]): unknown {
+  if (!(err instanceof Error) || !roots.some((r) => err.message.includes(r))) return err;
+  let message = err.message;
+  for (const root of roots) message = message.split(`${root}/`).join('');
+  return err instanceof PermanentJobError ? new PermanentJobError(message) : new Error(message);
+}
