@@ -7,7 +7,7 @@
  */
 import type { VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
-import { absolute, inputFormatArgs, type TranscodeOptions } from './transcodeArgs.js';
+import { absolute, inputFormatArgs, mp4OutputArgs, type TranscodeOptions } from './transcodeArgs.js';
 
 /** What happens to the audio of a copied source: kept, made AAC, or there is none. */
 export type CopiedAudio = 'copy' | 'aac' | 'none';
@@ -69,14 +69,7 @@ export function buildCopyArgs(
   args.push('-c:v', 'copy');
   if (audio === 'copy') args.push('-c:a', 'copy');
   if (audio === 'aac') args.push('-c:a', 'aac', '-b:a', `${o.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
-  args.push(
-    // As the ladder's: no GPS positions or chapters from the phone that made it.
-    '-map_metadata', '-1',
-    '-map_chapters', '-1',
-    '-max_muxing_queue_size', '1024',
-    '-movflags', '+faststart',
-    '-f', 'mp4',
-    '-y', absolute(output),
-  );
+  // As the ladder's renditions: no GPS positions or chapters from the phone that made it.
+  args.push(...mp4OutputArgs(output));
   return args;
 }

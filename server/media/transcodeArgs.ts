@@ -113,20 +113,25 @@ export function buildTranscodeArgs(
     );
     if (o.threads > 0) args.push('-threads', String(o.threads));
     if (source.audioCodec !== null) args.push('-c:a', 'aac', '-b:a', `${r.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
-    args.push(
-      // Drop the source's metadata: phone clips carry GPS positions, and a rotate tag would turn
-      // the already upright picture a second time.
-      '-map_metadata', '-1',
-      '-map_chapters', '-1',
-      // Several encoders start at different speeds; without room to queue, ffmpeg 4.x aborts with
-      // "Too many packets buffered for output stream".
-      '-max_muxing_queue_size', '1024',
-      '-movflags', '+faststart',
-      '-f', 'mp4',
-      '-y', absolute(out.path),
-    );
+    args.push(...mp4OutputArgs(out.path));
   });
   return args;
+}
+
+/** How every rendition is written: a faststart MP4 at `file`, without the source's metadata. */
+export function mp4OutputArgs(file: string): string[] {
+  return [
+    // Drop the source's metadata: phone clips carry GPS positions, and a rotate tag would turn
+    // the already upright picture a second time.
+    '-map_metadata', '-1',
+    '-map_chapters', '-1',
+    // Several encoders start at different speeds; without room to queue, ffmpeg 4.x aborts with
+    // "Too many packets buffered for output stream".
+    '-max_muxing_queue_size', '1024',
+    '-movflags', '+faststart',
+    '-f', 'mp4',
+    '-y', absolute(file),
+  ];
 }
 
 /**

@@ -29,9 +29,9 @@ import { packageHls } from './hlsPackaging.js';
 import { remainingRungs } from './ladderPlan.js';
 import { HLS_MASTER } from './mediaNames.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
-import { transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
+import { transcodeRenditions } from './renditionOutputs.js';
 import { storeHls, storeRenditions } from './storeOutputs.js';
-import { forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
+import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
 export const LADDER_JOB = 'ladder' satisfies JobType;
@@ -97,16 +97,8 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
         const made = await objects
           .withLocalCopy(sourceKey, async (source) => {
             sourceDir = path.dirname(source);
-            const bins = await deps.tools.binaries();
-            const ffmpeg: FfmpegRunContext = {
-              ffmpegPath: bins.ffmpeg.path,
-              probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
-              signal: AbortSignal.any([ctx.signal, deadline.signal]),
-              pidFile: deps.pidFile,
-              probeTimeoutMs: options.probeTimeoutMs,
-              memoryLimitBytes: options.memoryLimitBytes,
-              niceness: LADDER_NICENESS,
-            };
+            const signal = AbortSignal.any([ctx.signal, deadline.signal]);
+            const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS });
             // Judged as a file, not as a source: it was taken on once, and the video is served.
             const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
             if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);

@@ -7,7 +7,9 @@ import { PermanentJobError, type JobContext } from '../jobs/jobQueue.js';
 import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { checkMediaKey } from '../storage/media/mediaStore.js';
 import type { RenditionRecord } from '../storage/types.js';
-import type { WrittenRendition } from './renditionOutputs.js';
+import type { FfmpegTools } from '../media/ffmpegTools.js';
+import type { ProcessingOptions } from './processingOptions.js';
+import type { FfmpegRunContext, WrittenRendition } from './renditionOutputs.js';
 
 /** Share of the progress bar the ffmpeg transcode (with the cover beside it) takes; HLS and the rows take the rest. */
 export const TRANSCODE_SHARE = 90;
@@ -34,6 +36,28 @@ export function limitFailure(err: unknown, deadline: AbortSignal, own: AbortSign
 
 function minutes(ms: number): string {
   return ms >= 60_000 ? `${Math.round(ms / 6_000) / 10} min` : `${Math.round(ms / 100) / 10} s`;
+}
+
+/**
+ * How an attempt's ffmpeg runs are made: the chosen binaries, the attempt's signal, the record of
+ * live processes, the caps; `niceness` for work that gives way (the ladder).
+ */
+export async function ffmpegRunContext(
+  tools: FfmpegTools,
+  options: Pick<ProcessingOptions, 'probeTimeoutMs' | 'memoryLimitBytes'>,
+  o: { signal: AbortSignal; pidFile: string; niceness?: number },
+): Promise<FfmpegRunContext> {
+  const bins = await tools.binaries();
+  return {
+    ffmpegPath: bins.ffmpeg.path,
+    // The renditions are vop's own files: judged as files, not against the source policy.
+    probe: (file, p) => tools.probe(file, { ...p, source: false }),
+    signal: o.signal,
+    pidFile: o.pidFile,
+    probeTimeoutMs: options.probeTimeoutMs,
+    memoryLimitBytes: options.memoryLimitBytes,
+    ...(o.niceness ? { niceness: o.niceness } : {}),
+  };
 }
 
 export function toRecord(videoId: string, w: WrittenRendition): RenditionRecord {

@@ -32,7 +32,7 @@ import { planLadder } from './ladderPlan.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
 import { copyRendition, keepSourceRendition, transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
-import { forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
+import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
 export const TRANSCODE_JOB = 'transcode' satisfies JobType;
@@ -107,16 +107,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         const sourceKey = sourceKeyOf(video.sourceFile);
         const made = await objects.withLocalCopy(sourceKey, async (source) => {
           sourceDir = path.dirname(source);
-          const bins = await deps.tools.binaries();
-          const ffmpeg: FfmpegRunContext = {
-            ffmpegPath: bins.ffmpeg.path,
-            // The renditions are vop's own files: judged as files, not against the source policy.
-            probe: (file, o) => deps.tools.probe(file, { ...o, source: false }),
-            signal: AbortSignal.any([ctx.signal, deadline.signal]),
-            pidFile: deps.pidFile,
-            probeTimeoutMs: options.probeTimeoutMs,
-            memoryLimitBytes: options.memoryLimitBytes,
-          };
+          const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: AbortSignal.any([ctx.signal, deadline.signal]), pidFile: deps.pidFile });
           // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
           // source is judged again (allow-list, limits): the settings may have changed since it came.
           const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
