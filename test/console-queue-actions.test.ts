@@ -160,7 +160,7 @@ describe('the console', () => {
     await expect.poll(() => page.locator('table.queue tr[data-job]').count()).toBe(250);
     expect(await rows()).toEqual(ids.map((_, i) => `Long queue ${String(i + 1).padStart(3, '0')}`));
     page.off('request', record);
-    expect(calls).toEqual(['/admin/api/queue/transcode?recent=20']);
+    expect(calls).toEqual(['/admin/api/queue/transcode,ladder?recent=20']);
     for (const id of ids) await s.vop.jobs.cancel(id);
 
     // Drag: the third row dropped on the first runs next (POST move {direction: 'top'}).

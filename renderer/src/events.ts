@@ -17,7 +17,7 @@ let live = false;
 /** The last `uploads` message, for pages opened after it came. */
 let lastUploads: ServerEvents['uploads'] | undefined;
 
-const NAMES: Name[] = ['job.state', 'job.progress', 'video.status', 'uploads'];
+const NAMES: Name[] = ['job.state', 'job.progress', 'video.status', 'video.renditions', 'uploads'];
 /** Wait before opening a stream again after the server refused one. */
 const RECONNECT_MS = 3000;
 

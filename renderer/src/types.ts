@@ -5,12 +5,12 @@
  * are described here.
  */
 import type { AttemptView, DeliveryView } from '../../server/callbacks/deliveryView.js';
-import type { AppView, ConsoleSettings, JobView, ServedAddress, SettingKey, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
+import type { AppView, ConsoleSettings, JobView, LadderView, ServedAddress, SettingKey, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
 import type { JobState } from '../../server/storage/jobRecords.js';
 import type { LadderRung } from '../../server/media/ladder.js';
 import type { RenditionRecord, StatusChange, VideoRecord } from '../../server/storage/types.js';
 
-export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, ServedAddress, SettingKey, StatusChange, UploadInProgress, VideoRecord, VideoRow };
+export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, LadderView, ServedAddress, SettingKey, StatusChange, UploadInProgress, VideoRecord, VideoRow };
 
 /** The ffmpeg and ffprobe in use (server/media/ffmpegTools.ts FfmpegStatus, as far as the console reads it). */
 export type FfmpegStatus =
@@ -41,6 +41,7 @@ export interface VideoDetail {
   statusHistory: StatusChange[];
   renditions: RenditionRecord[];
   jobs: JobView[];
+  ladder: LadderView;
 }
 
 /** `GET /admin/api/videos/:id/playback`. */
@@ -61,6 +62,9 @@ export interface ProcessingView {
   crf: number;
   hls: boolean;
   running: number;
+  /** Ladders (the rungs after a first rendition) at once, and how many run. */
+  ladderConcurrency: number;
+  ladderRunning: number;
 }
 
 /** `GET /admin/api/queue/:type`: the monitor's one request (routes/adminJobs.ts). */
@@ -92,5 +96,6 @@ export interface ServerEvents {
   'job.state': { jobId: string; type: string; videoId: string; state: JobState; error: string };
   'job.progress': { jobId: string; type: string; videoId: string; percent: number; etaSeconds?: number; speed?: string };
   'video.status': { videoId: string; appId: string; from: number; to: number; reason: string; at: number };
+  'video.renditions': { videoId: string; appId: string; ladder: LadderView['state']; labels: string[] };
   uploads: { uploads: UploadInProgress[] };
 }

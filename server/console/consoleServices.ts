@@ -69,6 +69,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
     lifecycle: deps.lifecycle,
     media: deps.videoMedia,
     retryTranscode: (job) => deps.processing.scheduler.retry(job),
+    ladder: () => deps.processing.options.ladder,
   });
   // Housekeeping (issue 13, item 4): registrations never uploaded expire through the admin's
   // delete, so the sweep lives with it; the storage figures are counted through the media store.

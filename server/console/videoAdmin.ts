@@ -1,12 +1,16 @@
 import { ApiError } from '../core/errors.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
+import type { LadderView } from '../http/adminApiTypes.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
+import type { LadderOptions } from '../media/ladder.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
+import { LADDER_JOB } from '../processing/ladderJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { VideoStatus } from '../core/videoStatus.js';
+import { ladderView } from './ladderView.js';
 
 export interface VideoAdminDeps {
   videos: VideoStore;
@@ -17,6 +21,8 @@ export interface VideoAdminDeps {
   media: Pick<VideoMedia, 'removeVideo'>;
   /** Retries a failed transcode job, moving its video from 7 back to 5 (TranscodeScheduler.retry). */
   retryTranscode(job: JobRecord): Promise<boolean>;
+  /** The rendition ladder in use (processing options): how many rungs a video's ladder comes to. */
+  ladder(): LadderOptions;
 }
 
 /** What a retry did. */
@@ -58,16 +64,21 @@ export class VideoAdmin {
     return this.deps.videos.countByStatus();
   }
 
-  /** The console's page of one video: its record, status history, renditions and latest 50 jobs; undefined if there is none. */
-  async detail(id: string): Promise<{ video: VideoRecord; statusHistory: StatusChange[]; renditions: RenditionRecord[]; jobs: JobRecord[] } | undefined> {
+  /**
+   * The console's page of one video: its record, status history, renditions, latest 50 jobs and
+   * where the rest of its ladder stands; undefined if there is none.
+   */
+  async detail(id: string): Promise<{ video: VideoRecord; statusHistory: StatusChange[]; renditions: RenditionRecord[]; jobs: JobRecord[]; ladder: LadderView } | undefined> {
     const video = await this.deps.videos.get(id);
     if (!video) return undefined;
-    const [statusHistory, renditions, jobs] = await Promise.all([
+    const [statusHistory, renditions, jobs, ladderJobs] = await Promise.all([
       this.deps.videos.statusHistory(video.id),
       this.deps.videos.renditions(video.id),
       this.deps.jobStore.list({ videoId: video.id, limit: 50 }),
+      // Apart: a video's callbacks may push its ladder job out of the latest 50.
+      this.deps.jobStore.list({ videoId: video.id, types: [LADDER_JOB], limit: 1 }),
     ]);
-    return { video, statusHistory, renditions, jobs };
+    return { video, statusHistory, renditions, jobs, ladder: ladderView(video, renditions, ladderJobs[0], this.deps.ladder()) };
   }
 
   /**

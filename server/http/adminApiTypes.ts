@@ -6,7 +6,7 @@
  * type-check (`npx tsc -p renderer`, browser libraries only) reads this file and what it imports.
  * The services and routes that build these shapes import them from here.
  */
-import type { JobRecord } from '../storage/jobRecords.js';
+import type { JobRecord, JobState } from '../storage/jobRecords.js';
 import type { LadderRung } from '../media/ladder.js';
 
 /** One address the server answers on (`GET /admin/api/overview`, routes/adminOverview.ts). */
@@ -53,6 +53,31 @@ export interface VideoRow {
   coverUrl: string;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * Where the rest of a playable video's ladder stands (`GET /admin/api/videos/:id`'s `ladder`,
+ * console/ladderView.ts): the renditions after the first come from a `ladder` job while the
+ * video is already served.
+ */
+export interface LadderView {
+  /**
+   * '': nothing to come (the ladder is complete, never had more rungs, or the video is not
+   * playable); 'pending': rungs to come (`job` says whether queued or running); 'failed': its
+   * job gave up, and the video stays playable with what it lists.
+   */
+  state: '' | 'pending' | 'failed';
+  /** The labels of the renditions listed now, largest first. */
+  labels: string[];
+  /** How many renditions are listed now. */
+  done: number;
+  /**
+   * How many the ladder comes to; null when that cannot be told without probing the source (its
+   * lowest rung was encoded first, so no rendition has the source's size).
+   */
+  total: number | null;
+  /** The video's latest ladder job: the one queued or running, else the last to end; null if none. */
+  job: { id: string; state: JobState; error: string } | null;
 }
 
 /** A job as the admin API shows it: the stored record with live progress merged in (routes/adminJobs.ts). */

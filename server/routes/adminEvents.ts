@@ -41,6 +41,8 @@ type JobProgress = VopEvents['job.progress'][0];
  *   job.state     {jobId, type, videoId, state, error}           every change
  *   job.progress  {jobId, type, videoId, percent, etaSeconds?, speed?}   at most 4 a second per job
  *   video.status  {videoId, appId, from, to, reason, at}           every change
+ *   video.renditions {videoId, appId, ladder, labels}              a playable video's ladder landed
+ *                                                                  (ladder '') or gave up ('failed')
  *   uploads       {uploads: UploadInProgress[]}                    on connect, then when it changes
  *
  * plus a `: ping` comment every 15 s. Mounted behind requireAdmin (the cookie works: EventSource
@@ -90,6 +92,7 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     broadcast('job.state', s);
   };
   const onStatus = (s: VopEvents['video.status'][0]) => broadcast('video.status', s);
+  const onRenditions = (r: VopEvents['video.renditions'][0]) => broadcast('video.renditions', r);
 
   const pollUploads = async () => {
     if (polling) return;
@@ -114,6 +117,7 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     events().on('job.progress', onProgress);
     events().on('job.state', onState);
     events().on('video.status', onStatus);
+    events().on('video.renditions', onRenditions);
     heartbeat = setInterval(() => {
       for (const res of clients) res.write(': ping\n\n');
     }, opts.heartbeatMs);
@@ -125,6 +129,7 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     events().off('job.progress', onProgress);
     events().off('job.state', onState);
     events().off('video.status', onStatus);
+    events().off('video.renditions', onRenditions);
     clearInterval(heartbeat);
     clearInterval(uploadPoll);
     for (const t of throttles.values()) clearTimeout(t.timer);

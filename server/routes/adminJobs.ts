@@ -7,6 +7,7 @@ import type { JobRecord, JobState } from '../storage/jobRecords.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
+import { LADDER_JOB } from '../processing/ladderJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { JobAdmin } from '../console/jobAdmin.js';
 import type { VideoAdmin } from '../console/videoAdmin.js';
@@ -42,12 +43,15 @@ const MAX_CONCURRENCY = 64;
  *                              fairly between applications, JobStore.claimNext), `places` times (1
  *                              by default; a drag in the console moves it several), stopping at the
  *                              end of that application's queue
- *   GET   /queue/:type?recent=20   the monitor's one request, however long the queue: every running
- *                              and queued job of the type in queue order, the last finished ones,
- *                              the title of each one's video, and the processing view
+ *   GET   /queue/:types?recent=20   the monitor's one request, however long the queue: every running
+ *                              and queued job of the types (one, or several with commas:
+ *                              `transcode,ladder`), each type's in queue order and the types in the
+ *                              order named, the last finished ones of them all, the title of each
+ *                              one's video, and the processing view
  *   GET   /processing          settings, binaries, what runs
  *   PUT   /processing {concurrency}  transcodes at once, until the next start
- *   GET   /videos/:id          a video with its status history, renditions, jobs and failure reason
+ *   GET   /videos/:id          a video with its status history, renditions, jobs, failure reason
+ *                              and where the rest of its ladder stands (`ladder`, LadderView)
  */
 export function adminJobsRouter(deps: AdminJobsDeps): Router {
   const { jobs, jobAdmin } = deps;
@@ -140,21 +144,26 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     res.json(view(await load(job.id)));
   });
 
-  r.get('/queue/:type', async (req, res) => {
-    const type = req.params.type;
+  r.get('/queue/:types', async (req, res) => {
+    const types = [...new Set(req.params.types.split(','))];
+    if (types.some((t) => t === '')) throw new ApiError('INVALID_PARAMETER', 'name job types separated by commas');
     const recentCount = intParam((req.query as Record<string, unknown>).recent, 'recent', 20, 0, 200);
-    const [active, recent, processing] = await Promise.all([
-      // However long the queue: the page shows every job, in queue order.
-      jobAdmin.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }),
-      recentCount > 0 ? jobAdmin.list({ states: ['succeeded', 'failed', 'cancelled'], types: [type], limit: recentCount }) : Promise.resolve([]),
+    const [perType, recent, processing] = await Promise.all([
+      // However long the queue: the page shows every job, in queue order. Each type's queue is
+      // its own (moves and priorities are within a type): listed one type after another, in the
+      // order named, as the monitor names them by precedence (a ladder yields to every waiting
+      // first rendition, ladderJob.ts).
+      Promise.all(types.map((type) => jobAdmin.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }))),
+      recentCount > 0 ? jobAdmin.list({ states: ['succeeded', 'failed', 'cancelled'], types, limit: recentCount }) : Promise.resolve([]),
       processingView(),
     ]);
+    const active = perType.flat();
     const live = liveProgress(jobs);
     res.json({
       running: active.filter((j) => j.state === 'running').map((j) => view(j, live)),
       queued: active.filter((j) => j.state === 'queued').map((j) => view(j, live)),
       recent: recent.map((j) => view(j, live)),
-      titles: await deps.videoAdmin.titles([...active, ...recent].map((j) => j.videoId), ACTIVE_STATUSES[type] ?? []),
+      titles: await deps.videoAdmin.titles([...active, ...recent].map((j) => j.videoId), types.flatMap((t) => ACTIVE_STATUSES[t] ?? [])),
       processing,
     });
   });
@@ -169,6 +178,9 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       hls: p.hls,
       ladder: p.ladder,
       running: jobs.live().filter((l) => l.job.type === TRANSCODE_JOB).length,
+      // The ladder's are set by option only (processing.ladderConcurrency); shown beside.
+      ladderConcurrency: jobs.concurrency(LADDER_JOB) ?? deps.processing.options.ladderConcurrency,
+      ladderRunning: jobs.live().filter((l) => l.job.type === LADDER_JOB).length,
       binaries: await deps.processing.tools.status(),
     };
   };
@@ -194,7 +206,10 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
   return r;
 }
 
-/** The statuses of the videos whose jobs of a type are queued or running (spec section 3). */
+/**
+ * The statuses of the videos whose jobs of a type are queued or running (spec section 3). A
+ * ladder's video is in 1, with every playable video: its few are read one by one instead.
+ */
 const ACTIVE_STATUSES: Record<string, number[]> = { [TRANSCODE_JOB]: [5, 6], [DOWNLOAD_JOB]: [2, 3] };
 
 /** Live progress of running jobs by id. */

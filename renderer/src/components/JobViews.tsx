@@ -20,7 +20,7 @@ type Pushed = Pick<ServerEvents['job.progress'], 'percent' | 'speed' | 'etaSecon
  * Follows the progress the server pushes (job.progress, up to 4 times a second) for the jobs
  * `accept` takes, without reloading the list; gives each job's figures, pushed over listed.
  */
-export function useJobProgress(accept: (e: ServerEvents['job.progress']) => boolean): (job: JobView) => JobFigures {
+export function useJobProgress(accept: (e: ServerEvents['job.progress']) => boolean): (job: Pick<JobView, 'id' | 'progress' | 'speed' | 'etaSeconds'>) => JobFigures {
   const [pushed, setPushed] = useState<Record<string, Pushed>>({});
   useServerEvent('job.progress', (e) => {
     if (accept(e)) setPushed((l) => ({ ...l, [e.jobId]: { percent: e.percent, speed: e.speed, etaSeconds: e.etaSeconds } }));
@@ -50,10 +50,11 @@ export function JobProgress({ figures, label, children }: { figures: JobFigures;
 }
 
 /**
- * Finished jobs (succeeded, failed, cancelled) of one kind: the video, the state, when, and the
- * error. `action` adds a last column (a Retry button), given the job and its video's name.
+ * Finished jobs (succeeded, failed, cancelled): the video, the state, when, and the error.
+ * `action` adds a last column (a Retry button), given the job and its video's name; `kind` marks
+ * each job's kind beside its video, where the table mixes several.
  */
-export function FinishedJobsTable({ jobs, titles, action }: { jobs: JobView[]; titles: Record<string, string>; action?: (job: JobView, name: string) => ReactNode }) {
+export function FinishedJobsTable({ jobs, titles, action, kind }: { jobs: JobView[]; titles: Record<string, string>; action?: (job: JobView, name: string) => ReactNode; kind?: (job: JobView) => ReactNode }) {
   const t = useT();
   return (
     <DataTable columns={[t.finished.video, t.finished.state, t.finished.finished, t.finished.error, ...(action ? [{ hidden: t.finished.actions }] : [])]}>
@@ -63,6 +64,7 @@ export function FinishedJobsTable({ jobs, titles, action }: { jobs: JobView[]; t
           <tr key={j.id} data-job={j.id}>
             <td>
               <Link to={`/videos/${j.videoId}`}>{name}</Link>
+              {kind?.(j)}
             </td>
             <td>
               <StateBadge state={j.state} />

@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyButton, CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorMessage, Notice, PageHeader, StateBadge, StatusBadge } from '../components/Feedback.js';
-import { JobProgress, useJobProgress } from '../components/JobViews.js';
+import { JobProgress, useJobProgress, type JobFigures } from '../components/JobViews.js';
 import { Player, renditionUrl } from '../components/Player.js';
 import { useServerEvent } from '../events.js';
 import { formatBytes, formatDuration, formatNumber, formatTime, statusName } from '../format.js';
@@ -12,7 +12,7 @@ import { useT } from '../i18n.js';
 import { embedSnippet } from '../integrationSnippets.js';
 import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
-import type { AppView, Playback, VideoDetail } from '../types.js';
+import type { AppView, LadderView, Playback, VideoDetail } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
 
@@ -31,6 +31,8 @@ export function VideoPage({ id }: { id: string }) {
   }, 300);
   useServerEvent('video.status', (e) => e.videoId === id && reloadAll());
   useServerEvent('job.state', (e) => e.videoId === id && reloadAll());
+  // The rest of the ladder landed (new renditions to list and play) or gave up.
+  useServerEvent('video.renditions', (e) => e.videoId === id && reloadAll());
   const { run: act, busy, error, notice } = useAction(reloadAll);
 
   const v = detail.data?.video;
@@ -85,6 +87,19 @@ export function VideoPage({ id }: { id: string }) {
             <p className={failed ? 'error' : 'notice'} role={failed ? 'alert' : undefined}>
               {reasonSentence(v.statusReason)}
             </p>
+          ) : null}
+          {detail.data.ladder.state ? (
+            <LadderLine
+              ladder={detail.data.ladder}
+              figures={ladderFigures(detail.data, figures)}
+              busy={busy}
+              onRetry={(jobId) =>
+                void act(async () => {
+                  await api('POST', `/jobs/${jobId}/retry`);
+                  return t.video.ladderRetried;
+                })
+              }
+            />
           ) : null}
           <section className="card section" aria-labelledby="v-play">
             <h2 id="v-play">{t.video.play}</h2>
@@ -235,6 +250,47 @@ export function VideoPage({ id }: { id: string }) {
       ) : null}
     </>
   );
+}
+
+/**
+ * Where the rest of the ladder stands while the video is already served: the renditions it has
+ * and how many it will have, the ladder job's live percent while it runs; or why it failed, with
+ * a retry of its job. Nothing once it is complete.
+ */
+function LadderLine({ ladder, figures, busy, onRetry }: { ladder: LadderView; figures: JobFigures | undefined; busy: boolean; onRetry: (jobId: string) => void }) {
+  const t = useT();
+  const labels = ladder.labels.join(t.common.listSeparator);
+  const job = ladder.job;
+  if (ladder.state === 'failed') {
+    const reason = job?.error || (job?.state === 'cancelled' ? t.video.ladderCancelled : '—');
+    return (
+      <div className="error row between" data-testid="ladder" data-ladder="failed">
+        <span>{t.video.ladderFailed(labels, reason)}</span>
+        {job && (job.state === 'failed' || job.state === 'cancelled') ? (
+          <button type="button" className="small" disabled={busy} onClick={() => onRetry(job.id)}>
+            {t.video.ladderRetry}
+          </button>
+        ) : null}
+      </div>
+    );
+  }
+  const running = job?.state === 'running' && figures;
+  return (
+    <div className="notice" data-testid="ladder" data-ladder={running ? 'running' : 'pending'}>
+      <span>{t.video.ladderOf(labels, ladder.done, ladder.total)}</span>
+      {running ? <span> · {t.video.ladderRunning(Math.floor(figures.percent))}</span> : job?.state === 'queued' ? <span> · {t.video.ladderQueued}</span> : null}
+      {running ? <JobProgress figures={figures} label={t.jobs.progressOf(t.jobs.types.ladder ?? '')} /> : null}
+    </div>
+  );
+}
+
+/** The live figures of the video's running ladder job, if it runs. */
+function ladderFigures(detail: VideoDetail, figures: ReturnType<typeof useJobProgress>): JobFigures | undefined {
+  const job = detail.ladder.job;
+  if (job?.state !== 'running') return undefined;
+  // Among the latest 50 jobs nearly always; else its saved progress is not at hand, and the
+  // pushed one takes over at its next report.
+  return figures(detail.jobs.find((j) => j.id === job.id) ?? { id: job.id, progress: 0, speed: null, etaSeconds: null });
 }
 
 /** The player, and what to give others: a share link (the MP4 of the chosen quality) and an embed snippet. */
