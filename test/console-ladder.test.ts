@@ -73,4 +73,15 @@ describe("a video's page while its ladder grows", () => {
     await expect.poll(() => kinds.evaluateAll((tags) => tags.map((t) => `${t.getAttribute('data-kind')}: ${t.textContent}`).sort())).toEqual(['ladder: rest of ladder', 'transcode: first rendition']);
     await expect.poll(() => page.getByTestId('ladder-help').textContent()).toMatch(/^Rest of ladders: 1 at once \(0 running\)/);
   }, 30_000);
+
+  it("an application's page turns on and off that its videos wait for every rendition", async () => {
+    await page.goto(`${s.baseUrl}/console/apps/${client.appId}`);
+    const box = page.getByRole('checkbox', { name: /Only once every rendition is made/ });
+    expect(await box.isChecked()).toBe(false);
+    await box.click();
+    await expect.poll(async () => (await s.admin.request('GET', `/apps/${client.appId}`)).body.wholeLadderFirst).toBe(true);
+    await expect.poll(() => box.isChecked()).toBe(true);
+    await box.click();
+    await expect.poll(async () => (await s.admin.request('GET', `/apps/${client.appId}`)).body.wholeLadderFirst).toBe(false);
+  }, 30_000);
 });

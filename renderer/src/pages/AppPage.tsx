@@ -87,6 +87,25 @@ export function AppPage({ appId }: { appId: string }) {
               <dd>
                 <Link to={`/videos?appId=${a.appId}`}>{t.app.seeVideos}</Link>
               </dd>
+              <dt>{t.app.playable}</dt>
+              <dd>
+                <label>
+                  <input
+                    type="checkbox"
+                    checked={a.wholeLadderFirst}
+                    disabled={busy}
+                    onChange={(e) => {
+                      const on = e.target.checked;
+                      void act(async () => {
+                        await api('PATCH', `/apps/${appId}`, { wholeLadderFirst: on });
+                        await app.reload();
+                        return on ? t.app.wholeLadderOn : t.app.wholeLadderOff;
+                      });
+                    }}
+                  />{' '}
+                  {t.app.wholeLadderFirst}
+                </label>
+              </dd>
             </dl>
           </section>
           <CallbackForm
