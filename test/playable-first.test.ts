@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/core/events.js';
 import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
-import { placeSource, probeVideo, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { listFiles, placeSource, probeVideo, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -178,5 +178,29 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     expect(started('ladder')).toHaveLength(3);
     expect(Math.min(...started('ladder'))).toBeGreaterThanOrEqual(Math.max(...started('transcode')));
     expect([...niceness]).toEqual([10]);
+  });
+
+  it('cancels a waiting ladder when its video is deleted, and leaves nothing of the video', async () => {
+    // The ladder job is queued an hour ahead, so the deletion finds it waiting.
+    const jobs = t.vop.jobs;
+    const enqueue = jobs.enqueue.bind(jobs);
+    jobs.enqueue = ((type: string, payload: never, o: { runAfter?: number } = {}) =>
+      enqueue(type, payload, type === 'ladder' ? { ...o, runAfter: Date.now() + 3_600_000 } : o)) as typeof jobs.enqueue;
+    try {
+      const id = await client.register();
+      await placeSource(t.vop, id, await makeClip({ seconds: 2, width: 320, height: 180 }));
+      expect(await waitForStatus(t.vop, id, [1], 30_000, { firstRendition: true })).toBe(1);
+      const ladder = await waitUntil('the ladder job', async () => (await t.vop.stores.jobs.list({ videoId: id, types: ['ladder'] }))[0]);
+      expect(ladder.state).toBe('queued');
+      expect((await t.admin.request('DELETE', `/videos/${id}`)).status).toBe(200);
+      expect((await t.vop.stores.jobs.get(ladder.id))?.state).toBe('cancelled');
+      const video = await t.vop.stores.videos.get(id);
+      // Deleted, not "a ladder that failed on a playable video".
+      expect([video?.status, video?.ladder]).toEqual([0, 'pending']);
+      expect(listFiles(t.vop.media.path('play')).filter((f) => f.includes(id))).toEqual([]);
+      expect(listFiles(t.vop.media.path('hls', id))).toEqual([]);
+    } finally {
+      jobs.enqueue = enqueue;
+    }
   });
 });

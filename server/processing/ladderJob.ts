@@ -153,7 +153,8 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
       // The video stays playable with what it has; the console shows why, and a retry of the job
       // (or of the video's transcode) makes the rest.
       const video = await videos.get(job.videoId);
-      if (!video || video.ladder !== 'pending') return;
+      // A video being deleted had its jobs cancelled: nothing of it is playable any more.
+      if (!video || video.status !== VideoStatus.Normal || video.ladder !== 'pending') return;
       await videos.updateMedia(job.videoId, { ladder: 'failed' });
       log(`Ladder of ${job.videoId}: ${reason === 'cancelled' ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${(await videos.renditions(job.videoId)).length} rendition(s).`);
       told(video, 'failed', (await videos.renditions(job.videoId)).map((r) => r.label));
