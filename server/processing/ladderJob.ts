@@ -109,8 +109,12 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
             const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs);
             ctx.progress({ percent: TRANSCODE_SHARE });
-            // HLS only where the first rendition made it (options.hls then), beside its variants.
-            if (master) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside: master });
+            // HLS only where the first rendition made it (options.hls then), beside its variants:
+            // those of the listed renditions only. An attempt cut off after storing its master
+            // playlist (before the rows) left one that also lists the rungs made again now.
+            const kept = new Set(listed.map((r) => r.label));
+            const alongside = master?.filter((v) => kept.has(v.uri.split('/')[0]!));
+            if (alongside) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside });
             return { written, hls: master !== undefined };
           })
           .catch((err: unknown) => {
