@@ -6,13 +6,14 @@ import { apiSection } from './apiBench.js';
 import { clusterSection } from './clusterBench.js';
 import { consoleSection } from './consoleBench.js';
 import { deliverySection } from './deliveryBench.js';
+import { playableSection } from './playableBench.js';
 import { transcodeSection } from './transcodeBench.js';
 import { uploadSection } from './uploadBench.js';
 import { buildServer } from '../scripts/build-server.mjs';
 import { verdict, type BenchSection, type Target } from './lib.js';
 
 /** The sections, in the order a full run takes them. */
-const SECTIONS: BenchSection[] = [apiSection, uploadSection, transcodeSection, deliverySection, clusterSection, consoleSection];
+const SECTIONS: BenchSection[] = [apiSection, uploadSection, transcodeSection, playableSection, deliverySection, clusterSection, consoleSection];
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

@@ -179,7 +179,7 @@ async function runByHand(clip: string, info: VideoInfo, dir: string, ffmpeg: str
 }
 
 /** Spawns ffmpeg as a person would (no progress pipe, no wrapper); resolves with stdout when asked. */
-function ffmpegRun(ffmpeg: string, args: string[], keepStdout = false): Promise<Buffer> {
+export function ffmpegRun(ffmpeg: string, args: string[], keepStdout = false): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe'] });
     const out: Buffer[] = [];

@@ -1,0 +1,561 @@
+/**
+ * `npm run bench -- playable`: how soon an upload becomes playable, and what the ladder after it
+ * costs, against the ffmpeg floors of the same work measured in the same run.
+ *
+ * vop runs as `npm start` runs it (its own process, embedded mode: sql.js and local disk, default
+ * processing options: ladder 1080p/720p/480p/360p, preset veryfast, HLS on). Sources are made
+ * with ffmpeg (testsrc2 and a sine tone): an H.264 1080p30 MP4 with AAC, which the server copies
+ * as its first rendition, and an HEVC 10-bit (yuv420p10le) 1080p30 MP4 with AAC, whose first
+ * rendition is the 360p rung alone. Each source is a 10 s piece encoded once and looped with
+ * `-stream_loop` and stream copy to its length: encoding 2 minutes of 1080p HEVC with libx265
+ * would take longer than the rest of the bench, and the encoders downstream cost the same per
+ * frame whether the picture repeats or not (every loop starts on a keyframe; a keyframe every 2 s,
+ * as phones and cameras write them).
+ *
+ * What is measured, all from the upload's answer (the source is stored and probed, the video is
+ * in 5), each file sent through `POST /Api/Video/Upload` (multipart, as an application's server sends it):
+ *  - first playable: until `/Api/Video/Get` says Status 1 (polled every {@link STATUS_POLL_MS}
+ *    ms), and until the first rendition it lists answers a range request (206): the latter is the
+ *    figure held to the goals;
+ *  - whole ladder: until the video's `ladder` is '' and its ladder job succeeded (the admin API's
+ *    view of the video, polled every {@link LADDER_POLL_MS} ms);
+ *  - three H.264 uploads sent at once: each one's time to status 1 and to its fetchable rendition.
+ * Uploads run one after another on an otherwise idle server: a video whose whole ladder is not
+ * measured has its ladder job cancelled once it is playable (and its ffmpeg gone), so that it
+ * does not share the machine with the next upload.
+ *
+ * The floors, spawned directly from this process with the same ffmpeg binary the server resolves:
+ *  - the H.264 source copied to HLS (`-c copy -f hls`): what the first rendition of a copied
+ *    source cannot beat;
+ *  - one 360p rung alone, veryfast, from each source (buildTranscodeArgs with the last rung of
+ *    pickRungs): what an encoded first rendition cannot beat;
+ *  - today's one-pass ladder: one run of buildTranscodeArgs with every rung of pickRungs, from
+ *    each source: what the ladder made in two steps is compared with.
+ * Floors and uploads alternate, so that other work on the machine hurts both alike; floors are
+ * compared by their median.
+ *
+ * Settings (environment): VOP_BENCH_SECONDS sets both source lengths (a short run: 10);
+ * VOP_BENCH_PLAYABLE_H264_SECONDS (default 60, the issue's 1-minute uploads) and
+ * VOP_BENCH_PLAYABLE_HEVC_SECONDS (default 30: the issue's 2-minute source, 120, adds some ten
+ * minutes on two cores, mostly the two whole-ladder runs) set one each; VOP_BENCH_PLAYABLE_RUNS
+ * (5) sequential uploads of each source; VOP_BENCH_PLAYABLE_FLOOR_RUNS (3) runs of each short
+ * floor; VOP_BENCH_PLAYABLE_LADDER_RUNS (1) of those uploads whose whole ladder is waited for,
+ * each followed by one one-pass run of the same source.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { defaultFfmpegBinaries } from '../server/media/ffmpegBinaries.js';
+import { pickRungs, type Rendition } from '../server/media/ladder.js';
+import { probe, type VideoInfo } from '../server/media/probe.js';
+import { buildTranscodeArgs } from '../server/media/transcodeArgs.js';
+import { DEFAULT_PROCESSING_OPTIONS, transcodeOptionsOf } from '../server/processing/processingOptions.js';
+import { ServerFleet, loadAverage, median, progress, sleep, verdict, type BenchSection, type ChildServer, type Target, VOP_SERVER } from './lib.js';
+import { ffmpegRun } from './transcodeBench.js';
+import { ADMIN_TOKEN, benchApp, multipartUpload, type BenchApp } from './uploadClients.js';
+
+/** Settings of the playable benchmark; the environment may change them (see the file comment). */
+export interface PlayableBenchSettings {
+  h264Seconds: number;
+  hevcSeconds: number;
+  /** Sequential uploads of each source. */
+  runs: number;
+  /** Runs of each short floor (copy to HLS, one 360p rung). */
+  floorRuns: number;
+  /** Of the sequential uploads, how many wait for the whole ladder (each with a one-pass run beside it). */
+  ladderRuns: number;
+  /** Uploads sent at once (H.264). */
+  together: number;
+}
+
+const DEFAULT_SETTINGS: PlayableBenchSettings = { h264Seconds: 60, hevcSeconds: 30, runs: 5, floorRuns: 3, ladderRuns: 1, together: 3 };
+
+/** The issue's goals. */
+const GOALS = {
+  /** A copied H.264 source: playable within this many ms of its upload's answer. */
+  h264FirstPlayableMs: 5000,
+  /** An encoded source: first playable at most this multiple of its one-rung floor. */
+  hevcFirstPlayableRatio: 1.3,
+  /** The ladder in two steps against today's one pass: copied H.264, encoded HEVC. */
+  h264LadderRatio: 1.1,
+  hevcLadderRatio: 1.25,
+};
+
+const STATUS_POLL_MS = 50;
+const LADDER_POLL_MS = 250;
+/** The picture of both sources. */
+const WIDTH = 1920;
+const HEIGHT = 1080;
+const FPS = 30;
+/** Length of the piece each source loops. */
+const PIECE_SECONDS = 10;
+
+const envNumber = (name: string): number | undefined => {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a number above 0 (got "${v}")`);
+  return n;
+};
+
+export function playableSettingsFromEnv(): PlayableBenchSettings {
+  const both = envNumber('VOP_BENCH_SECONDS');
+  const s: PlayableBenchSettings = {
+    ...DEFAULT_SETTINGS,
+    ...(both ? { h264Seconds: both, hevcSeconds: both } : {}),
+  };
+  s.h264Seconds = envNumber('VOP_BENCH_PLAYABLE_H264_SECONDS') ?? s.h264Seconds;
+  s.hevcSeconds = envNumber('VOP_BENCH_PLAYABLE_HEVC_SECONDS') ?? s.hevcSeconds;
+  s.runs = Math.round(envNumber('VOP_BENCH_PLAYABLE_RUNS') ?? s.runs);
+  s.floorRuns = Math.round(envNumber('VOP_BENCH_PLAYABLE_FLOOR_RUNS') ?? s.floorRuns);
+  s.ladderRuns = Math.min(s.runs, Math.round(envNumber('VOP_BENCH_PLAYABLE_LADDER_RUNS') ?? s.ladderRuns));
+  return s;
+}
+
+export const playableSection: BenchSection = {
+  name: 'playable',
+  about:
+    'time to first playable and to the whole ladder, H.264 1080p (copied) and HEVC 10-bit 1080p, three uploads at once, vs ffmpeg floors ' +
+    '(VOP_BENCH_SECONDS, VOP_BENCH_PLAYABLE_H264_SECONDS, VOP_BENCH_PLAYABLE_HEVC_SECONDS, VOP_BENCH_PLAYABLE_RUNS, VOP_BENCH_PLAYABLE_FLOOR_RUNS, VOP_BENCH_PLAYABLE_LADDER_RUNS)',
+  run: () => playableBench(playableSettingsFromEnv()),
+};
+
+/** One source the bench uploads. */
+interface Source {
+  name: 'H.264' | 'HEVC 10-bit';
+  file: string;
+  info: VideoInfo;
+  rungs: Rendition[];
+  bytes: number;
+}
+
+/** One upload through the server, times in ms. */
+interface UploadRun {
+  videoId: string;
+  /** From sending the request until its answer. */
+  uploadMs: number;
+  /** From the answer until Get said Status 1. */
+  statusMs: number;
+  /** From the answer until the first listed rendition answered a range request. */
+  playableMs: number;
+  /** The labels Get listed at status 1. */
+  firstLabels: string[];
+  /** From the answer until the whole ladder was there; undefined when not waited for. */
+  ladderMs?: number;
+  /** The ladder job's own run (startedAt to finishedAt), when waited for. */
+  ladderJobMs?: number;
+  /** The transcode job's own run (startedAt to finishedAt, the server's clock). */
+  transcodeJobMs?: number;
+}
+
+/** Floors of the run, ms per run. */
+interface Floors {
+  copyHls: number[];
+  rung360: Record<Source['name'], number[]>;
+  onePass: Record<Source['name'], number[]>;
+}
+
+export async function playableBench(s: PlayableBenchSettings): Promise<Target[]> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-bench-playable-'));
+  const fleet = new ServerFleet();
+  const startedAll = performance.now();
+  try {
+    const bins = await defaultFfmpegBinaries();
+    const ffmpeg = bins.ffmpeg.path;
+    const o = DEFAULT_PROCESSING_OPTIONS;
+    console.log(
+      `playable: H.264 ${s.h264Seconds} s and HEVC 10-bit ${s.hevcSeconds} s, ${WIDTH}x${HEIGHT} ${FPS} fps; ${s.runs} sequential upload(s) of each ` +
+        `(${s.ladderRuns} waited for to the whole ladder), ${s.together} H.264 at once; floors ${s.floorRuns}×; ` +
+        `ladder ${o.ladder.rungs.map((r) => r.label).join('/')}, preset ${o.preset}, HLS ${o.hls ? 'on' : 'off'}; ` +
+        `${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}; ${bins.ffmpeg.path} ${bins.ffmpeg.version.slice(0, 30)}…`,
+    );
+    const encoder = await x265Ffmpeg(ffmpeg);
+
+    progress('generating the sources');
+    const h264 = await makeSource(ffmpeg, work, 'H.264', s.h264Seconds, bins.ffprobe.path);
+    const hevc = await makeSource(encoder, work, 'HEVC 10-bit', s.hevcSeconds, bins.ffprobe.path);
+    const warmup = path.join(work, 'warmup.mp4');
+    await ffmpegRun(ffmpeg, [...testPattern(640, 360, 2), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-f', 'mp4', '-y', warmup]);
+    for (const src of [h264, hevc]) {
+      console.log(
+        `  ${src.name}: ${src.info.videoCodec} ${src.info.pixelFormat} ${src.info.width}x${src.info.height}, ${src.info.durationSeconds.toFixed(1)} s, ` +
+          `${(src.bytes / 1e6).toFixed(1)} MB; rungs ${src.rungs.map((r) => r.label).join(', ')}`,
+      );
+    }
+
+    const dataDir = path.join(work, 'data');
+    const vop = await fleet.start({
+      name: 'vop',
+      script: VOP_SERVER,
+      args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--admin-token', ADMIN_TOKEN],
+      listening: /vop listening on (http:\/\/\S+)/,
+    });
+    const api = await benchApp(vop.baseUrl);
+    const ctx: Ctx = { vop, api, dataDir, work };
+    // The server resolves and proves its ffmpeg on first use: a small upload, not timed, pays for that.
+    progress('warm-up upload');
+    await uploadAndWatch(ctx, warmup, { wholeLadder: true });
+
+    const floors: Floors = { copyHls: [], rung360: { 'H.264': [], 'HEVC 10-bit': [] }, onePass: { 'H.264': [], 'HEVC 10-bit': [] } };
+    let floorDirs = 0;
+    const floorDir = () => {
+      const dir = path.join(work, `floor-${floorDirs++}`);
+      fs.mkdirSync(dir);
+      return dir;
+    };
+    const timeFloor = async (list: number[], label: string, args: (dir: string) => string[]) => {
+      const dir = floorDir();
+      progress(`floor: ${label}`);
+      const started = performance.now();
+      await ffmpegRun(ffmpeg, args(dir));
+      list.push(performance.now() - started);
+      fs.rmSync(dir, { recursive: true, force: true });
+    };
+    const copyHlsFloor = () =>
+      timeFloor(floors.copyHls, 'H.264 copied to HLS', (dir) => [
+        '-i', h264.file, '-c', 'copy', '-f', 'hls', '-hls_time', String(o.hlsSegmentSeconds), '-hls_playlist_type', 'vod',
+        '-hls_segment_filename', path.join(dir, 'seg%04d.ts'), path.join(dir, 'index.m3u8'),
+      ]);
+    const rungFloor = (src: Source) =>
+      timeFloor(floors.rung360[src.name], `${src.rungs.at(-1)!.label} alone from ${src.name}`, (dir) =>
+        buildTranscodeArgs(src.file, src.info, [{ rendition: src.rungs.at(-1)!, path: path.join(dir, 'rung.mp4') }], transcodeOptionsOf(o)),
+      );
+    const onePassFloor = (src: Source) =>
+      timeFloor(floors.onePass[src.name], `one-pass ladder from ${src.name}`, (dir) =>
+        buildTranscodeArgs(src.file, src.info, src.rungs.map((r) => ({ rendition: r, path: path.join(dir, `${r.label}.mp4`) })), transcodeOptionsOf(o)),
+      );
+
+    const sequential: Record<Source['name'], UploadRun[]> = { 'H.264': [], 'HEVC 10-bit': [] };
+    for (const src of [h264, hevc]) {
+      for (let i = 0; i < s.runs; i++) {
+        if (i < s.floorRuns) {
+          if (src === h264) await copyHlsFloor();
+          await rungFloor(src);
+        }
+        const wholeLadder = i < s.ladderRuns;
+        progress(`${src.name} upload ${i + 1}/${s.runs}${wholeLadder ? ', to the whole ladder' : ''}`);
+        const r = await uploadAndWatch(ctx, src.file, { wholeLadder });
+        sequential[src.name].push(r);
+        progress(
+          `  playable in ${secs(r.playableMs)} (status 1 at ${secs(r.statusMs)}, first ${r.firstLabels.join('+')}, transcode job ${secs(r.transcodeJobMs ?? NaN)})` +
+            (r.ladderMs !== undefined ? `, whole ladder at ${secs(r.ladderMs)}` : ''),
+        );
+        if (wholeLadder) await onePassFloor(src);
+      }
+    }
+
+    progress(`${s.together} H.264 uploads at once`);
+    const together = await uploadTogether(ctx, h264.file, s.together);
+    for (const r of together) {
+      progress(`  answered ${secs(r.sentMs)} after the start, playable ${secs(r.run.playableMs)} after its answer (${secs(r.fromStartMs)} after the start; transcode job ${secs(r.run.transcodeJobMs ?? NaN)})`);
+    }
+
+    return report(s, { h264, hevc }, sequential, together, floors, (performance.now() - startedAll) / 1000);
+  } finally {
+    await fleet.stopAll();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+interface Ctx {
+  vop: ChildServer;
+  api: BenchApp;
+  dataDir: string;
+  work: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+
+/** testsrc2 and a 440 Hz tone, `seconds` long. */
+function testPattern(width: number, height: number, seconds: number): string[] {
+  return [
+    '-filter_complex', `testsrc2=s=${width}x${height}:r=${FPS}:d=${seconds}[v];sine=f=440:sample_rate=48000:d=${seconds}[a]`,
+    '-map', '[v]', '-map', '[a]',
+  ];
+}
+
+/** An ffmpeg with libx265: the server's if it has it, else the system's. */
+async function x265Ffmpeg(ffmpeg: string): Promise<string> {
+  for (const candidate of [ffmpeg, '/usr/bin/ffmpeg', '/usr/local/bin/ffmpeg']) {
+    if (!fs.existsSync(candidate)) continue;
+    const { stdout } = await promisify(execFile)(candidate, ['-hide_banner', '-encoders'], { maxBuffer: 8 << 20 }).catch(() => ({ stdout: '' }));
+    if (/\blibx265\b/.test(stdout)) return candidate;
+  }
+  throw new Error('no ffmpeg with libx265 found: the HEVC 10-bit source cannot be made');
+}
+
+/** A {@link PIECE_SECONDS} piece encoded once, looped to `seconds` by stream copy; probed as the server probes it. */
+async function makeSource(ffmpeg: string, work: string, name: Source['name'], seconds: number, ffprobe: string): Promise<Source> {
+  const slug = name === 'H.264' ? 'h264' : 'hevc10';
+  const piece = path.join(work, `${slug}-piece.mp4`);
+  const file = path.join(work, `${slug}.mp4`);
+  const pieceSeconds = Math.min(PIECE_SECONDS, seconds);
+  const video =
+    name === 'H.264'
+      ? ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p']
+      : ['-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-x265-params', 'log-level=error'];
+  await ffmpegRun(ffmpeg, [...testPattern(WIDTH, HEIGHT, pieceSeconds), ...video, '-g', String(2 * FPS), '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4', '-y', piece]);
+  const loops = Math.ceil(seconds / pieceSeconds) - 1;
+  await ffmpegRun(ffmpeg, ['-stream_loop', String(loops), '-i', piece, '-c', 'copy', '-t', String(seconds), '-movflags', '+faststart', '-f', 'mp4', '-y', file]);
+  fs.rmSync(piece);
+  const info = await probe(file, { ffprobePath: ffprobe });
+  if (!info.isVideo) throw new Error(`the generated ${name} source is not a video: ${info.reason}`);
+  return { name, file, info, rungs: pickRungs(info, DEFAULT_PROCESSING_OPTIONS.ladder), bytes: fs.statSync(file).size };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Through the server
+
+/** Uploads `file` and times it to playable, then to the whole ladder, or cancels the ladder. */
+async function uploadAndWatch(ctx: Ctx, file: string, o: { wholeLadder: boolean }): Promise<UploadRun> {
+  const videoId = await ctx.api.register();
+  const sent = performance.now();
+  await multipartUpload(ctx.vop.baseUrl, file, fs.statSync(file).size, videoId, ctx.api.auth());
+  const answered = performance.now();
+  const run = await watchPlayable(ctx, videoId, answered);
+  run.uploadMs = answered - sent;
+  await readTranscodeJob(ctx, run);
+  if (o.wholeLadder) await watchLadder(ctx, run, answered);
+  else await cancelLadders(ctx, [videoId]);
+  return run;
+}
+
+/** `n` uploads of `file` sent at once; each timed from its own answer and from the common start. */
+async function uploadTogether(ctx: Ctx, file: string, n: number): Promise<Array<{ run: UploadRun; sentMs: number; fromStartMs: number }>> {
+  const ids = await Promise.all(Array.from({ length: n }, () => ctx.api.register()));
+  const size = fs.statSync(file).size;
+  const start = performance.now();
+  const out = await Promise.all(
+    ids.map(async (videoId) => {
+      await multipartUpload(ctx.vop.baseUrl, file, size, videoId, ctx.api.auth());
+      const answered = performance.now();
+      const run = await watchPlayable(ctx, videoId, answered);
+      run.uploadMs = answered - start;
+      await readTranscodeJob(ctx, run);
+      return { run, sentMs: answered - start, fromStartMs: answered - start + run.playableMs };
+    }),
+  );
+  await cancelLadders(ctx, ids);
+  return out;
+}
+
+/** Polls Get until Status 1, then the first listed rendition until it answers a range request. */
+async function watchPlayable(ctx: Ctx, videoId: string, answered: number): Promise<UploadRun> {
+  const deadline = answered + 15 * 60_000;
+  let statusMs: number | undefined;
+  let lastError = '';
+  for (;;) {
+    if (performance.now() > deadline) throw new Error(`video ${videoId} was not playable within 15 minutes (${lastError})`);
+    const body = await specGet(ctx, videoId);
+    const status = body.VideoModel?.Status;
+    if (status === 7) throw new Error(`video ${videoId} went to 7: ${JSON.stringify(body.VideoModel)}`);
+    if (status === 1) {
+      statusMs ??= performance.now() - answered;
+      const files = body.VideoPlayFile ?? [];
+      const first = files[0];
+      if (first) {
+        const res = await fetch(`${body.MediaSever?.PlayURL ?? ''}${first.VideoURL}`, { headers: { Range: 'bytes=0-7' } });
+        await res.arrayBuffer();
+        if (res.status === 206 || res.status === 200) {
+          return { videoId, uploadMs: NaN, statusMs, playableMs: performance.now() - answered, firstLabels: files.map((f) => f.BitrateLabel) };
+        }
+        lastError = `GET of ${first.VideoURL} answered ${res.status}`;
+      } else lastError = 'status 1 with no VideoPlayFile';
+    }
+    await sleep(STATUS_POLL_MS);
+  }
+}
+
+/** The transcode job's own run, once its end is written (just after the move to 1). */
+async function readTranscodeJob(ctx: Ctx, run: UploadRun): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (performance.now() < deadline) {
+    const job = (await adminDetail(ctx, run.videoId)).jobs.find((j) => j.type === 'transcode');
+    if (job?.startedAt && job.finishedAt) {
+      run.transcodeJobMs = job.finishedAt - job.startedAt;
+      return;
+    }
+    await sleep(STATUS_POLL_MS);
+  }
+}
+
+/** Polls the admin view until the video's ladder is '' and its ladder job succeeded. */
+async function watchLadder(ctx: Ctx, run: UploadRun, answered: number): Promise<void> {
+  const deadline = answered + 30 * 60_000;
+  for (;;) {
+    if (performance.now() > deadline) throw new Error(`the ladder of ${run.videoId} did not complete within 30 minutes`);
+    const d = await adminDetail(ctx, run.videoId);
+    const job = d.jobs.find((j) => j.type === 'ladder');
+    if (d.video.ladder === 'failed' || job?.state === 'failed' || job?.state === 'cancelled') {
+      throw new Error(`the ladder of ${run.videoId} ended ${d.video.ladder}/${job?.state}: ${job?.error ?? ''}`);
+    }
+    if (d.video.ladder === '' && (job?.state === 'succeeded' || run.firstLabels.length === d.renditions.length) && !d.jobs.some((j) => j.state === 'running' || j.state === 'queued')) {
+      run.ladderMs = performance.now() - answered;
+      if (job?.startedAt && job.finishedAt) run.ladderJobMs = job.finishedAt - job.startedAt;
+      return;
+    }
+    await sleep(LADDER_POLL_MS);
+  }
+}
+
+/**
+ * Cancels the ladder jobs of `videoIds` (queued or running), once they are there, and waits until
+ * no job of those videos is live and no ffmpeg the server recorded is running: the next upload
+ * finds the machine idle. All at once: cancelling one lets the queue start the next one's ladder.
+ */
+async function cancelLadders(ctx: Ctx, videoIds: string[]): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    if (performance.now() > deadline) throw new Error(`the ladders of ${videoIds.join(', ')} did not stop within a minute`);
+    let settled = true;
+    for (const videoId of videoIds) {
+      const d = await adminDetail(ctx, videoId);
+      const live = d.jobs.filter((j) => j.state === 'queued' || j.state === 'running');
+      for (const j of live.filter((j) => j.type === 'ladder')) {
+        const res = await adminFetch(ctx, 'POST', `/jobs/${j.id}/cancel`);
+        if (res.status !== 200 && res.status !== 409) throw new Error(`cancelling job ${j.id} answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer().catch(() => undefined);
+      }
+      // 'pending' with no live job: the ladder job is about to be queued (the move to 1's event).
+      if (live.length > 0 || d.video.ladder === 'pending') settled = false;
+    }
+    if (settled && !recordedFfmpegRunning(ctx.dataDir)) return;
+    await sleep(100);
+  }
+}
+
+/** Whether an ffmpeg listed in the server's record of live ffmpeg processes still runs. */
+function recordedFfmpegRunning(dataDir: string): boolean {
+  let lines: string[];
+  try {
+    lines = fs.readFileSync(path.join(dataDir, 'ffmpeg.pids'), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return false;
+  }
+  return lines.some((l) => {
+    const pid = (JSON.parse(l) as { pid: number }).pid;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z' && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('ffmpeg');
+    } catch {
+      return false;
+    }
+  });
+}
+
+interface SpecDetail {
+  VideoModel?: { Status?: number };
+  VideoPlayFile?: Array<{ VideoURL: string; BitrateLabel: string }>;
+  MediaSever?: { PlayURL?: string };
+}
+
+async function specGet(ctx: Ctx, videoId: string): Promise<SpecDetail> {
+  const a = ctx.api.auth();
+  const q = new URLSearchParams({ AppId: a.appId, Timestamp: a.timestamp, Token: a.token, Id: videoId });
+  const res = await fetch(`${ctx.vop.baseUrl}/Api/Video/Get?${q}`);
+  return (await res.json()) as SpecDetail;
+}
+
+interface AdminDetail {
+  video: { ladder: string; status: number };
+  renditions: Array<{ label: string }>;
+  jobs: Array<{ id: string; type: string; state: string; error: string; startedAt: number | null; finishedAt: number | null }>;
+}
+
+function adminFetch(ctx: Ctx, method: string, apiPath: string): Promise<Response> {
+  return fetch(`${ctx.vop.baseUrl}/admin/api${apiPath}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+}
+
+async function adminDetail(ctx: Ctx, videoId: string): Promise<AdminDetail> {
+  const res = await adminFetch(ctx, 'GET', `/videos/${videoId}`);
+  if (res.status !== 200) throw new Error(`GET /admin/api/videos/${videoId} answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as AdminDetail;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report
+
+/** Nearest-rank percentile (p95 of five figures is the largest). */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+function report(
+  s: PlayableBenchSettings,
+  src: { h264: Source; hevc: Source },
+  sequential: Record<Source['name'], UploadRun[]>,
+  together: Array<{ run: UploadRun; sentMs: number; fromStartMs: number }>,
+  floors: Floors,
+  totalSeconds: number,
+): Target[] {
+  const H = 'H.264';
+  const V = 'HEVC 10-bit';
+  const rows: string[][] = [];
+  const row = (...cells: string[]) => rows.push(cells);
+  const list = (xs: number[]) => xs.map((x) => (x / 1000).toFixed(2)).join(', ');
+  const h = sequential[H];
+  const v = sequential[V];
+  const copyFloor = median(floors.copyHls);
+  const h264RungFloor = median(floors.rung360[H]);
+  const hevcRungFloor = median(floors.rung360[V]);
+
+  const hPlay = h.map((r) => r.playableMs);
+  const vPlay = v.map((r) => r.playableMs);
+  const tPlay = together.map((t) => t.run.playableMs);
+  row(`${H} ${s.h264Seconds} s: upload answer → status 1`, String(h.length), secs(percentile(h.map((r) => r.statusMs), 0.5)), secs(percentile(h.map((r) => r.statusMs), 0.95)), '', '', '', list(h.map((r) => r.statusMs)));
+  row(`${H} ${s.h264Seconds} s: answer → first rendition fetchable`, String(h.length), secs(percentile(hPlay, 0.5)), secs(percentile(hPlay, 0.95)), `copy→HLS ${secs(copyFloor)}`, (percentile(hPlay, 0.5) / copyFloor).toFixed(2), `≤ ${secs(GOALS.h264FirstPlayableMs)} (p95)`, list(hPlay));
+  row(`${H} ×${together.length} at once: answer → fetchable`, String(together.length), secs(percentile(tPlay, 0.5)), secs(percentile(tPlay, 0.95)), `copy→HLS ${secs(copyFloor)}`, (percentile(tPlay, 0.5) / copyFloor).toFixed(2), `≤ ${secs(GOALS.h264FirstPlayableMs)} (each)`, list(tPlay));
+  row(`${H} ×${together.length} at once: first request sent → fetchable`, String(together.length), secs(percentile(together.map((t) => t.fromStartMs), 0.5)), secs(percentile(together.map((t) => t.fromStartMs), 0.95)), '', '', '', list(together.map((t) => t.fromStartMs)));
+  row(`${V} ${s.hevcSeconds} s: upload answer → status 1`, String(v.length), secs(percentile(v.map((r) => r.statusMs), 0.5)), secs(percentile(v.map((r) => r.statusMs), 0.95)), '', '', '', list(v.map((r) => r.statusMs)));
+  row(`${V} ${s.hevcSeconds} s: answer → first rendition fetchable`, String(v.length), secs(percentile(vPlay, 0.5)), secs(percentile(vPlay, 0.95)), `360p alone ${secs(hevcRungFloor)}`, (percentile(vPlay, 0.5) / hevcRungFloor).toFixed(2), `≤ ${GOALS.hevcFirstPlayableRatio.toFixed(2)}× (p50)`, list(vPlay));
+
+  const jobs = (runs: UploadRun[]) => runs.map((r) => r.transcodeJobMs ?? NaN);
+  row(`${H}: transcode job alone (server's start → end)`, String(h.length), secs(percentile(jobs(h), 0.5)), secs(percentile(jobs(h), 0.95)), '', '', '', list(jobs(h)));
+  row(`${H} ×${together.length} at once: transcode job alone`, String(together.length), secs(percentile(jobs(together.map((t) => t.run)), 0.5)), secs(percentile(jobs(together.map((t) => t.run)), 0.95)), '', '', '', list(jobs(together.map((t) => t.run))));
+  row(`${V}: transcode job alone (server's start → end)`, String(v.length), secs(percentile(jobs(v), 0.5)), secs(percentile(jobs(v), 0.95)), '', '', '', list(jobs(v)));
+
+  const ladder = (name: Source['name']) => {
+    const runs = sequential[name].filter((r) => r.ladderMs !== undefined);
+    return { server: median(runs.map((r) => r.ladderMs!)), job: runs.map((r) => r.ladderJobMs ?? NaN), onePass: median(floors.onePass[name]), runs };
+  };
+  const hl = ladder(H);
+  const vl = ladder(V);
+  row(`${H}: answer → whole ladder`, String(hl.runs.length), secs(hl.server), '', `one pass ${secs(hl.onePass)}`, (hl.server / hl.onePass).toFixed(3), `≤ ${GOALS.h264LadderRatio.toFixed(2)}`, `ladder job alone ${list(hl.job)}`);
+  row(`${V}: answer → whole ladder`, String(vl.runs.length), secs(vl.server), '', `one pass ${secs(vl.onePass)}`, (vl.server / vl.onePass).toFixed(3), `≤ ${GOALS.hevcLadderRatio.toFixed(2)}`, `ladder job alone ${list(vl.job)}`);
+
+  const header = ['measure', 'n', 'p50', 'p95', 'floor (median)', 'ratio', 'goal', 'each run (s)'];
+  console.log('');
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${header.map(() => '---').join('|')}|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+
+  console.log('');
+  const fHeader = ['floor (ffmpeg alone, same binary)', 'n', 'min', 'median', 'each run (s)'];
+  console.log(`| ${fHeader.join(' | ')} |`);
+  console.log(`|${fHeader.map(() => '---').join('|')}|`);
+  const frow = (label: string, xs: number[]) => console.log(`| ${label} | ${xs.length} | ${secs(Math.min(...xs))} | ${secs(median(xs))} | ${list(xs)} |`);
+  frow(`${H} ${s.h264Seconds} s copied to HLS (-c copy -f hls)`, floors.copyHls);
+  frow(`${H} ${s.h264Seconds} s → ${src.h264.rungs.at(-1)!.label} alone, ${DEFAULT_PROCESSING_OPTIONS.preset}`, floors.rung360[H]);
+  frow(`${V} ${s.hevcSeconds} s → ${src.hevc.rungs.at(-1)!.label} alone, ${DEFAULT_PROCESSING_OPTIONS.preset}`, floors.rung360[V]);
+  frow(`${H} ${s.h264Seconds} s one-pass ladder (${src.h264.rungs.map((r) => r.label).join('/')})`, floors.onePass[H]);
+  frow(`${V} ${s.hevcSeconds} s one-pass ladder (${src.hevc.rungs.map((r) => r.label).join('/')})`, floors.onePass[V]);
+  console.log(`  (${H} first rendition(s) listed at status 1: ${[...new Set(h.map((r) => r.firstLabels.join('+')))].join(', ')}; ${V}: ${[...new Set(v.map((r) => r.firstLabels.join('+')))].join(', ')}; ` +
+    `${H} 360p-alone floor ${secs(h264RungFloor)} for reference; load average ${loadAverage().toFixed(1)} at the end; ${Math.round(totalSeconds)} s in all)`);
+
+  const targets: Target[] = [
+    { what: `${H} first playable p95`, text: `${secs(percentile(hPlay, 0.95))} (≤ ${secs(GOALS.h264FirstPlayableMs)})`, met: percentile(hPlay, 0.95) <= GOALS.h264FirstPlayableMs },
+    { what: `${H} ×${together.length} at once, slowest first playable`, text: `${secs(Math.max(...tPlay))} (≤ ${secs(GOALS.h264FirstPlayableMs)})`, met: Math.max(...tPlay) <= GOALS.h264FirstPlayableMs },
+    { what: `${V} first playable p50 / 360p floor`, text: `${(percentile(vPlay, 0.5) / hevcRungFloor).toFixed(2)} (≤ ${GOALS.hevcFirstPlayableRatio.toFixed(2)})`, met: percentile(vPlay, 0.5) / hevcRungFloor <= GOALS.hevcFirstPlayableRatio },
+    { what: `${H} whole ladder / one pass`, text: `${(hl.server / hl.onePass).toFixed(3)} (≤ ${GOALS.h264LadderRatio.toFixed(2)})`, met: hl.server / hl.onePass <= GOALS.h264LadderRatio },
+    { what: `${V} whole ladder / one pass`, text: `${(vl.server / vl.onePass).toFixed(3)} (≤ ${GOALS.hevcLadderRatio.toFixed(2)})`, met: vl.server / vl.onePass <= GOALS.hevcLadderRatio },
+  ];
+  console.log('');
+  for (const t of targets) console.log(`  ${verdict(t.met)}  ${t.what}: ${t.text}`);
+  return targets;
+}
