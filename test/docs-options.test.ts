@@ -15,7 +15,7 @@ import { ROOT } from './helpers/server.js';
 
 /** Defaults that depend on the machine, written as a rule rather than a value; why each is skipped. */
 const COMPUTED: Record<string, string> = {
-  'processing.concurrency': 'half the cores, at least 1',
+  'processing.concurrency': 'half the cores, at least 2',
   'processing.memoryLimitBytes': 'max(4 GiB, 2 GiB + 256 MiB a core)',
   'processing.ladder': 'checked against the default ladder table below',
 };

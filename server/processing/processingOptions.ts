@@ -15,8 +15,10 @@ export interface ProcessingOptions {
   /** libx264 constant rate factor (0-51, lower is better), capped by each rung's bitrate. */
   crf: number;
   /**
-   * Transcodes that run at once. Default: half the cores, at least 1 — one libx264 run already
-   * spreads its encoders over every core, so more at once only makes each slower.
+   * Transcodes (first renditions) that run at once. Default: half the cores, at least 2. One
+   * libx264 run already spreads over every core, so more at once only makes each slower; but most
+   * first renditions are copies, which take little CPU, and a second slot keeps one from waiting
+   * behind another's lowest rung (an H.264 upload behind an HEVC one).
    */
   concurrency: number;
   /**
@@ -81,9 +83,9 @@ export function defaultMemoryLimitBytes(): number {
   return Math.max(4 * 2 ** 30, 2 * 2 ** 30 + os.availableParallelism() * 256 * 2 ** 20);
 }
 
-/** Half the cores the process may use, at least one (see `concurrency`). */
+/** Half the cores the process may use, at least two (see `concurrency`). */
 export function defaultTranscodeConcurrency(): number {
-  return Math.max(1, Math.floor(os.availableParallelism() / 2));
+  return Math.max(2, Math.floor(os.availableParallelism() / 2));
 }
 
 export const DEFAULT_PROCESSING_OPTIONS: ProcessingOptions = {

@@ -124,17 +124,20 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           // The covers are taken from the source while the renditions encode: their runs are short
           // and spend most of their time starting and seeking, which the long encode hides.
           const job = { videoId, source, info, dateFolder, outDir: dirs.play };
-          const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [
-            video.keepSource
-              ? keepSourceRendition({ ...job, ffmpeg: steps }).then((w) => [w])
-              : first.kind === 'copy'
-                ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then((w) => [w])
-                : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
-            writeCovers(source, info, dirs.covers, steps),
-          ]);
-          ctx.progress({ percent: TRANSCODE_SHARE });
           const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
-          if (hls) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds);
+          // HLS follows the renditions in the same branch: a copy is done long before the covers,
+          // and its packaging then costs the video no time.
+          const renditions = async (steps: FfmpegRunContext) => {
+            const written = video.keepSource
+              ? [await keepSourceRendition({ ...job, ffmpeg: steps })]
+              : first.kind === 'copy'
+                ? [await copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx))]
+                : await transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs);
+            if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds);
+            return written;
+          };
+          const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
+          ctx.progress({ percent: TRANSCODE_SHARE });
           return { info, written, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
         }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
