@@ -56,9 +56,14 @@ describe('pull address policy', () => {
       '64:ff9b:1::7f00:1',
       '2002:7f00:1::1',
       '2001:0:1::1',
+      // The old IPv4-compatible form: judged as the IPv4 address inside it.
+      '::169.254.169.254',
+      '::127.0.0.1',
     ]) {
       expect(policy.refusal(a), a).toMatch(/^refused address /);
     }
+    expect(policy.refusal('::127.0.0.1')).toMatch(/loopback/);
+    expect(policy.refusal('::169.254.169.254')).toMatch(/cloud metadata/);
   });
 
   it('refuses a host if any of its addresses is refused (mixed DNS answers)', async () => {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TrustedProxies } from '../server/http/clientAddress.js';
+import { TrustedProxies, UNKNOWN_CLIENT } from '../server/http/clientAddress.js';
 import { resolveOptions } from '../server/config.js';
 import { parseStartArgs } from '../server/startArgs.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
@@ -51,11 +51,25 @@ describe('TrustedProxies.resolve', () => {
     expect(p.resolve('fd00::5', '2001:db8::1')).toBe('2001:db8::1');
   });
 
-  it('keeps the peer when the header is absent, all proxies, or garbage at the first untrusted hop', () => {
+  it('keeps the peer when the header is absent or all proxies', () => {
     expect(p.resolve('10.0.0.1', undefined)).toBe('10.0.0.1');
     expect(p.resolve('10.0.0.1', '10.0.0.2, 10.0.0.3')).toBe('10.0.0.1');
-    expect(p.resolve('10.0.0.1', '203.0.113.1, not-an-address')).toBe('10.0.0.1');
     expect(p.resolve('::ffff:198.51.100.7', undefined)).toBe('198.51.100.7');
+  });
+
+  it('takes garbage at the first untrusted hop for an unknown client, never for the proxy itself', () => {
+    for (const header of ['203.0.113.1, not-an-address', '10.9.9.9, zz', '1.2.3.4:5555', '203.0.113.1, 10.0.0.9, [::1]:80']) {
+      expect(p.resolve('10.0.0.1', header), header).toBe(UNKNOWN_CLIENT);
+    }
+    expect(new TrustedProxies(['127.0.0.1/32']).resolve('127.0.0.1', '10.9.9.9, zz')).toBe(UNKNOWN_CLIENT);
+  });
+
+  it('reads the IPv4-compatible and IPv4-mapped IPv6 spellings as the IPv4 address', () => {
+    expect(p.resolve('10.0.0.1', '::127.0.0.1')).toBe('127.0.0.1');
+    expect(p.resolve('10.0.0.1', '::ffff:127.0.0.1')).toBe('127.0.0.1');
+    expect(p.resolve('::10.0.0.1', '203.0.113.1')).toBe('203.0.113.1');
+    // :: and ::1 are themselves, not 0.0.0.0 and 0.0.0.1.
+    expect(p.resolve('10.0.0.1', '::1')).toBe('::1');
   });
 
   it('is set by --trusted-proxies or VOP_TRUSTED_PROXIES, and a bad CIDR is refused by name', () => {
@@ -190,6 +204,11 @@ describe('limits keyed on the client address behind a proxy (issue 12, item 4)',
     t = await start(['127.0.0.1/32']);
     const forwarded = await requestFrom('127.0.0.1', `${t.baseUrl}/admin/api/apps`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'X-Forwarded-For': '203.0.113.1' } });
     expect(forwarded.status).toBe(403);
+    // An unreadable forwarded address from that proxy is a remote client too, not the proxy.
+    for (const header of ['10.9.9.9, zz', '1.2.3.4:5555']) {
+      const garbled = await requestFrom('127.0.0.1', `${t.baseUrl}/admin/api/apps`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'X-Forwarded-For': header } });
+      expect(garbled.status, header).toBe(403);
+    }
     const local = await requestFrom('127.0.0.1', `${t.baseUrl}/admin/api/apps`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(local.status).toBe(200);
   });

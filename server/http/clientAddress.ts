@@ -29,7 +29,7 @@ export class TrustedProxies {
 
   /** The client's address for a request whose socket peer is `peer` (see the class comment). */
   resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string {
-    const direct = normalize(peer) ?? 'unknown';
+    const direct = normalize(peer) ?? UNKNOWN_CLIENT;
     if (this.ranges.length === 0 || !this.includes(peer)) return direct;
     return this.behind(direct, forwardedFor);
   }
@@ -42,8 +42,10 @@ export class TrustedProxies {
       const hop = hops[i]!;
       if (hop === '') continue;
       const ip = normalize(hop);
-      // Garbage where an address should be: that hop cannot be believed, nor anything left of it.
-      if (ip === undefined) return direct;
+      // Garbage where an address should be (`zz`, `1.2.3.4:5555`): that hop cannot be believed,
+      // nor anything left of it, and the client is not the proxy either (which may be on
+      // loopback, where the admin API answers): it is a remote client whose address is unknown.
+      if (ip === undefined) return UNKNOWN_CLIENT;
       if (!this.includes(ip)) return ip;
     }
     // Every hop was a trusted proxy (or there was no header): the request came from the proxies.
@@ -81,7 +83,7 @@ export function noteClientAddress(req: IncomingMessage, proxies: TrustedProxies)
   const socket = req.socket;
   if (peers.has(socket)) return;
   const peer = socket.remoteAddress;
-  peers.set(socket, { address: normalize(peer) ?? 'unknown', proxies: proxies.includes(peer) ? proxies : undefined });
+  peers.set(socket, { address: normalize(peer) ?? UNKNOWN_CLIENT, proxies: proxies.includes(peer) ? proxies : undefined });
 }
 
 /**
@@ -92,17 +94,29 @@ export function noteClientAddress(req: IncomingMessage, proxies: TrustedProxies)
  */
 export function clientAddress(req: IncomingMessage): string {
   const peer = peers.get(req.socket);
-  if (!peer) return normalize(req.socket.remoteAddress) ?? 'unknown';
+  if (!peer) return normalize(req.socket.remoteAddress) ?? UNKNOWN_CLIENT;
   return peer.proxies ? peer.proxies.behind(peer.address, req.headers['x-forwarded-for']) : peer.address;
 }
 
-/** IPv4-mapped IPv6 (`::ffff:10.0.0.1`) as IPv4; a bracketed or zone-less form as ipaddr parses it. */
+/** What a request's client address is when a trusted proxy's header names none that can be read. */
+export const UNKNOWN_CLIENT = 'unknown';
+
+/**
+ * IPv4-mapped (`::ffff:10.0.0.1`) and IPv4-compatible (`::10.0.0.1`) IPv6 as IPv4, so that neither
+ * spelling passes for another address than the IPv4 one (`::127.0.0.1` is loopback); a bracketed
+ * or zone-less form as ipaddr parses it.
+ */
 function parseAddress(text: string | undefined): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   if (!text) return undefined;
   const t = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
   if (!ipaddr.isValid(t)) return undefined;
   const ip = ipaddr.parse(t);
-  return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip;
+  if (ip.kind() !== 'ipv6') return ip;
+  const v6 = ip as ipaddr.IPv6;
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+  const p = v6.parts;
+  const compatible = p.slice(0, 6).every((x) => x === 0) && !(p[6] === 0 && p[7]! <= 1);
+  return compatible ? new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]) : v6;
 }
 
 /** An address in one canonical spelling (so that `::ffff:1.2.3.4` and `1.2.3.4` share a limit). */

@@ -67,8 +67,8 @@ export class PullPolicy {
     } catch {
       return `"${address}" is not an IP address`;
     }
-    // An IPv6 form of an IPv4 address (::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d) reaches that
-    // IPv4 address: judge the IPv4 address.
+    // An IPv6 form of an IPv4 address (::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d, the old
+    // IPv4-compatible ::a.b.c.d) may reach that IPv4 address: judge the IPv4 address.
     const v4 = embeddedIPv4(ip);
     const judged = v4 ?? ip;
     const range = judged.range();
@@ -113,7 +113,9 @@ function embeddedIPv4(ip: Address): ipaddr.IPv4 | undefined {
   if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
   const p = v6.parts;
   const nat64 = p[0] === 0x64 && p[1] === 0xff9b && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0;
-  if (nat64) return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
+  // IPv4-compatible (::a.b.c.d, deprecated by RFC 4291 but still parsed): a.b.c.d, except :: and ::1.
+  const compatible = p.slice(0, 6).every((x) => x === 0) && !(p[6] === 0 && p[7]! <= 1);
+  if (nat64 || compatible) return new ipaddr.IPv4([p[6]! >> 8, p[6]! & 0xff, p[7]! >> 8, p[7]! & 0xff]);
   return undefined;
 }
 

@@ -78,6 +78,8 @@ export interface ConfineOptions {
 export interface ConfinedCommand {
   file: string;
   args: string[];
+  /** The environment to spawn it with: {@link toolEnvironment}, never the server's own. */
+  env: NodeJS.ProcessEnv;
   /** The memory cap applied, in bytes; 0 when none was (not asked for, or no prlimit here). */
   memoryCapBytes: number;
 }
@@ -100,7 +102,24 @@ export function confine(program: string, args: readonly string[], o: ConfineOpti
   // setpriv outermost: the parent-death signal must be set on the process node spawned; it
   // survives the execs of prlimit and ffmpeg (none is set-uid).
   if (setpriv.length > 0) command = [setprivPath, ...setpriv, '--', ...command];
-  return { file: command[0]!, args: command.slice(1), memoryCapBytes };
+  return { file: command[0]!, args: command.slice(1), env: toolEnvironment(), memoryCapBytes };
+}
+
+/** What of the server's environment a tool may need to start: where programs and libraries are. */
+const TOOL_ENVIRONMENT =
+  process.platform === 'win32'
+    ? ['PATH', 'PATHEXT', 'SystemRoot', 'windir', 'TEMP', 'TMP']
+    : ['PATH', 'LD_LIBRARY_PATH', 'DYLD_LIBRARY_PATH', 'TMPDIR'];
+
+/**
+ * The environment ffmpeg and ffprobe run with: the few variables they need to start, and nothing
+ * else. The server's holds the admin token (VOP_ADMIN_TOKEN) and, in cluster mode, the database
+ * address and the S3 keys; a tool working on a file crafted for it must not be able to read them.
+ */
+export function toolEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of TOOL_ENVIRONMENT) if (env[name] !== undefined) kept[name] = env[name];
+  return kept;
 }
 
 /**

@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { BinarySource, ResolvedBinary, Tool } from './ffmpegBinary.js';
 import { proveBinaries, type ProofReport } from './ffmpegProof.js';
+import { toolEnvironment } from './confinement.js';
 import { findExecutable } from './findExecutable.js';
 
 const require = createRequire(import.meta.url);
@@ -229,7 +230,7 @@ function ensureExecutable(file: string): void {
 
 function readVersion(file: string, timeoutMs: number): Promise<{ version: string; libavformat: string | null }> {
   return new Promise((resolve, reject) => {
-    execFile(file, ['-hide_banner', '-version'], { timeout: timeoutMs, windowsHide: true }, (err, stdout) => {
+    execFile(file, ['-hide_banner', '-version'], { timeout: timeoutMs, windowsHide: true, env: toolEnvironment() }, (err, stdout) => {
       if (err) return reject(new Error(`"-version" failed: ${err.message.split('\n')[0]}`));
       const first = stdout.split(/\r?\n/, 1)[0]?.trim() ?? '';
       if (!/version/i.test(first)) return reject(new Error(`"-version" printed no version line (got "${first.slice(0, 80)}")`));

@@ -174,7 +174,7 @@ async function decodeCheck(b: ResolvedBinary, file: string, timeoutMs: number): 
 function runTool(file: string, args: string[], timeoutMs: number): Promise<string | undefined> {
   const command = confine(file, args, { dieWithParent: true, memoryLimitBytes: 0 });
   return new Promise((resolve) => {
-    execFile(command.file, command.args, { timeout: timeoutMs, windowsHide: true, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
+    execFile(command.file, command.args, { timeout: timeoutMs, windowsHide: true, maxBuffer: 1024 * 1024, env: command.env }, (err, _stdout, stderr) => {
       if (!err) return resolve(undefined);
       const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: NodeJS.Signals | null };
       if (e.killed) return resolve(`took longer than ${timeoutMs} ms`);

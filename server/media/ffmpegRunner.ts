@@ -170,8 +170,8 @@ export function parentDeathSignalSupported(): boolean {
 function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Promise<RunResult> {
   const ffArgs = ['-hide_banner', '-nostdin', '-nostats', '-progress', 'pipe:3', ...args];
   // fd 3 carries -progress, so stdout stays free for data (raw frames) when a caller wants it.
-  const spawnOptions = { stdio: ['ignore', o.maxStdoutBytes > 0 ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], windowsHide: true };
   const command = confine(ffmpegPath, ffArgs, { dieWithParent: o.dieWithParent, memoryLimitBytes: o.memoryLimitBytes, niceness: o.niceness });
+  const spawnOptions = { stdio: ['ignore', o.maxStdoutBytes > 0 ? 'pipe' : 'ignore', 'pipe', 'pipe'] as ('ignore' | 'pipe')[], windowsHide: true, env: command.env };
   const child = spawn(command.file, command.args, spawnOptions);
 
   return new Promise<RunResult>((resolve, reject) => {

@@ -116,6 +116,9 @@ export class ProbeError extends Error {
  */
 const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sdp', 'rtp', 'rtsp', 'tee', 'tty', 'lavfi']);
 
+/** The most of ffprobe's JSON report read; a larger one is a verdict on the file (see probe). */
+const MAX_REPORT_BYTES = 8 * 2 ** 20;
+
 /** Probes `file`; resolves with a verdict, rejects with {@link ProbeError} when ffprobe cannot give one. */
 export async function probe(file: string, input: Partial<ProbeOptions> & Pick<ProbeOptions, 'ffprobePath'>): Promise<ProbeResult> {
   const o: ProbeOptions = { ...DEFAULT_PROBE_OPTIONS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)), ffprobePath: input.ffprobePath };
@@ -132,9 +135,12 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];
   const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
     const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
-    execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: 8 * 1024 * 1024, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: MAX_REPORT_BYTES, windowsHide: true, env: cmd.env }, (err, stdout, stderr) => {
       if (err) {
         const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string; signal?: NodeJS.Signals | null };
+        // A report this large is the file's doing (megabytes of metadata tags), not the tool's: a
+        // file no camera or editor writes, refused as one, not passed on as a probe that broke.
+        if (e.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return resolve({ isVideo: false, reason: `ffprobe's report on it is over ${MAX_REPORT_BYTES / 2 ** 20} MiB (metadata no video needs)`, formatName: null });
         if (e.killed) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms on "${abs}".`));
         if (typeof e.code === 'string') return reject(new ProbeError(`Could not run ffprobe "${ffprobePath}": ${e.message}`));
         // The confining wrappers (setpriv, prlimit) exec ffprobe in place; when that exec fails they say so and exit 126 or 127.
@@ -172,7 +178,7 @@ function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promi
   const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
   const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true });
+    const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, env: cmd.env });
     let end: number | null = null;
     let rest = '';
     let timedOut = false;
