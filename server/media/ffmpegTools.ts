@@ -1,7 +1,9 @@
-import { confinementSupport, type ConfinementSupport } from './confinement.js';
+import { execFile } from 'node:child_process';
+import { confinementSupport, toolEnvironment, type ConfinementSupport } from './confinement.js';
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
 import type { ProofReport } from './ffmpegProof.js';
-import { ProbeError, probe, type ProbeResult } from './probe.js';
+import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
+import { isReferenceFormat, ProbeError, probe, type ProbeResult } from './probe.js';
 import { judgeSource, type SourcePolicy } from './sourcePolicy.js';
 
 /**
@@ -38,6 +40,8 @@ export interface MediaToolSettings {
  */
 export class FfmpegTools {
   private resolved: Promise<FfmpegBinaries> | undefined;
+  /** Each ffprobe's demuxer names, for the allow-list's prefixes (formatsFor). */
+  private readonly demuxers = new Map<string, Promise<string[]>>();
   private settings: MediaToolSettings | undefined;
 
   /**
@@ -98,13 +102,43 @@ export class FfmpegTools {
     const failures: string[] = [];
     for (const ffprobe of [b.ffprobe, ...b.alternates.ffprobe]) {
       try {
-        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs, memoryLimitBytes: this.memoryLimitBytes });
+        const formats = await this.formatsFor(ffprobe.path);
+        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs, memoryLimitBytes: this.memoryLimitBytes, formats });
       } catch (err) {
         if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
         failures.push(err.message);
       }
     }
     throw new ProbeError(failures.length === 1 ? String(failures[0]) : `every ffprobe failed: ${failures.join(' ')}`);
+  }
+
+  /**
+   * The demuxers a probe may open: the source policy's containers (a name ending in `*` stands
+   * for every demuxer of this ffprobe it starts), the verdict formats, and never one that reads
+   * other files (media/demuxers.ts).
+   */
+  private async formatsFor(ffprobePath: string): Promise<string[]> {
+    const containers = this.settings?.policy.allowed.containers ?? BUILT_IN_CONTAINERS;
+    const prefixes = containers.filter((c) => c.endsWith('*')).map((c) => c.slice(0, -1));
+    const expanded = prefixes.length === 0 ? [] : (await this.demuxerNames(ffprobePath)).filter((d) => prefixes.some((p) => d.startsWith(p)));
+    const all = [...containers.filter((c) => !c.endsWith('*')), ...expanded, ...VERDICT_FORMATS];
+    return [...new Set(all)].filter((f) => !isReferenceFormat(f));
+  }
+
+  /** Every demuxer name this ffprobe knows (`-demuxers`), asked once per binary. */
+  private demuxerNames(ffprobePath: string): Promise<string[]> {
+    let names = this.demuxers.get(ffprobePath);
+    if (!names) {
+      names = new Promise<string[]>((resolve) => {
+        execFile(ffprobePath, ['-hide_banner', '-demuxers'], { timeout: 10_000, windowsHide: true, env: toolEnvironment() }, (err, stdout) => {
+          // Listed after the "--" line as " D  name[,name…]  description".
+          const rows = err ? [] : stdout.split('\n').slice(stdout.split('\n').findIndex((l) => l.trim() === '--') + 1);
+          resolve(rows.flatMap((l) => /^\s*D\S*\s+(\S+)/.exec(l)?.[1]?.split(',') ?? []));
+        });
+      });
+      this.demuxers.set(ffprobePath, names);
+    }
+    return names;
   }
 
   /** For /healthz: never throws. */

@@ -10,6 +10,7 @@ import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { confine } from './confinement.js';
+import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
 
 /** A file we can transcode. Sizes are as displayed: after rotation and the pixel aspect ratio. */
 export interface VideoInfo {
@@ -90,9 +91,15 @@ export interface ProbeOptions {
    * frame or two of some formats, and runs confined like ffmpeg (media/confinement.ts).
    */
   memoryLimitBytes: number;
+  /**
+   * The demuxers ffprobe may open (`-format_whitelist`, exact ffmpeg names): a file no other
+   * demuxer reads is "not a video" before any other demuxer has looked inside it. Default: the
+   * built-in containers and the verdict formats (media/demuxers.ts).
+   */
+  formats: readonly string[];
 }
 
-export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000, memoryLimitBytes: 0 } satisfies Partial<ProbeOptions>;
+export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000, memoryLimitBytes: 0, formats: [...BUILT_IN_CONTAINERS, ...VERDICT_FORMATS] } satisfies Partial<ProbeOptions>;
 
 /**
  * ffprobe gave no verdict on the content. `tool`: the binary failed (could not start, crashed,
@@ -114,7 +121,12 @@ export class ProbeError extends Error {
  * an uploaded playlist could pull local files or internal URLs into a rendition; we refuse them.
  * `tty` turns any text into "video" frames.
  */
-const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sdp', 'rtp', 'rtsp', 'tee', 'tty', 'lavfi']);
+const REFERENCE_FORMATS = new Set(['hls', 'applehttp', 'concat', 'ffconcat', 'sdp', 'rtp', 'rtsp', 'tee', 'tty', 'lavfi', 'dash', 'image2', 'imf', 'webm_dash_manifest']);
+
+/** Whether `format` (a demuxer name) reads other files or streams, and so is never opened on an upload. */
+export function isReferenceFormat(format: string): boolean {
+  return REFERENCE_FORMATS.has(format);
+}
 
 /** The most of ffprobe's JSON report read; a larger one is a verdict on the file (see probe). */
 const MAX_REPORT_BYTES = 8 * 2 ** 20;
@@ -132,7 +144,8 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
   const ffprobePath = o.ffprobePath;
   // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
   const url = `file:${abs}`;
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', url];
+  const formats = ['-format_whitelist', o.formats.join(',')];
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', ...formats, '-print_format', 'json', '-show_format', '-show_streams', url];
   const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
     const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
     execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: MAX_REPORT_BYTES, windowsHide: true, env: cmd.env }, (err, stdout, stderr) => {
@@ -149,6 +162,10 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
         // 128+N for one: the tool broke, which says nothing about the file (issue 10, item 1).
         const signal = e.signal ?? (typeof e.code === 'number' && e.code > 128 && e.code < 160 ? `signal ${e.code - 128}` : null);
         if (signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" crashed (${signal}) on "${abs}".`));
+        // Recognised as a format it may not open: refused by name, before that demuxer read a byte
+        // more (a playlist never opens what it names).
+        const refused = /\[([\w,]+) @ 0x[0-9a-f]+\] Format not on whitelist/.exec(stderr)?.[1];
+        if (refused) return resolve(notOpened(refused));
         const said = lastLine(stderr).replace(`${url}: `, '');
         return resolve({ isVideo: false, reason: `not a media file ffprobe can read${said ? ` (${said})` : ''}`, formatName: null });
       }
@@ -175,7 +192,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
  * read. A pass that runs out of time or breaks is the tool's failure, as in {@link probe}.
  */
 function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promise<number | null> {
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
+  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-format_whitelist', o.formats.join(','), '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
   const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, env: cmd.env });
@@ -236,6 +253,12 @@ export interface FfprobeJson {
     side_data_list?: Array<{ side_data_type?: string; rotation?: number | string }>;
   }>;
   format?: { format_name?: string; duration?: string; bit_rate?: string; size?: string };
+}
+
+/** The verdict on a file ffprobe recognised as `format`, a demuxer it may not open. */
+function notOpened(format: string): NotVideo {
+  if (format.split(',').some((f) => REFERENCE_FORMATS.has(f))) return { isVideo: false, reason: `"${format}" refers to other files or streams; upload the media itself`, formatName: format };
+  return { isVideo: false, reason: `its container (${format}) is not one vop accepts; an admin can allow it (processing.allowFormats.containers)`, formatName: format };
 }
 
 /** Pure: turns ffprobe's JSON into a verdict. */

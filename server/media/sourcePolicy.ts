@@ -13,6 +13,7 @@
  * 16000x16000 Motion JPEG drove ffmpeg past 2.5 GB. The cost of a decode grows with the pixels
  * per frame, the frames per second and the length, none of which the file's size tells.
  */
+import { BUILT_IN_CONTAINERS } from './demuxers.js';
 import type { VideoInfo } from './probe.js';
 
 /** What one source may cost; a source over any of them is refused before it is transcoded. */
@@ -51,18 +52,7 @@ export interface AllowedFormats {
  * more of their kind).
  */
 export const DEFAULT_ALLOWED_FORMATS: Readonly<AllowedFormats> = Object.freeze({
-  containers: [
-    'mov', // MP4, MOV, M4V, 3GP, 3G2 (one demuxer)
-    'matroska', // MKV, WebM
-    'avi',
-    'asf', // WMV
-    'mpegts', // TS, M2TS, MTS (AVCHD)
-    'mpeg', // MPEG-PS: DVD VOB, MPG
-    'flv',
-    'dv',
-    'ogg', // OGV (Theora)
-    'mxf', // professional cameras (XDCAM, Canon XF)
-  ],
+  containers: [...BUILT_IN_CONTAINERS],
   videoCodecs: [
     'h264', 'hevc', 'av1', 'vp8', 'vp9',
     'mpeg4', 'msmpeg4v2', 'msmpeg4v3', // XviD, DivX

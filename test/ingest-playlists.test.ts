@@ -1,0 +1,59 @@
+/**
+ * Files that make ffprobe open other files: a playlist that names itself drove the intake probe
+ * to some 4 GB and half a minute of CPU. The probe now opens only the allowed demuxers
+ * (`-format_whitelist`, media/demuxers.ts), so such a file is refused by name before any demuxer
+ * reads what it names. Real server, real ffprobe, every run under a 512 MiB cap.
+ */
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SpecClient } from './helpers/client.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+let s: TestServer;
+let client: SpecClient;
+
+beforeAll(async () => {
+  s = await startServer({ processing: { memoryLimitBytes: 512 * 2 ** 20, retry: { maxRetries: 0 } } });
+  client = await s.newApp();
+});
+afterAll(async () => {
+  await s?.close();
+});
+
+async function upload(videoId: string, content: string): Promise<{ ResultCode: string; ResultMessage: string }> {
+  const f = new FormData();
+  for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) f.append(k, v);
+  f.append('file', new Blob([content]), 'clip.mp4');
+  const res = await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: f });
+  return (await res.json()).AuthMsg;
+}
+
+describe('uploads that name other files', () => {
+  it('refuses three self-naming playlists sent at once within seconds, by name, and keeps nothing', async () => {
+    const ids = [await client.register(), await client.register(), await client.register()];
+    // A playlist ffprobe's HLS demuxer takes for one, naming the stored source it would become.
+    const playlist = (id: string) => `#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n${s.vop.media.path('sources', id, 'source')}\n`;
+    const started = Date.now();
+    const answers = await Promise.all(ids.map((id) => upload(id, playlist(id))));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    for (const [i, a] of answers.entries()) {
+      expect(a.ResultCode, JSON.stringify(a)).toBe('307');
+      const video = (await s.vop.stores.videos.get(ids[i]!))!;
+      expect(video.status).toBe(7);
+      expect(video.statusReason).toMatch(/"hls" refers to other files or streams/);
+      expect(fs.existsSync(s.vop.media.path('sources', ids[i]!, 'source'))).toBe(false);
+    }
+  });
+
+  it('refuses a concat list and a DASH manifest the same way', async () => {
+    for (const [content, name] of [
+      [`ffconcat version 1.0\nfile '${s.vop.media.path('sources')}/x'\n`, 'concat'],
+      ['<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static"><Period><AdaptationSet><Representation id="1" bandwidth="1"><BaseURL>file:///etc/passwd</BaseURL></Representation></AdaptationSet></Period></MPD>\n', 'dash'],
+    ] as const) {
+      const id = await client.register();
+      const a = await upload(id, content);
+      expect(a.ResultCode, name).toBe('307');
+      expect((await s.vop.stores.videos.get(id))!.statusReason, name).toMatch(/^not a video: /);
+    }
+  });
+});
