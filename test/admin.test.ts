@@ -114,6 +114,27 @@ describe('admin API', () => {
     expect(big.body.error).toEqual({ code: '401', message: 'Request Body Too Large' });
   });
 
+  it('refuses a field a request does not know with 400 naming it, and changes nothing', async () => {
+    const { appId } = await s.admin.createApp('fields');
+    for (const [method, p, body, field] of [
+      ['PATCH', `/apps/${appId}`, { mediaAccess: 'signed', mediaTtlSeconds: 60 }, 'mediaAccess'],
+      ['PATCH', `/apps/${appId}`, { name: 'renamed', callbackURL: 'https://x.example/cb' }, 'callbackURL'],
+      ['POST', '/apps', { name: 'typo', callbackurl: 'https://x.example/cb' }, 'callbackurl'],
+      ['PUT', '/processing', { concurrency: 2, ladderConcurency: 1 }, 'ladderConcurency'],
+      ['POST', '/videos/bulk', { action: 'delete', ids: ['x'], force: true }, 'force'],
+    ] as const) {
+      const r = await s.admin.request(method, p, body);
+      expect(r.status, `${method} ${p}`).toBe(400);
+      expect(r.body.error.code).toBe('201');
+      expect(r.body.error.message).toContain(`"${field}"`);
+    }
+    const app = (await s.admin.request('GET', `/apps/${appId}`)).body;
+    expect(app.name).toBe('fields');
+    expect((await s.admin.request('GET', '/apps')).body.apps.some((a: any) => a.name === 'typo')).toBe(false);
+    // A body that is not an object is refused too.
+    expect((await s.admin.request('PATCH', `/apps/${appId}`, ['name'])).status).toBe(400);
+  });
+
   it.each([
     ['no Authorization header', undefined],
     ['a wrong bearer token', `Bearer ${ADMIN_TOKEN}x`],

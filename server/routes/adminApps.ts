@@ -1,11 +1,12 @@
 import express, { type Router } from 'express';
+import { knownFields } from '../http/knownFields.js';
 import type { AppService } from '../services/appService.js';
 
 /** Admin API: applications (`/admin/api/apps`). Mounted behind requireAdmin and a JSON parser. */
 export function adminAppsRouter(apps: AppService): Router {
   const r = express.Router();
   r.post('/', async (req, res) => {
-    const body = (req.body ?? {}) as { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown; wholeLadderFirst?: unknown };
+    const body = knownFields(req.body, ['name', 'callbackUrl', 'apiNetworks', 'wholeLadderFirst']);
     res.status(201).json(await apps.create({ name: body.name, callbackUrl: body.callbackUrl, apiNetworks: body.apiNetworks, wholeLadderFirst: body.wholeLadderFirst }));
   });
   r.get('/', async (_req, res) => {
@@ -15,7 +16,7 @@ export function adminAppsRouter(apps: AppService): Router {
     res.json(await apps.get(req.params.appId));
   });
   r.patch('/:appId', async (req, res) => {
-    res.json(await apps.update(req.params.appId, (req.body ?? {}) as object));
+    res.json(await apps.update(req.params.appId, knownFields(req.body, ['name', 'callbackUrl', 'disabled', 'grants', 'apiNetworks', 'wholeLadderFirst'])));
   });
   r.post('/:appId/secret', async (req, res) => {
     res.json(await apps.rotateSecret(req.params.appId));

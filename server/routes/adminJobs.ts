@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import { ApiError } from '../core/errors.js';
 import type { JobView } from '../http/adminApiTypes.js';
+import { knownFields } from '../http/knownFields.js';
 import { intParam, stringParam } from '../http/params.js';
 import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobState } from '../storage/jobRecords.js';
@@ -108,7 +109,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
 
   r.patch('/jobs/:id', async (req, res) => {
     const job = await load(req.params.id);
-    const priority = (req.body as Record<string, unknown> | undefined)?.priority;
+    const { priority } = knownFields(req.body, ['priority']);
     if (!Number.isInteger(priority) || Math.abs(priority as number) > 1_000_000) throw new ApiError('INVALID_PARAMETER', 'priority must be a whole number from -1000000 to 1000000');
     if (!(await jobs.setPriority(job.id, priority as number))) throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can change priority');
     res.json(view(await load(job.id)));
@@ -116,7 +117,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
 
   r.post('/jobs/:id/move', async (req, res) => {
     const job = await load(req.params.id);
-    const body = (req.body as Record<string, unknown> | undefined) ?? {};
+    const body = knownFields(req.body, ['direction', 'places']);
     const direction = body.direction;
     if (direction === 'top') {
       // Runs next, whatever its application: its priority goes above every other queued job's
@@ -188,7 +189,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     res.json(await processingView());
   });
   r.put('/processing', async (req, res) => {
-    const concurrency = (req.body as Record<string, unknown> | undefined)?.concurrency;
+    const { concurrency } = knownFields(req.body, ['concurrency']);
     if (!Number.isInteger(concurrency) || (concurrency as number) < 1 || (concurrency as number) > MAX_CONCURRENCY) {
       throw new ApiError('INVALID_PARAMETER', `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
     }

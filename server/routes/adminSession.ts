@@ -4,6 +4,7 @@ import { clientAddress } from '../http/clientAddress.js';
 import type { AdminTokenGate } from '../console/adminTokenGate.js';
 import { SAFE_METHODS, assertAdminAddress } from './requireAdmin.js';
 import { CONSOLE_HEADER, sessionCookie, type ConsoleSessions } from '../console/consoleSessions.js';
+import { knownFields } from '../http/knownFields.js';
 
 export interface AdminSessionDeps {
   /** The admin token's check, shared with requireAdmin's bearer tokens (one failure limit). */
@@ -35,7 +36,7 @@ export function adminSessionRouter(deps: AdminSessionDeps): Router {
   r.use(express.json({ limit: 4096 }));
 
   r.post('/', async (req, res) => {
-    const token = (req.body as Record<string, unknown> | undefined)?.token;
+    const { token } = knownFields(req.body, ['token']);
     if (typeof token !== 'string' || token.trim() === '') throw new ApiError('ADMIN_UNAUTHORIZED', 'enter the admin token');
     await deps.gate.check(token.trim(), clientAddress(req), 'that is not the admin token');
     const { id, expiresAt } = await sessions.create();

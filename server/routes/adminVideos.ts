@@ -1,6 +1,7 @@
 import express, { type Request, type Router } from 'express';
 import { ApiError } from '../core/errors.js';
 import type { VideoRow } from '../http/adminApiTypes.js';
+import { knownFields } from '../http/knownFields.js';
 import { intParam, stringParam } from '../http/params.js';
 import { COVER_SIZES } from '../media/cover.js';
 import { VIDEO_ID_RE } from '../core/videoStatus.js';
@@ -109,7 +110,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
   });
 
   r.post('/videos/bulk', async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = knownFields(req.body, ['action', 'ids']);
     const action = body.action;
     if (action !== 'delete' && action !== 'retry') throw new ApiError('INVALID_PARAMETER', 'action must be "delete" or "retry"');
     const ids = body.ids;
