@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { ingestPath, sha256, sha256File } from './helpers/ingest.js';
+import { waitUntil } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const MAX = 400_000;
@@ -101,6 +103,36 @@ describe('POST /Api/Video/Upload (multipart)', () => {
     expect(r.body.AuthMsg.ResultCode).toBe('401');
     expect((await s.vop.stores.videos.get(videoId))!.status).toBe(8);
     expect(incomingFiles(videoId)).toEqual([]);
+  });
+
+  it('a second file part is refused, and the first, already written, is not left behind', async () => {
+    const videoId = await client.register();
+    const f = form({ ...client.auth(), VideoId: videoId }, clip);
+    f.append('file2', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'again.mp4');
+    const r = await upload(f);
+    expect(r.status).toBe(400);
+    expect(r.body.AuthMsg.ResultMessage).toMatch(/one file per request/);
+    expect(incomingFiles(videoId)).toEqual([]);
+    expect((await s.vop.stores.videos.get(videoId))!.status).toBe(8);
+  });
+
+  it('a connection cut after the file part, before the form ends, leaves no file behind', async () => {
+    const videoId = await client.register();
+    const boundary = 'vopcut';
+    const fields = Object.entries({ ...client.auth(), VideoId: videoId }).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('');
+    const head = Buffer.from(`${fields}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="clip.mp4"\r\nContent-Type: video/mp4\r\n\r\n`);
+    // The file part ends (its boundary is sent), but not the form: the closing boundary never comes.
+    const sent = Buffer.concat([head, clip, Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="more"\r\n\r\n`)]);
+    const { port } = new URL(s.baseUrl);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`POST /Api/Video/Upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${sent.length + 1000}\r\n\r\n`);
+    socket.write(sent);
+    // The file is written to its end while the connection is open.
+    await waitUntil('the file part on disk', () => (incomingFiles(videoId).some((n) => fs.statSync(s.vop.media.path('incoming', videoId, n)).size >= clip.length) ? true : undefined), 10_000);
+    socket.destroy();
+    await waitUntil('the part file removed', () => (incomingFiles(videoId).length === 0 ? true : undefined), 5_000);
+    expect((await s.vop.stores.videos.get(videoId))!.status).toBe(8);
   });
 
   it('a file that is not a video is refused with 307; the video ends in 7 with the reason, the file dropped', async () => {

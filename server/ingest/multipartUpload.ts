@@ -75,10 +75,18 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
     const fail = (err: unknown) => {
       if (failure !== undefined) return;
       failure = err;
-      // Stop parsing; the rest of the body is read and discarded by Node once we answer.
+      // Stop parsing; the rest of the body is read and discarded by Node once we answer. The
+      // parser is destroyed so that a file part it is still writing ends (storeFile removes it).
       req.unpipe(bb);
       req.resume();
-      reject(err);
+      bb.destroy();
+      // A file part already written (a second file part came, the connection was cut after it, the
+      // intake refused it) is nobody's: removed before the answer, so a refusal leaves nothing.
+      // One still being written is removed by storeFile when its stream fails.
+      const written = received?.then(({ file }) => fs.promises.rm(file, { force: true }));
+      void Promise.resolve(written)
+        .catch(() => undefined)
+        .finally(() => reject(err));
     };
 
     bb.on('field', (name, value, info) => {
@@ -86,10 +94,12 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
       if (!(name in fields)) fields[name] = value;
     });
     bb.on('file', (_name, stream) => {
-      if (failure !== undefined || received) return void stream.resume();
+      // A part nobody writes is drained; the parser's destroy (fail) may end it with an error.
+      const drain = () => void stream.on('error', () => undefined).resume();
+      if (failure !== undefined || received) return drain();
       received = storeFile(stream, fields, req, deps);
       received.catch((err) => {
-        stream.resume();
+        drain();
         fail(err);
       });
     });
