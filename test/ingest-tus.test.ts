@@ -249,6 +249,25 @@ describe('upload sessions (the upload page credential)', () => {
     expect(ok.headers.get('upload-metadata')).not.toMatch(/token/);
   });
 
+  it("a rotation of the application's secret ends the credentials issued before it", async () => {
+    const videoId = await client.register();
+    const session = await open(videoId);
+    const created = await tusCreate(s.baseUrl, 100, { 'X-Upload-Credential': session.credential });
+    expect(created.res.status).toBe(201);
+    expect((await tusHead(created.url!, { 'X-Upload-Credential': session.credential })).status).toBe(200);
+    expect((await s.admin.request('POST', `/apps/${client.appId}/secret`)).status).toBe(200);
+    // Every method on the upload it opened, a new upload, and the page opened again: refused.
+    const head = await tusHead(created.url!, { 'X-Upload-Credential': session.credential });
+    expect(head.status).toBe(401);
+    expect((await tusPatch(created.url!, 0, Buffer.alloc(10), { 'X-Upload-Credential': session.credential })).status).toBe(401);
+    const again = await tusCreate(s.baseUrl, 100, { 'X-Upload-Credential': session.credential });
+    expect(again.res.status).toBe(401);
+    expect(again.body).toMatch(/^ErrorCode : 107, ErrorMessage : Upload Credential Invalid: the application's secret was changed/);
+    expect(await codeOf(s.vop.services.ingest.reopenUploadSession(session.credential))).toBe('107');
+    // What the page is given says nothing of the secret.
+    expect(Object.keys(session).sort()).toEqual(['appId', 'credential', 'expiresAt', 'keepSource', 'maxBytes', 'tusPath', 'uploadType', 'videoId']);
+  });
+
   it('an expired credential is refused with 401 and code 107', async () => {
     const short = await startServer({ ingest: { credentialTtlMs: 50 } });
     try {

@@ -221,7 +221,7 @@ describe('upload credentials', () => {
   it('verify what they signed, refuse tampering and expiry; the key file is private and reused', () => {
     const dir = tempDataDir();
     const creds = UploadCredentials.open(dir);
-    const grant = { videoId: 'v', appId: 'a', expiresAt: Date.now() + 1000, keepSource: true, maxBytes: 10, uploadType: 'flash' as const };
+    const grant = { videoId: 'v', appId: 'a', expiresAt: Date.now() + 1000, keepSource: true, maxBytes: 10, uploadType: 'flash' as const, secretTag: creds.secretTag('s3cret') };
     const c = creds.sign(grant);
     expect(creds.verify(c)).toEqual({ grant });
     expect(UploadCredentials.open(dir).verify(c)).toEqual({ grant });
@@ -232,6 +232,10 @@ describe('upload credentials', () => {
     expect(creds.verify('nonsense')).toEqual({ refused: 'malformed' });
     expect(creds.verify(c, grant.expiresAt + 1)).toEqual({ refused: 'expired' });
     expect(UploadCredentials.open(tempDataDir()).verify(c)).toEqual({ refused: 'forged' });
+    // Issued under one secret: it says so of that secret only, and reveals nothing of it.
+    expect(creds.issuedUnder(grant, 's3cret')).toBe(true);
+    expect(creds.issuedUnder(grant, 'rotated')).toBe(false);
+    expect(Buffer.from(payload, 'base64url').toString()).not.toContain('s3cret');
   });
 });
 

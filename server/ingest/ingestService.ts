@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors.js';
 import type { AuthService } from '../auth/authService.js';
 import { SourceFileGetType, VIDEO_ID_RE } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
-import type { AppStore, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
+import type { AppRecord, AppStore, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from '../core/formatBytes.js';
 import { SourceIntake, awaitsUpload } from './sourceIntake.js';
@@ -136,7 +136,10 @@ export class IngestService {
   ): Promise<UploadSession> {
     const target = await this.targetFromToken(creds, videoId, opts, clientAddress);
     const expiresAt = this.now() + this.deps.options.credentialTtlMs;
+    const app = await this.deps.apps.get(target.video.appId);
+    if (!app) throw new ApiError('APP_NOT_FOUND');
     const grant = {
+      secretTag: this.deps.credentials.secretTag(app.secret),
       videoId: target.video.id,
       appId: target.video.appId,
       expiresAt,
@@ -144,7 +147,7 @@ export class IngestService {
       maxBytes: target.maxBytes,
       uploadType: target.uploadType,
     };
-    return { ...grant, credential: this.deps.credentials.sign(grant), tusPath: '/upload/tus/' };
+    return sessionOf(grant, this.deps.credentials.sign(grant));
   }
 
   /**
@@ -155,7 +158,7 @@ export class IngestService {
   async reopenUploadSession(credential: string): Promise<UploadSession> {
     // Also checks that the app is still enabled and the video still uploadable.
     const { grant } = await this.targetFromCredential(credential);
-    return { ...grant, credential: credential.trim(), tusPath: '/upload/tus/' };
+    return sessionOf(grant, credential.trim());
   }
 
   /** An upload authorised by the spec's three values (tus metadata, multipart fields). */
@@ -180,12 +183,25 @@ export class IngestService {
    * given, must be the credential's video: a credential opens one video's upload and no other.
    */
   async targetFromCredential(credential: string, videoId?: string): Promise<UploadTarget & { grant: UploadGrant }> {
+    const { grant, app } = await this.checkCredential(credential, videoId);
+    const video = await this.uploadableVideo(app.appId, grant.videoId);
+    return { video, keepSource: grant.keepSource, uploadType: grant.uploadType, maxBytes: grant.maxBytes, auth: 'credential', grant };
+  }
+
+  /**
+   * Checks a credential ({@link verifyCredential}) and its application: still there, enabled, and
+   * with the secret it had when the credential was issued (a rotation ends the credentials
+   * issued before it, as it ends the old tokens). Throws an ApiError otherwise.
+   */
+  async checkCredential(credential: string, videoId?: string): Promise<{ grant: UploadGrant; app: AppRecord }> {
     const grant = this.verifyCredential(credential, videoId);
     const app = await this.deps.apps.get(grant.appId);
     if (!app) throw new ApiError('APP_NOT_FOUND');
     if (app.disabled) throw new ApiError('APP_DISABLED');
-    const video = await this.uploadableVideo(app.appId, grant.videoId);
-    return { video, keepSource: grant.keepSource, uploadType: grant.uploadType, maxBytes: grant.maxBytes, auth: 'credential', grant };
+    if (!this.deps.credentials.issuedUnder(grant, app.secret)) {
+      throw new ApiError('UPLOAD_CREDENTIAL_INVALID', "the application's secret was changed since the upload page was opened; open it again");
+    }
+    return { grant, app };
   }
 
   /** Checks a credential and, if given, that it is for `videoId`; throws an ApiError otherwise. */
@@ -332,4 +348,10 @@ export function parseFlag(name: string, value: boolean | string | undefined): bo
   if (v === '' || v === 'false' || v === '0') return false;
   if (v === 'true' || v === '1') return true;
   throw new ApiError('INVALID_PARAMETER', `${name} must be true or false`);
+}
+
+/** What the upload page is given of a grant: its credential and what it shows; not the secret's tag. */
+function sessionOf(grant: UploadGrant, credential: string): UploadSession {
+  const { videoId, appId, expiresAt, keepSource, maxBytes, uploadType } = grant;
+  return { credential, expiresAt, videoId, appId, maxBytes, keepSource, uploadType, tusPath: '/upload/tus/' };
 }

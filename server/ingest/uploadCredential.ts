@@ -14,6 +14,11 @@ export interface UploadGrant {
   /** Largest file this grant accepts (from its uploadType). */
   maxBytes: number;
   uploadType: UploadType;
+  /**
+   * Which secret the application had when the credential was issued ({@link UploadCredentials.secretTag}):
+   * rotating the secret ends every credential issued before, as it ends the old tokens.
+   */
+  secretTag: string;
 }
 
 /**
@@ -47,7 +52,7 @@ export class UploadCredentials {
 
   sign(grant: UploadGrant): string {
     const payload = Buffer.from(
-      JSON.stringify({ v: grant.videoId, a: grant.appId, e: grant.expiresAt, k: grant.keepSource, m: grant.maxBytes, t: grant.uploadType }),
+      JSON.stringify({ v: grant.videoId, a: grant.appId, e: grant.expiresAt, k: grant.keepSource, m: grant.maxBytes, t: grant.uploadType, s: grant.secretTag }),
     ).toString('base64url');
     return `${payload}.${this.mac(payload)}`;
   }
@@ -60,7 +65,7 @@ export class UploadCredentials {
     const expected = Buffer.from(this.mac(payload));
     const given = Buffer.from(mac);
     if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return { refused: 'forged' };
-    let raw: { v?: unknown; a?: unknown; e?: unknown; k?: unknown; m?: unknown; t?: unknown };
+    let raw: { v?: unknown; a?: unknown; e?: unknown; k?: unknown; m?: unknown; t?: unknown; s?: unknown };
     try {
       raw = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
     } catch {
@@ -68,12 +73,27 @@ export class UploadCredentials {
     }
     if (
       typeof raw.v !== 'string' || typeof raw.a !== 'string' || typeof raw.e !== 'number' || typeof raw.k !== 'boolean' ||
-      typeof raw.m !== 'number' || (raw.t !== 'flash' && raw.t !== 'silverlight')
+      typeof raw.m !== 'number' || (raw.t !== 'flash' && raw.t !== 'silverlight') || typeof raw.s !== 'string'
     ) {
       return { refused: 'malformed' };
     }
     if (raw.e <= now) return { refused: 'expired' };
-    return { grant: { videoId: raw.v, appId: raw.a, expiresAt: raw.e, keepSource: raw.k, maxBytes: raw.m, uploadType: raw.t } };
+    return { grant: { videoId: raw.v, appId: raw.a, expiresAt: raw.e, keepSource: raw.k, maxBytes: raw.m, uploadType: raw.t, secretTag: raw.s } };
+  }
+
+  /**
+   * A tag of an application's secret for its credentials to carry: a MAC under this key, so that
+   * it says nothing of the secret to whoever reads a page, and changes when the secret does.
+   */
+  secretTag(appSecret: string): string {
+    return crypto.createHmac('sha256', this.key).update(`vop-upload-secret-v1.${appSecret}`).digest('base64url').slice(0, 22);
+  }
+
+  /** Whether `grant` was issued under `appSecret`, the application's secret now. */
+  issuedUnder(grant: UploadGrant, appSecret: string): boolean {
+    const now = Buffer.from(this.secretTag(appSecret));
+    const then = Buffer.from(grant.secretTag);
+    return now.length === then.length && crypto.timingSafeEqual(now, then);
   }
 
   private mac(payload: string): string {

@@ -77,7 +77,7 @@ export class TusAuthorization {
     const videoId = info.metadata?.videoId ?? '';
     const credential = req.headers.get(CREDENTIAL_HEADER);
     try {
-      if (credential) this.ctx.ingest.verifyCredential(credential, videoId);
+      if (credential) await this.ctx.ingest.checkCredential(credential, videoId);
       else if (info.metadata?.auth === 'credential') throw new ApiError('UPLOAD_CREDENTIAL_INVALID', `send the upload page's credential as ${CREDENTIAL_HEADER}`);
       // Bytes for a video that got its file meanwhile (or was deleted, or its app disabled) are refused early.
       if (req.method === 'PATCH') await this.ctx.ingest.stillUploadable(info.metadata?.appId ?? '', videoId);
