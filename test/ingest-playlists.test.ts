@@ -5,8 +5,10 @@
  * reads what it names. Real server, real ffprobe, every run under a 512 MiB cap.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
+import { makeClip } from './helpers/clips.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -20,15 +22,31 @@ afterAll(async () => {
   await s?.close();
 });
 
-async function upload(videoId: string, content: string): Promise<{ ResultCode: string; ResultMessage: string }> {
+/** ffprobe processes this test process started, running now (/proc: their parent is us). */
+function ourFfprobes(): number {
+  let n = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
+      if (/(^|\/)ffprobe$/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]!)) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}
+
+async function upload(videoId: string, content: string | Buffer): Promise<{ ResultCode: string; ResultMessage: string }> {
   const f = new FormData();
   for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) f.append(k, v);
-  f.append('file', new Blob([content]), 'clip.mp4');
+  f.append('file', new Blob([typeof content === 'string' ? content : Uint8Array.from(content)]), 'clip.mp4');
   const res = await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: f });
   return (await res.json()).AuthMsg;
 }
 
-describe('uploads that name other files', () => {
+describe.runIf(process.platform === 'linux')('uploads that name other files, and many uploads at once', () => {
   it('refuses three self-naming playlists sent at once within seconds, by name, and keeps nothing', async () => {
     const ids = [await client.register(), await client.register(), await client.register()];
     // A playlist ffprobe's HLS demuxer takes for one, naming the stored source it would become.
@@ -43,6 +61,32 @@ describe('uploads that name other files', () => {
       expect(video.statusReason).toMatch(/"hls" refers to other files or streams/);
       expect(fs.existsSync(s.vop.media.path('sources', ids[i]!, 'source'))).toBe(false);
     }
+  });
+
+  it('probes at most as many uploads at once as the machine has cores (at least 2), whatever arrives', async () => {
+    const bound = Math.max(2, os.availableParallelism());
+    const clip = fs.readFileSync(await makeClip({ seconds: 1 }));
+    // The binaries are chosen (and proved, with probes of their own) before the burst.
+    const first = await client.register();
+    expect((await upload(first, clip)).ResultCode).toBe('1');
+    const ids = await Promise.all(Array.from({ length: 4 * bound }, () => client.register()));
+    let most = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        most = Math.max(most, ourFfprobes());
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    try {
+      const answers = await Promise.all(ids.map((id) => upload(id, clip)));
+      expect(answers.map((a) => a.ResultCode)).toEqual(ids.map(() => '1'));
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(bound);
   });
 
   it('refuses a concat list and a DASH manifest the same way', async () => {

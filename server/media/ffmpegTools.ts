@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import os from 'node:os';
 import { confinementSupport, toolEnvironment, type ConfinementSupport } from './confinement.js';
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
 import type { ProofReport } from './ffmpegProof.js';
@@ -40,6 +41,12 @@ export interface MediaToolSettings {
  */
 export class FfmpegTools {
   private resolved: Promise<FfmpegBinaries> | undefined;
+  /**
+   * At most as many probes at once as the machine has cores (at least 2): every upload is probed
+   * as it arrives, and uploads arrive as fast as anyone sends them, so without a bound a burst of
+   * crafted files runs a burst of ffprobes, each up to its memory cap. The others wait their turn.
+   */
+  private readonly probeSlots = new Slots(Math.max(2, os.availableParallelism()));
   /** Each ffprobe's demuxer names, for the allow-list's prefixes (formatsFor). */
   private readonly demuxers = new Map<string, Promise<string[]>>();
   private settings: MediaToolSettings | undefined;
@@ -88,7 +95,7 @@ export class FfmpegTools {
    * `source: false` skips that, for files vop wrote itself (the renditions).
    */
   async probe(file: string, options: { timeoutMs: number; source?: boolean }): Promise<ProbeResult> {
-    const verdict = await this.probeOnly(file, options.timeoutMs);
+    const verdict = await this.probeSlots.run(() => this.probeOnly(file, options.timeoutMs));
     const policy = this.settings?.policy;
     if (!verdict.isVideo || options.source === false || !policy) return verdict;
     const refused = judgeSource(verdict, policy);
@@ -160,5 +167,26 @@ export class FfmpegTools {
     if (memoryLimitBytes > 0 && !support.memoryCap) missing.push('no memory cap: prlimit (util-linux) is not available, so processing.memoryLimitBytes is not applied');
     if (!support.noNewPrivileges) missing.push('ffmpeg runs with the server\'s privileges: setpriv (util-linux) is not available');
     return { ...support, memoryLimitBytes, warning: missing.length > 0 ? `${missing.join('; ')}.` : '' };
+  }
+}
+
+/** A bound on how many of something run at once; the rest wait, first come first served. */
+class Slots {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly size: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.running++;
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next in line, or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
   }
 }
