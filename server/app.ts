@@ -32,6 +32,7 @@ import { widgetAssets, widgetRouter } from './routes/widget.js';
 import { AppService } from './services/appService.js';
 import { AuthService } from './auth/authService.js';
 import { makeLocalDateFormatter } from './core/localTime.js';
+import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from './core/tokens.js';
 import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { VideoService } from './services/videoService.js';
 import type { ViewContext } from './videos/videoView.js';
@@ -99,6 +100,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   const loose = looseDataDir(options.dataDir);
   if (loose) log(`WARNING: ${loose}`);
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
+  // Never the token itself: this line ends up in logs too.
+  if (options.adminToken !== undefined && tokenStrengthBits(options.adminToken) < ADMIN_TOKEN_MIN_BITS) {
+    log(
+      `Warning: the admin token given holds about ${tokenStrengthBits(options.adminToken)} bits of guessing, fewer than ${ADMIN_TOKEN_MIN_BITS}: whoever guesses it ` +
+        'runs the admin API (and, in cluster mode, signs upload credentials). Give 22 or more random characters (openssl rand -base64 24), or leave it out and vop makes one.',
+    );
+  }
   const scratch = new Scratch(options.dataDir);
   // Media in object storage when it is configured (waiting, bounded and logged, for the endpoint,
   // and creating the bucket); on local disk under the data directory otherwise. Before

@@ -1,11 +1,13 @@
 /**
  * Applications (issue 2, item 3): the admin API, its token, and the CLI that drives it.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../server/cli.js';
+import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from '../server/core/tokens.js';
 import { createServer } from '../server/app.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { ADMIN_TOKEN, killStrayProcesses, runToExit, startServer, tempDataDir, type TestServer } from './helpers/server.js';
@@ -201,6 +203,28 @@ describe('admin API reach and token', () => {
 
   it('refuses an admin token shorter than 16 characters', async () => {
     await expect(createServer({ dataDir: tempDataDir(), adminToken: 'short', log: () => {} })).rejects.toThrow(/adminToken must be at least 16 characters/);
+  });
+
+  it('warns about a weak admin token given to it, never printing the token, and not about a strong or generated one', async () => {
+    for (const [token, warned] of [
+      ['aaaaaaaaaaaaaaaaaaaa', true],
+      ['admin-password-1', true],
+      ['0123456789012345678', true],
+      ['Zk3_9fJq2LxP0aTt7bWc1d', false],
+      [undefined, false],
+    ] as const) {
+      const s = await startServer({ adminToken: token });
+      try {
+        const warning = s.logs.find((l) => l.includes('the admin token given holds about'));
+        expect(Boolean(warning), String(token)).toBe(warned);
+        if (token) expect(s.logs.join('\n')).not.toContain(token);
+      } finally {
+        await s.close();
+      }
+    }
+    // A generated token holds 192 bits, a 20-character hex one 80.
+    expect(tokenStrengthBits(crypto.randomBytes(24).toString('base64url'))).toBeGreaterThanOrEqual(ADMIN_TOKEN_MIN_BITS);
+    expect(tokenStrengthBits('0123456789abcdef0123')).toBe(80);
   });
 });
 

@@ -56,3 +56,28 @@ export function safeEqual(a: string, b: string): boolean {
   const hb = crypto.createHash('sha256').update(b).digest();
   return crypto.timingSafeEqual(ha, hb);
 }
+
+/**
+ * About how many bits of guessing a token given by a person holds: its length times the bits of
+ * the smallest alphabet it is written in (digits, hex, letters of one case, both cases with
+ * digits, anything printable), less when a handful of characters is all it uses. Right for
+ * random text, an upper bound for a phrase: it catches the short and the repetitive.
+ */
+export function tokenStrengthBits(token: string): number {
+  const chars = [...token];
+  const alphabet = /^[0-9]+$/.test(token)
+    ? 10
+    : /^[0-9a-f]+$/i.test(token) && !/[g-z]/i.test(token)
+      ? 16
+      : /^[a-z]+$/.test(token) || /^[A-Z]+$/.test(token)
+        ? 26
+        : /^[A-Za-z0-9_-]+$/.test(token)
+          ? 64
+          : 94;
+  // A handful of characters repeated (`aaaa…`, `abab…`) holds only what that handful gives.
+  const distinct = new Set(chars).size;
+  return Math.floor(chars.length * Math.log2(distinct < 8 ? Math.max(2, distinct) : alphabet));
+}
+
+/** The fewest bits of guessing an admin token should hold: what a generated one holds is 192. */
+export const ADMIN_TOKEN_MIN_BITS = 128;
