@@ -26,6 +26,7 @@ import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { probe } from './helpers/probe.js';
+import { processes, runs, type Proc } from './helpers/procs.js';
 import { waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
@@ -62,29 +63,8 @@ async function startNode(name: string, role: 'api' | 'worker'): Promise<GroupNod
   return node;
 }
 
-interface Proc {
-  pid: number;
-  nice: number;
-  cmdline: string;
-}
-
 /** The ffmpeg processes of a node's process group, with their niceness and command line. */
-function ffmpegIn(node: GroupNode): Proc[] {
-  const out: Proc[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== node.pid || fields[0] === 'Z') continue;
-      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      if (/(^|\/)ffmpeg /.test(cmdline)) out.push({ pid: Number(entry), nice: Number(fields[16]), cmdline });
-    } catch {
-      // It ended while we looked.
-    }
-  }
-  return out;
-}
+const ffmpegIn = (node: GroupNode): Proc[] => processes((p) => p.pgid === node.pid && runs(p, 'ffmpeg'));
 
 /** The ladder's encode: libx264 at the ladder's lower priority (niceness 10). */
 const ladderEncode = (node: GroupNode) => ffmpegIn(node).find((p) => p.cmdline.includes('libx264') && p.nice === 10);

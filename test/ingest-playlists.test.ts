@@ -9,6 +9,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
+import { processes, runs } from './helpers/procs.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -22,21 +23,8 @@ afterAll(async () => {
   await s?.close();
 });
 
-/** ffprobe processes this test process started, running now (/proc: their parent is us). */
-function ourFfprobes(): number {
-  let n = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
-      if (/(^|\/)ffprobe$/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]!)) n++;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return n;
-}
+/** ffprobe processes this test process started, running now (their parent is us). */
+const ourFfprobes = (): number => processes((p) => p.ppid === process.pid && runs(p, 'ffprobe')).length;
 
 async function upload(videoId: string, content: string | Buffer): Promise<{ ResultCode: string; ResultMessage: string }> {
   const f = new FormData();

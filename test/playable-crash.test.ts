@@ -23,6 +23,7 @@ import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { probe } from './helpers/probe.js';
+import { processes, runs, type Proc } from './helpers/procs.js';
 import { waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
@@ -87,32 +88,10 @@ async function killGroup(node: GroupNode): Promise<void> {
   await waitUntil('the group to be gone', () => (groupProcesses(node.pid).length === 0 ? true : undefined), 5_000, 20);
 }
 
-interface Proc {
-  pid: number;
-  state: string;
-  nice: number;
-  cmdline: string;
-}
-
 /** The live processes of a process group, with their niceness and command line. */
-function groupProcesses(pgid: number): Proc[] {
-  const out: Proc[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) !== pgid || fields[0] === 'Z') continue;
-      out.push({ pid: Number(entry), state: fields[0]!, nice: Number(fields[16]), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ') });
-    } catch {
-      // It ended while we looked.
-    }
-  }
-  return out;
-}
+const groupProcesses = (pgid: number): Proc[] => processes((p) => p.pgid === pgid);
 
-/** The ffmpeg processes of the group (by their command line: the confining wrappers exec it). */
-const ffmpegs = (node: GroupNode) => groupProcesses(node.pid).filter((p) => /(^|\/)ffmpeg /.test(p.cmdline));
+const ffmpegs = (node: GroupNode) => groupProcesses(node.pid).filter((p) => runs(p, 'ffmpeg'));
 const isLadderEncode = (p: Proc) => p.cmdline.includes('libx264') && p.nice === 10;
 const isFirstEncode = (p: Proc) => p.cmdline.includes('libx264') && p.nice === 0;
 const isCopy = (p: Proc) => p.cmdline.includes('-c:v copy');

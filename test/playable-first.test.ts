@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/core/events.js';
 import { makeClip } from './helpers/clips.js';
+import { processes, runs } from './helpers/procs.js';
 import { SpecClient } from './helpers/client.js';
 import { listFiles, placeSource, probeVideo, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -151,17 +152,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     let watching = true;
     const watcher = (async () => {
       while (watching) {
-        for (const line of fs.existsSync(`${t.dataDir}/ffmpeg.pids`) ? fs.readFileSync(`${t.dataDir}/ffmpeg.pids`, 'utf8').split('\n') : []) {
-          const pid = line ? (JSON.parse(line) as { pid: number }).pid : 0;
-          try {
-            const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-            const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-            // ffmpeg itself: before its exec the pid is still setpriv's, prlimit's or nice's.
-            if (/(^|\/)ffmpeg$/.test(cmd.split('\0')[0]!) && cmd.includes('-ladder.')) niceness.add(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-          } catch {
-            // gone already
-          }
-        }
+        for (const p of processes((q) => runs(q, 'ffmpeg') && q.cmdline.includes('-ladder.'))) niceness.add(p.nice);
         await new Promise((r) => setTimeout(r, 20));
       }
     })();

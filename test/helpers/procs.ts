@@ -1,0 +1,44 @@
+/**
+ * The live processes of this machine as /proc shows them (Linux): the tests that watch ffmpeg and
+ * ffprobe (which step runs, at which niceness, how many at once) read them here.
+ */
+import fs from 'node:fs';
+
+export interface Proc {
+  pid: number;
+  /** Its parent's pid. */
+  ppid: number;
+  /** Its process group. */
+  pgid: number;
+  /** One letter: R running, S sleeping, T stopped, … (zombies are never listed). */
+  state: string;
+  /** Its niceness, -20 to 19. */
+  nice: number;
+  /** The program it runs now (argv[0]; after the confining wrappers' exec, ffmpeg itself). */
+  program: string;
+  /** Its command line, the arguments joined by spaces. */
+  cmdline: string;
+}
+
+/** Every live (not zombie) process that `keep` takes; one that ends while it is read is left out. */
+export function processes(keep: (p: Proc) => boolean = () => true): Proc[] {
+  const out: Proc[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command's name in parentheses: state, ppid, pgrp, … , nice (the 17th).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] === 'Z') continue;
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter((a) => a !== '');
+      const p: Proc = { pid: Number(entry), ppid: Number(fields[1]), pgid: Number(fields[2]), state: fields[0]!, nice: Number(fields[16]), program: argv[0] ?? '', cmdline: argv.join(' ') };
+      if (keep(p)) out.push(p);
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Whether `p` runs the program named `name` (ffmpeg, ffprobe), whatever its directory. */
+export const runs = (p: Proc, name: string): boolean => p.program === name || p.program.endsWith(`/${name}`);
