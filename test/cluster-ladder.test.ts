@@ -12,15 +12,14 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterPlaylist } from '../server/media/hls.js';
 import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
-import { startCeph, type TestCeph } from './helpers/ceph.js';
+import { startCallbackReceiver } from './helpers/callbackReceiver.js';
+import { clusterNodeEnv, startCeph, type TestCeph } from './helpers/ceph.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
@@ -43,9 +42,8 @@ let api: GroupNode;
 let workerA: GroupNode;
 let workerB: GroupNode;
 let app: SpecClient;
-/** Status callbacks received: [VideoId, VideoStatus, webhook-id]. */
-const callbacks: Array<[string, string, string]> = [];
-let receiver: http.Server;
+/** The application's callback endpoint: the status callbacks' fields, in arrival order. */
+let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
 
 async function startNode(name: string, role: 'api' | 'worker'): Promise<GroupNode> {
   const dataDir = tempDataDir(`vop-ladder-${name}-`);
@@ -102,30 +100,12 @@ beforeAll(async () => {
   [pgServer, ceph] = await Promise.all([startPostgres(), startCeph()]);
   const databaseUrl = await pgServer.createDatabase();
   const bucketName = `vop-ladder-${crypto.randomBytes(4).toString('hex')}`;
-  env = {
-    VOP_DATABASE_URL: databaseUrl,
-    VOP_S3_ENDPOINT: ceph.endpoint,
-    VOP_S3_BUCKET: bucketName,
-    VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
-    VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
-    VOP_S3_FORCE_PATH_STYLE: '1',
-    VOP_ADMIN_TOKEN: ADMIN_TOKEN,
-    VOP_JOB_LEASE_MS: String(LEASE_MS),
-  };
-  receiver = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += d));
-    req.on('end', () => {
-      const f = new URLSearchParams(raw);
-      callbacks.push([f.get('VideoId') ?? '', f.get('VideoStatus') ?? '', String(req.headers['webhook-id'] ?? '')]);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  env = clusterNodeEnv({ databaseUrl, ceph, bucket: bucketName, adminToken: ADMIN_TOKEN, leaseMs: LEASE_MS });
+  receiver = await startCallbackReceiver();
   // The first node creates the schema; the workers start at once after it.
   api = await startNode('api', 'api');
   [workerA, workerB] = await Promise.all([startNode('workerA', 'worker'), startNode('workerB', 'worker')]);
-  const { appId, appSecret } = await new AdminClient(api.baseUrl, ADMIN_TOKEN).createApp('ladder test', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`);
+  const { appId, appSecret } = await new AdminClient(api.baseUrl, ADMIN_TOKEN).createApp('ladder test', receiver.url);
   app = new SpecClient(api.baseUrl, appId, appSecret);
   db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
@@ -137,7 +117,7 @@ afterAll(async () => {
   await Promise.all(nodes.map((n) => n.exited));
   await db?.end().catch(() => undefined);
   bucket?.close();
-  receiver?.close();
+  await receiver?.close();
   await ceph?.stop();
   await pgServer?.stop();
   for (const d of dataDirs) fs.rmSync(d, { recursive: true, force: true });
@@ -236,8 +216,8 @@ describe('cluster mode: the ladder after the first rendition', () => {
     for (const v of parseMasterPlaylist(await master.text())) expect((await fetch(new URL(v.uri, body.HlsURL))).status).toBe(200);
 
     // One status-1 callback (the ladder sends none).
-    await waitUntil('the status-1 callback', () => (callbacks.some(([v, s]) => v === videoId && s === '1') ? true : undefined), 30_000, 50);
+    await waitUntil('the status-1 callback', () => (receiver.received.some((c) => c.VideoId === videoId && c.VideoStatus === '1') ? true : undefined), 30_000, 50);
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(callbacks.filter(([v]) => v === videoId).map(([, s]) => s)).toEqual(['1']);
+    expect(receiver.received.filter((c) => c.VideoId === videoId).map((c) => c.VideoStatus)).toEqual(['1']);
   }, 300_000);
 });

@@ -22,7 +22,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
-import { startCeph, type TestCeph } from './helpers/ceph.js';
+import { clusterNodeEnv, startCeph, type TestCeph } from './helpers/ceph.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
@@ -132,16 +132,7 @@ beforeAll(async () => {
   [pgServer, ceph] = await Promise.all([startPostgres(), startCeph()]);
   databaseUrl = await pgServer.createDatabase();
   const bucketName = `vop-queue-${crypto.randomBytes(4).toString('hex')}`;
-  env = {
-    VOP_DATABASE_URL: databaseUrl,
-    VOP_S3_ENDPOINT: ceph.endpoint,
-    VOP_S3_BUCKET: bucketName,
-    VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
-    VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
-    VOP_S3_FORCE_PATH_STYLE: '1',
-    VOP_ADMIN_TOKEN: ADMIN_TOKEN,
-    VOP_JOB_LEASE_MS: String(LEASE_MS),
-  };
+  env = clusterNodeEnv({ databaseUrl, ceph, bucket: bucketName, adminToken: ADMIN_TOKEN, leaseMs: LEASE_MS });
   receiver = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (d) => (raw += d));

@@ -232,3 +232,20 @@ function run(cmd: string, args: string[]): string {
   }
   return r.stdout;
 }
+
+/**
+ * The environment of a cluster node process (`npm start`'s settings, as an operator sets them)
+ * on `databaseUrl` and a bucket of `ceph`, with the test admin token and a job lease of `leaseMs`.
+ */
+export function clusterNodeEnv(o: { databaseUrl: string; ceph: TestCeph; bucket: string; adminToken: string; leaseMs: number }): NodeJS.ProcessEnv {
+  return {
+    VOP_DATABASE_URL: o.databaseUrl,
+    VOP_S3_ENDPOINT: o.ceph.endpoint,
+    VOP_S3_BUCKET: o.bucket,
+    VOP_S3_ACCESS_KEY_ID: o.ceph.accessKeyId,
+    VOP_S3_SECRET_ACCESS_KEY: o.ceph.secretAccessKey,
+    VOP_S3_FORCE_PATH_STYLE: '1',
+    VOP_ADMIN_TOKEN: o.adminToken,
+    VOP_JOB_LEASE_MS: String(o.leaseMs),
+  };
+}
