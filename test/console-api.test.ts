@@ -13,7 +13,7 @@ import { consoleRouter } from '../server/routes/console.js';
 import { loadSavedSettings, savedSettingsAsOptions } from '../server/settings/consoleSettings.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { CookieClient, ensureConsoleBuilt } from './helpers/console.js';
+import { collectEvents, CookieClient, ensureConsoleBuilt } from './helpers/console.js';
 import { tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { TINY_PROCESSING, placeSource, storeSource, waitForStatus, waitUntil } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
@@ -105,32 +105,6 @@ describe('console login (POST /admin/api/session)', () => {
     }
   });
 });
-
-/** Reads server-sent events from `res` into `out` until aborted. */
-function collectEvents(res: Response, out: Array<{ event: string; data: any }>): void {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let i;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const event = /^event: (.+)$/m.exec(frame)?.[1];
-          const data = /^data: (.+)$/m.exec(frame)?.[1];
-          if (event && data) out.push({ event, data: JSON.parse(data) });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-}
 
 describe('events (GET /admin/api/events)', () => {
   it('pushes job and video events, at most 4 progress reports a second per job, and lets go of its listeners on disconnect', async () => {

@@ -17,6 +17,7 @@ import type { JobRecord } from '../server/storage/jobRecords.js';
 import type { RenditionRecord, VideoRecord } from '../server/storage/types.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
+import { collectEvents } from './helpers/console.js';
 import { TINY_PROCESSING, placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -38,7 +39,7 @@ beforeAll(async () => {
     enqueue(type, payload, type === 'ladder' && holdLadders ? { ...o, runAfter: Date.now() + 3_600_000 } : o)) as typeof jobs.enqueue;
   const res = await fetch(`${s.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${s.vop.adminToken}` }, signal: stream.signal });
   expect(res.status).toBe(200);
-  collectEvents(res);
+  collectEvents(res, events);
   await waitUntil('the events stream', () => (events.some((e) => e.event === 'uploads') ? true : undefined), 5_000);
 }, 120_000);
 
@@ -46,32 +47,6 @@ afterAll(async () => {
   stream.abort();
   await s?.close();
 });
-
-/** Reads the server-sent events of `res` into `events` until the stream is aborted. */
-function collectEvents(res: Response): void {
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        let i;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const event = /^event: (.+)$/m.exec(frame)?.[1];
-          const data = /^data: (.+)$/m.exec(frame)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) });
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-}
 
 const detail = async (id: string) => {
   const r = await s.admin.request('GET', `/videos/${id}`);

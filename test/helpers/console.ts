@@ -61,3 +61,29 @@ export class CookieClient {
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   }
 }
+
+/** Reads the server-sent events of `res` (the console's `/admin/api/events`) into `out` until the stream is aborted. */
+export function collectEvents(res: Response, out: Array<{ event: string; data: any }>): void {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        let i;
+        while ((i = buf.indexOf('\n\n')) !== -1) {
+          const frame = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const event = /^event: (.+)$/m.exec(frame)?.[1];
+          const data = /^data: (.+)$/m.exec(frame)?.[1];
+          if (event && data) out.push({ event, data: JSON.parse(data) });
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+}
