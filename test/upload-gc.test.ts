@@ -167,8 +167,11 @@ describe("uploads with npm start's Node flags", () => {
   it.skipIf(NODE_MAJOR !== 20)('did not without the floor on Node 20 (the control: the count sees them)', { timeout: 120_000, retry: 2 }, async () => {
     const vop = await startWith(startNodeFlags().filter((f) => f !== FLOOR_FLAG));
     try {
-      // 10 to 14 for each upload after the first, here.
-      expect((await countedUploads(vop.p, vop.client)).multipart.full).toBeGreaterThanOrEqual(5);
+      // 8 to 13 during the tus upload here; the multipart one, whose refused request now lets go
+      // of its parser and file at once, ran 0 to 7 in the same runs. Either seeing them is what
+      // the control needs: that the count sees full collections when V8 makes them.
+      const { multipart, tus } = await countedUploads(vop.p, vop.client);
+      expect(Math.max(multipart.full, tus.full)).toBeGreaterThanOrEqual(5);
     } finally {
       await stop(vop);
     }
