@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import os from 'node:os';
+import { Slots } from '../core/slots.js';
 import { confinementSupport, toolEnvironment, type ConfinementSupport } from './confinement.js';
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
 import type { ProofReport } from './ffmpegProof.js';
@@ -46,7 +47,7 @@ export class FfmpegTools {
    * as it arrives, and uploads arrive as fast as anyone sends them, so without a bound a burst of
    * crafted files runs a burst of ffprobes, each up to its memory cap. The others wait their turn.
    */
-  private readonly probeSlots = new Slots(Math.max(2, os.availableParallelism()));
+  private readonly probeSlots = new Slots(() => PROBES_AT_ONCE);
   /** Each ffprobe's demuxer names, for the allow-list's prefixes (formatsFor). */
   private readonly demuxers = new Map<string, Promise<string[]>>();
   private settings: MediaToolSettings | undefined;
@@ -170,23 +171,5 @@ export class FfmpegTools {
   }
 }
 
-/** A bound on how many of something run at once; the rest wait, first come first served. */
-class Slots {
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(private readonly size: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.running++;
-    try {
-      return await work();
-    } finally {
-      // The slot passes straight to the next in line, or is freed.
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.running--;
-    }
-  }
-}
+/** Probes at once (see FfmpegTools.probeSlots). */
+const PROBES_AT_ONCE = Math.max(2, os.availableParallelism());

@@ -10,6 +10,7 @@
  * starting dozens of ffmpeg processes.
  */
 import path from 'node:path';
+import { Slots } from '../core/slots.js';
 import { COVER_SIZES, resizeCover, type CoverSizeKey } from '../media/cover.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
@@ -35,10 +36,11 @@ export interface CoverSizeCacheDeps {
 
 export class CoverSizeCache {
   private readonly inFlight = new Map<string, Promise<boolean>>();
-  private running = 0;
-  private readonly waiting: Array<() => void> = [];
+  private readonly slots: Slots;
 
-  constructor(private readonly deps: CoverSizeCacheDeps) {}
+  constructor(private readonly deps: CoverSizeCacheDeps) {
+    this.slots = new Slots(() => deps.concurrency);
+  }
 
   /** Resolves once every resize under way has ended (after the signal is aborted, at shutdown). */
   async settled(): Promise<void> {
@@ -62,49 +64,33 @@ export class CoverSizeCache {
     return (await pending) ? name : undefined;
   }
 
-  /** Makes size `t` unless it is there; resolves false if there is no full-size cover to make it from. */
-  private async make(videoId: string, t: CoverSizeKey, name: string): Promise<boolean> {
+  /** Makes size `t` unless it is there, in a slot; resolves false if there is no full-size cover to make it from. */
+  private make(videoId: string, t: CoverSizeKey, name: string): Promise<boolean> {
+    return this.slots.run(() => this.makeNow(videoId, t, name));
+  }
+
+  private async makeNow(videoId: string, t: CoverSizeKey, name: string): Promise<boolean> {
     const { objects, scratch } = this.deps;
-    await this.slot();
+    const key = mediaKey('covers', videoId, name);
+    if (await objects.stat(key)) return true; // made by a run that finished since the caller looked, or while we waited for a slot
+    const cover = mediaKey('covers', videoId, COVER_FILE);
+    if (!(await objects.stat(cover))) return false;
+    const { width, height } = COVER_SIZES[t];
+    const work = await scratch.fresh('covers', `${videoId}_t${t}`);
     try {
-      const key = mediaKey('covers', videoId, name);
-      if (await objects.stat(key)) return true; // made by a run that finished since the caller looked, or while we waited for a slot
-      const cover = mediaKey('covers', videoId, COVER_FILE);
-      if (!(await objects.stat(cover))) return false;
-      const { width, height } = COVER_SIZES[t];
-      const work = await scratch.fresh('covers', `${videoId}_t${t}`);
-      try {
-        const out = path.join(work, name);
-        await objects.withLocalCopy(cover, async (file) =>
-          resizeCover(file, out, width, height, {
-            ffmpegPath: await this.deps.ffmpegPath(),
-            signal: this.deps.signal,
-            pidFile: this.deps.pidFile,
-            memoryLimitBytes: this.deps.memoryLimitBytes,
-          }),
-        );
-        await objects.put(key, { file: out, move: true }, { contentType: 'image/jpeg' });
-      } finally {
-        await scratch.remove('covers', `${videoId}_t${t}`);
-      }
-      return true;
+      const out = path.join(work, name);
+      await objects.withLocalCopy(cover, async (file) =>
+        resizeCover(file, out, width, height, {
+          ffmpegPath: await this.deps.ffmpegPath(),
+          signal: this.deps.signal,
+          pidFile: this.deps.pidFile,
+          memoryLimitBytes: this.deps.memoryLimitBytes,
+        }),
+      );
+      await objects.put(key, { file: out, move: true }, { contentType: 'image/jpeg' });
     } finally {
-      this.release();
+      await scratch.remove('covers', `${videoId}_t${t}`);
     }
-  }
-
-  private async slot(): Promise<void> {
-    if (this.running < this.deps.concurrency) {
-      this.running++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
+    return true;
   }
 }
-
