@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import type { JobRecord } from '../storage/jobRecords.js';
 import type { JobTypeDefinition } from './jobHandler.js';
-import type { JobScheduling, QueueCore, RunningJob } from './scheduling.js';
+import { mustYield, type JobScheduling, type QueueCore, type RunningJob } from './scheduling.js';
 import { turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
 
 /** The shared queue and this node's part in it. */
@@ -169,12 +169,6 @@ export class ClusterScheduler implements JobScheduling {
     );
   }
 
-  /** Whether a job of `types` is queued and due. */
-  private async waiting(types: readonly string[]): Promise<boolean> {
-    const due = await this.core.store.nextRunAfter([...types]);
-    return due !== undefined && due <= this.core.now();
-  }
-
   /** One turn: the job it held before (taken over from a node that stopped answering) or the next in the fair order. */
   private async runTurn(type: string, def: JobTypeDefinition, turn: Turn): Promise<void> {
     const { core } = this;
@@ -185,7 +179,7 @@ export class ClusterScheduler implements JobScheduling {
     }
     const lease = `${turn.id}/${crypto.randomBytes(6).toString('hex')}`;
     let job = await core.store.takeOver(type, turn.id, lease, core.now());
-    if (!job && def.yieldsTo && (await this.waiting(def.yieldsTo))) {
+    if (!job && (await mustYield(core, def))) {
       // Another type's jobs go first (JobTypeDefinition.yieldsTo): the turn comes back a little
       // later, when those have started, on whichever node takes it then.
       await this.cluster.turns.add(type, 1, YIELD_RETRY_MS);

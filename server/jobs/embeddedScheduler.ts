@@ -3,7 +3,7 @@
  * their type free up (JobStore.claimNext gives the fair order), and waking for the next retry
  * that is due.
  */
-import type { JobScheduling, QueueCore } from './scheduling.js';
+import { mustYield, type JobScheduling, type QueueCore } from './scheduling.js';
 
 export class EmbeddedScheduler implements JobScheduling {
   private started = false;
@@ -91,7 +91,8 @@ export class EmbeddedScheduler implements JobScheduling {
     const { store, defs, now } = this.core;
     for (const [type, def] of defs) {
       while (!this.core.stopping() && this.countRunning(type) < def.concurrency) {
-        if (def.yieldsTo && (await this.waiting(def.yieldsTo))) break;
+        // Its start pokes this scheduler again once a job it yields to runs.
+        if (await mustYield(this.core, def)) break;
         const job = await store.claimNext([type], now());
         if (!job) break;
         if (this.core.stopping()) {
@@ -109,12 +110,6 @@ export class EmbeddedScheduler implements JobScheduling {
       this.timer = setTimeout(() => this.poke(), Math.max(10, next - now()));
       this.timer.unref();
     }
-  }
-
-  /** Whether a job of `types` is queued and due (its start pokes this scheduler again once it runs). */
-  private async waiting(types: readonly string[]): Promise<boolean> {
-    const due = await this.core.store.nextRunAfter([...types]);
-    return due !== undefined && due <= this.core.now();
   }
 
   private countRunning(type: string): number {

@@ -50,6 +50,16 @@ export interface QueueCore {
   giveUp(job: JobRecord, reason: string): Promise<void>;
 }
 
+/**
+ * Whether a job of `def` must wait for now (JobTypeDefinition.yieldsTo): a job of a type it
+ * yields to is queued and due. Both schedulers ask before they claim one.
+ */
+export async function mustYield(core: QueueCore, def: JobTypeDefinition): Promise<boolean> {
+  if (!def.yieldsTo) return false;
+  const due = await core.store.nextRunAfter([...def.yieldsTo]);
+  return due !== undefined && due <= core.now();
+}
+
 /** How this node starts jobs. */
 export interface JobScheduling {
   /** The lease an attempt's writes are fenced on (JobStore.update), or undefined where one process runs every job. */

@@ -89,12 +89,12 @@ export function confine(program: string, args: readonly string[], o: ConfineOpti
   const s = confinementSupport();
   let command = [program, ...args];
   let memoryCapBytes = 0;
+  // Innermost: nice sets the niceness and execs the program, whose threads all inherit it.
+  if (o.niceness && nicePath) command = [nicePath, '-n', String(o.niceness), ...command];
   if (o.memoryLimitBytes > 0 && s.memoryCap) {
     memoryCapBytes = Math.floor(o.memoryLimitBytes);
     command = [prlimitPath, `--as=${memoryCapBytes}`, '--core=0', '--', ...command];
   }
-  // Innermost: nice sets the niceness and execs the program, whose threads all inherit it.
-  if (o.niceness && nicePath) command = command[0] === prlimitPath ? [...command.slice(0, 4), nicePath, '-n', String(o.niceness), ...command.slice(4)] : [nicePath, '-n', String(o.niceness), ...command];
   const setpriv: string[] = [];
   if (o.dieWithParent && s.parentDeathSignal) setpriv.push('--pdeathsig', 'KILL');
   if (s.noNewPrivileges) setpriv.push('--no-new-privs');
