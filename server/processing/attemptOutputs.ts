@@ -38,6 +38,24 @@ export async function removeAttemptOutputs(objects: MediaStore, videoId: string,
 }
 
 /**
+ * A job's `recover` for an attempt a crash or a stop cut off, before it runs again: the uploads it
+ * left incomplete (hidden partial files on local disk, open multipart uploads on S3) in its date
+ * folder and in the video's `areas` (what the job writes besides renditions), then its complete
+ * renditions no row names (removeAttemptOutputs). Returns the keys of the latter.
+ */
+export async function removeCutOffOutputs(
+  objects: MediaStore,
+  videoId: string,
+  dateFolder: string,
+  keep: ReadonlySet<string>,
+  areas: ReadonlyArray<'hls' | 'covers'>,
+): Promise<string[]> {
+  await objects.removeIncomplete(mediaKey('play', dateFolder), `${videoId}_`);
+  for (const area of areas) await objects.removeIncomplete(mediaKey(area, videoId));
+  return removeAttemptOutputs(objects, videoId, dateFolder, keep);
+}
+
+/**
  * Removes rendition files of `videoId` that a finished attempt replaced (a retry on another day
  * writes to another date folder): every file in `previous` not in `current`.
  */

@@ -24,13 +24,14 @@ import type { JobRecord } from '../storage/jobRecords.js';
 import { mediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
 import type { LadderState, VideoRecord, VideoStore } from '../storage/types.js';
-import { removeAttemptOutputs } from './attemptOutputs.js';
+import { removeAttemptOutputs, removeCutOffOutputs } from './attemptOutputs.js';
 import { packageHls } from './hlsPackaging.js';
 import { remainingRungs } from './ladderPlan.js';
 import { HLS_MASTER } from './mediaNames.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
 import { transcodeRenditions } from './renditionOutputs.js';
 import { storeHls, storeRenditions } from './storeOutputs.js';
+import { TRANSCODE_JOB } from './transcodeJob.js';
 import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
@@ -67,7 +68,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
     concurrency: options.ladderConcurrency,
     retry: options.retry,
     // First renditions go first: no ladder starts while a video waits to become playable.
-    yieldsTo: ['transcode'],
+    yieldsTo: [TRANSCODE_JOB],
 
     async handle(job, ctx) {
       const videoId = job.videoId;
@@ -75,10 +76,11 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
       // Gone, being deleted, or nothing to come (a retry after it completed).
       if (!video || video.status !== VideoStatus.Normal || !video.ladder) return;
       const listed = await videos.renditions(videoId);
+      const listedLabels = listed.map((r) => r.label);
       if (video.sourceFile === '') {
         // The source went (a needHandleSepcial change, a hand edit): the video keeps what it has.
         await videos.updateMedia(videoId, { ladder: '' });
-        told(video, '', listed.map((r) => r.label));
+        told(video, '', listedLabels);
         return;
       }
       const dateFolder = dateFolderOf(job);
@@ -102,7 +104,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             // Judged as a file, not as a source: it was taken on once, and the video is served.
             const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
             if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);
-            const rungs = remainingRungs(info, options.ladder, new Set(listed.map((r) => r.label)));
+            const rungs = remainingRungs(info, options.ladder, new Set(listedLabels));
             if (rungs.length === 0) return undefined;
             const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
             deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
@@ -112,8 +114,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             // HLS only where the first rendition made it (options.hls then), beside its variants:
             // those of the listed renditions only. An attempt cut off after storing its master
             // playlist (before the rows) left one that also lists the rungs made again now.
-            const kept = new Set(listed.map((r) => r.label));
-            const alongside = master?.filter((v) => kept.has(v.uri.split('/')[0]!));
+            const alongside = master?.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
             if (alongside) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside });
             return { written, hls: master !== undefined };
           })
@@ -127,7 +128,6 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
           // the rows will name. Nothing is removed: what was listed stays served.
           if (made.hls) await storeHls(objects, videoId, dirs.hls, ctx.signal, { add: true });
           await storeRenditions(objects, made.written, ctx.signal);
-          await scratch.remove('transcode', attempt).catch((e) => log(`Ladder of ${videoId}: removing its scratch folder failed: ${String(e)}`));
           await ctx.fence();
           const all = [...listed, ...made.written.map((w) => toRecord(videoId, w))];
           await videos.setRenditions(videoId, all);
@@ -147,9 +147,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
     async recover(job) {
       const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
       await scratch.removeStartingWith('transcode', `${job.videoId}-ladder.`);
-      await objects.removeIncomplete(`play/${dateFolderOf(job)}`, `${job.videoId}_`);
-      await objects.removeIncomplete(`hls/${job.videoId}`);
-      const removed = await removeAttemptOutputs(objects, job.videoId, dateFolderOf(job), keep);
+      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['hls']);
       if (removed.length > 0) log(`Ladder of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
     },
 
@@ -160,8 +158,9 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
       // A video being deleted had its jobs cancelled: nothing of it is playable any more.
       if (!video || video.status !== VideoStatus.Normal || video.ladder !== 'pending') return;
       await videos.updateMedia(job.videoId, { ladder: 'failed' });
-      log(`Ladder of ${job.videoId}: ${reason === 'cancelled' ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${(await videos.renditions(job.videoId)).length} rendition(s).`);
-      told(video, 'failed', (await videos.renditions(job.videoId)).map((r) => r.label));
+      const labels = (await videos.renditions(job.videoId)).map((r) => r.label);
+      log(`Ladder of ${job.videoId}: ${reason === 'cancelled' ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${labels.length} rendition(s).`);
+      told(video, 'failed', labels);
     },
   };
 }

@@ -24,7 +24,7 @@ import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
 import { MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
 import type { VideoStore } from '../storage/types.js';
-import { removeAttemptOutputs, removeReplacedRenditions } from './attemptOutputs.js';
+import { removeAttemptOutputs, removeCutOffOutputs, removeReplacedRenditions } from './attemptOutputs.js';
 import { writeCovers } from './coverOutput.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
@@ -185,10 +185,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
     async recover(job) {
       const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
       await scratch.removeStartingWith('transcode', `${job.videoId}.`);
-      // Puts the crash cut off (hidden partial files on local disk, open multipart uploads on S3).
-      await objects.removeIncomplete(`play/${dateFolderOf(job)}`, `${job.videoId}_`);
-      for (const prefix of [`covers/${job.videoId}`, `hls/${job.videoId}`]) await objects.removeIncomplete(prefix);
-      const removed = await removeAttemptOutputs(objects, job.videoId, dateFolderOf(job), keep);
+      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['covers', 'hls']);
       if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
     },
 

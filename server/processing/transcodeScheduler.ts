@@ -42,15 +42,16 @@ export class TranscodeScheduler {
   }
 
   /**
-   * Enqueues the ladder of `videoId` if its rows say it is pending and no ladder job is live;
-   * resolves true if it enqueued. The video was in status 1 when this was called.
+   * Enqueues the ladder of `videoId` if it is playable, its rows say its ladder is pending, and no
+   * ladder job is live; resolves true if it enqueued.
    */
   async ensureLadder(videoId: string): Promise<boolean> {
     const key = `ladder:${videoId}`;
     if (this.pending.has(key)) return false;
     this.pending.add(key);
     try {
-      if ((await this.videos.get(videoId))?.ladder !== 'pending' || (await this.liveJob(videoId, LADDER_JOB))) return false;
+      const video = await this.videos.get(videoId);
+      if (video?.status !== VideoStatus.Normal || video.ladder !== 'pending' || (await this.liveJob(videoId, LADDER_JOB))) return false;
       await this.jobs.enqueue(LADDER_JOB, { videoId }, { videoId });
       return true;
     } finally {
@@ -111,7 +112,7 @@ export class TranscodeScheduler {
     // The ladders a crash cut off between a video's move to 1 and the queueing of its ladder.
     let ladders = 0;
     for (const id of await this.videos.idsByLadder('pending')) {
-      if ((await this.videos.get(id))?.status === VideoStatus.Normal && (await this.ensureLadder(id))) ladders++;
+      if (await this.ensureLadder(id)) ladders++;
     }
     if (ladders > 0) this.log(`Processing: queued the rest of the ladder of ${ladders} playable video(s) found without one at start-up.`);
     if (settled > 0) this.log(`Processing: ${settled} video(s) whose transcode had ended without success before the last stop marked as failed.`);
