@@ -25,6 +25,7 @@ import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3M
 import { clusterNodeEnv, startCeph, type TestCeph } from './helpers/ceph.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
+import { collectEvents } from './helpers/console.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { waitUntil } from './helpers/processing.js';
@@ -282,24 +283,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     const events: Array<{ event: string; data: { videoId?: string; to?: number; percent?: number } }> = [];
     const res = await fetch(`${api2.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: stream.signal });
     expect(res.status).toBe(200);
-    void (async () => {
-      let text = '';
-      try {
-        for await (const chunk of res.body!) {
-          text += Buffer.from(chunk).toString('utf8');
-          let end;
-          while ((end = text.indexOf('\n\n')) >= 0) {
-            const frame = text.slice(0, end);
-            text = text.slice(end + 2);
-            const event = /^event: (.+)$/m.exec(frame)?.[1];
-            const data = /^data: (.+)$/m.exec(frame)?.[1];
-            if (event && data) events.push({ event, data: JSON.parse(data) });
-          }
-        }
-      } catch {
-        // Aborted at the end of the test.
-      }
-    })();
+    collectEvents(res, events);
     const clip = fs.readFileSync(await makeClip({ seconds: 30, width: 960, height: 540, name: 'queue-both.mp4' }));
     const via2 = new SpecClient(api2.baseUrl, app.appId, app.secret);
     const ids = await Promise.all([uploadVideo(app, clip), uploadVideo(via2, clip)]);

@@ -22,6 +22,7 @@ import { parseMasterPlaylist } from '../server/media/hls.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
+import { multipartUpload } from './helpers/ingest.js';
 import { probe } from './helpers/probe.js';
 import { processes, runs, type Proc } from './helpers/procs.js';
 import { waitUntil } from './helpers/processing.js';
@@ -108,11 +109,7 @@ async function upload(node: GroupNode, clip: string): Promise<Upload> {
   const app = await new AdminClient(node.baseUrl, ADMIN_TOKEN).createApp('crash app', receiver.url);
   const client = new SpecClient(node.baseUrl, app.appId, app.appSecret);
   const videoId = await client.register();
-  const form = new FormData();
-  for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) form.append(k, v);
-  form.append('file', new Blob([fs.readFileSync(clip)]), 'clip.mp4');
-  const res = await fetch(`${node.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form });
-  expect((await res.json()).AuthMsg.ResultCode).toBe('1');
+  expect(await multipartUpload(client, videoId, fs.readFileSync(clip))).toBe('1');
   return { videoId, app, receiver };
 }
 
