@@ -34,6 +34,11 @@ import { AuthService } from './auth/authService.js';
 import { makeLocalDateFormatter } from './core/localTime.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from './core/tokens.js';
 import { MediaDeliveryService } from './services/mediaDelivery.js';
+import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
+import { SigningKeysService } from './services/signingKeys.js';
+import { KeyRing } from './keys/keyRing.js';
+import { MediaTokens } from './keys/mediaTokens.js';
+import { UploadCredentials } from './ingest/uploadCredential.js';
 import { VideoService } from './services/videoService.js';
 import type { ViewContext } from './videos/videoView.js';
 import { JobQueue } from './jobs/jobQueue.js';
@@ -136,6 +141,26 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     opened.push(() => relay.close());
     await relay.start();
   }
+  // The keys that sign media addresses and upload credentials: random, kept with the metadata (the
+  // same on every node), each node told of a rotation (keys/keyRing.ts). The embedded mode takes the
+  // upload key it kept in a file before as its first, so upload pages already open keep working.
+  const mediaKeys = await KeyRing.open({ store: stores.signingKeys, purpose: 'media', events, log });
+  opened.push(() => mediaKeys.close());
+  const uploadKeys = await KeyRing.open({
+    store: stores.signingKeys,
+    purpose: 'uploads',
+    events,
+    log,
+    firstKey: options.databaseUrl ? undefined : () => UploadCredentials.legacyKey(options.dataDir),
+  });
+  opened.push(() => uploadKeys.close());
+  const keys = new SigningKeysService(
+    { media: mediaKeys, uploads: uploadKeys },
+    // An old key checks until the longest-lived of what it signed is over: a media address's
+    // lifetime (plus the step its expiry is rounded up by), an upload page's credential.
+    { media: (MEDIA_TTL_RANGE.max + 60) * 1000, uploads: options.ingest.credentialTtlMs },
+  );
+  const mediaAccess = new MediaAccess({ apps: stores.apps, tokens: new MediaTokens(mediaKeys) });
   // In cluster mode the failure limits and the registration rate count in the shared database.
   const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters, stores.apiCallers);
   const apps = new AppService(stores.apps, Date.now, auth);
@@ -164,7 +189,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).
   const tools = new FfmpegTools({ ffmpegPath: options.processing.ffmpegPath, ffprobePath: options.processing.ffprobePath });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
-  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, leaseMs: options.jobLeaseMs, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, clusterSecret: database ? adminToken : undefined, lifecycle, events, jobs, tools, log });
+  const ingest = createIngest({ options: options.ingest, dataDir: options.dataDir, leaseMs: options.jobLeaseMs, publicUrl: options.publicUrl, auth, stores, media, objects, S3TusStorage, database, uploadKeys, lifecycle, events, jobs, tools, log });
   opened.push(() => ingest.stop());
   await ingest.start();
   // Transcoding (issue 4): the transcode job on every move to 5; binaries, covers for delivery.
@@ -218,7 +243,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     }),
   );
   // The read calls (spec 4.1, 4.3, 4.4): the API's routes and the fast path in listen() share them.
-  const reads = videoReadCalls({ videos, playFiles: processing.playFiles, detailExtras: processing.detailExtras });
+  const reads = videoReadCalls({
+    videos,
+    playFiles: processing.playFiles,
+    detailExtras: processing.detailExtras,
+    mediaView: (app, ctx) => mediaAccess.view(app, ctx),
+    ownerView: (appId, ctx) => mediaAccess.viewFor(appId, ctx),
+  });
   app.use(
     videoApiRouter({
       auth,
@@ -241,7 +272,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
       },
       prefixes: {
         '/media/': mediaDelivery({
-          delivery: new MediaDeliveryService({ videos: stores.videos, objects, covers: processing.covers, events }),
+          delivery: new MediaDeliveryService({ videos: stores.videos, apps: stores.apps, tokens: mediaAccess.tokens, objects, covers: processing.covers, events }),
           sendTimeoutMs: options.sendTimeoutMs,
           log,
         }),
@@ -254,7 +285,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, log });
   opened.push(() => consoleServices.close());
   const consoleApi = createConsoleApi({
-    options, services: consoleServices, apps, events, jobs, processing, viewContext, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();

@@ -119,7 +119,7 @@ describe('admin API', () => {
   it('refuses a field a request does not know with 400 naming it, and changes nothing', async () => {
     const { appId } = await s.admin.createApp('fields');
     for (const [method, p, body, field] of [
-      ['PATCH', `/apps/${appId}`, { mediaAccess: 'signed', mediaTtlSeconds: 60 }, 'mediaAccess'],
+      ['PATCH', `/apps/${appId}`, { mediaAccess: 'signed', mediaTTL: 60 }, 'mediaTTL'],
       ['PATCH', `/apps/${appId}`, { name: 'renamed', callbackURL: 'https://x.example/cb' }, 'callbackURL'],
       ['POST', '/apps', { name: 'typo', callbackurl: 'https://x.example/cb' }, 'callbackurl'],
       ['PUT', '/processing', { concurrency: 2, ladderConcurency: 1 }, 'ladderConcurency'],
@@ -132,6 +132,7 @@ describe('admin API', () => {
     }
     const app = (await s.admin.request('GET', `/apps/${appId}`)).body;
     expect(app.name).toBe('fields');
+    expect(app.mediaAccess).toBe('public');
     expect((await s.admin.request('GET', '/apps')).body.apps.some((a: any) => a.name === 'typo')).toBe(false);
     // A body that is not an object is refused too.
     expect((await s.admin.request('PATCH', `/apps/${appId}`, ['name'])).status).toBe(400);

@@ -5,6 +5,8 @@
  * ones, at once; a change that comes with no event (another node's, its event lost) is seen
  * within the cache's lifetime.
  */
+import { KeyRing } from '../server/keys/keyRing.js';
+import { MediaTokens } from '../server/keys/mediaTokens.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -278,7 +280,8 @@ describe('the cache of objects’ info (stores without local files)', () => {
     // The server's own media, through a store without local files (as S3 is): the service keeps objects' info then.
     const store = new LocalObjectMediaStore(new LocalMediaStore(t.vop.options.dataDir));
     (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
-    const delivery = new MediaDeliveryService({ videos: t.vop.stores.videos, objects: store, covers: t.vop.services.processing.covers, events: t.vop.events });
+    const tokens = new MediaTokens(await KeyRing.open({ store: t.vop.stores.signingKeys, purpose: 'media', events: t.vop.events, log: () => {} }));
+    const delivery = new MediaDeliveryService({ videos: t.vop.stores.videos, apps: t.vop.stores.apps, tokens, objects: store, covers: t.vop.services.processing.covers, events: t.vop.events });
     const { server, url } = await serveObject((req, res) =>
       delivery.send(req, res, key, { contentType: 'video/mp4', maxAgeSeconds: 0, chunkBytes: 64 * 1024, sendTimeoutMs: 10_000 }),
     );

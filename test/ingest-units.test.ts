@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,8 @@ import { JobQueue, PermanentJobError } from '../server/jobs/jobQueue.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import { resolveIngestOptions } from '../server/ingest/ingestOptions.js';
 import { PullPolicy, allowEntriesThatNarrowNothing } from '../server/ingest/pullPolicy.js';
-import { UploadCredentials } from '../server/ingest/uploadCredential.js';
+import { LEGACY_KEY_ID, UploadCredentials, type UploadGrant } from '../server/ingest/uploadCredential.js';
+import { KeyRing } from '../server/keys/keyRing.js';
 import { tempDataDir } from './helpers/server.js';
 
 const fakeDns = (answers: Record<string, string[]>) => async (host: string) => {
@@ -218,24 +220,57 @@ describe('ingest options', () => {
 });
 
 describe('upload credentials', () => {
-  it('verify what they signed, refuse tampering and expiry; the key file is private and reused', () => {
+  /** The 'uploads' ring of an embedded database in `dir`, as the server opens it. */
+  const ringIn = async (dir: string) => {
+    const stores = await openSqlJsStores({ dir });
+    const ring = await KeyRing.open({ store: stores.signingKeys, purpose: 'uploads', events: new VopEventBus(), log: () => {}, firstKey: () => UploadCredentials.legacyKey(dir) });
+    return { ring, close: async () => (ring.close(), await stores.close()) };
+  };
+
+  it('verify what they signed, refuse tampering and expiry; the key is kept and reused', async () => {
     const dir = tempDataDir();
-    const creds = UploadCredentials.open(dir);
+    const first = await ringIn(dir);
+    const creds = new UploadCredentials(first.ring);
     const grant = { videoId: 'v', appId: 'a', expiresAt: Date.now() + 1000, keepSource: true, maxBytes: 10, uploadType: 'flash' as const, secretTag: creds.secretTag('s3cret') };
     const c = creds.sign(grant);
-    expect(creds.verify(c)).toEqual({ grant });
-    expect(UploadCredentials.open(dir).verify(c)).toEqual({ grant });
-    expect(fs.statSync(path.join(dir, 'upload-credential.key')).mode & 0o777).toBe(0o600);
+    const keyId = first.ring.signing().id;
+    expect(await creds.verify(c)).toEqual({ grant: { ...grant, keyId } });
+    await first.close();
+    const again = await ringIn(dir);
+    expect(await new UploadCredentials(again.ring).verify(c)).toEqual({ grant: { ...grant, keyId } });
+    await again.close();
     const [payload, mac] = c.split('.') as [string, string];
     const changed = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), m: 10 ** 12 })).toString('base64url');
-    expect(creds.verify(`${changed}.${mac}`)).toEqual({ refused: 'forged' });
-    expect(creds.verify('nonsense')).toEqual({ refused: 'malformed' });
-    expect(creds.verify(c, grant.expiresAt + 1)).toEqual({ refused: 'expired' });
-    expect(UploadCredentials.open(tempDataDir()).verify(c)).toEqual({ refused: 'forged' });
+    expect(await creds.verify(`${changed}.${mac}`)).toEqual({ refused: 'forged' });
+    expect(await creds.verify('nonsense')).toEqual({ refused: 'malformed' });
+    expect(await creds.verify(c, grant.expiresAt + 1)).toEqual({ refused: 'expired' });
+    const other = await ringIn(tempDataDir());
+    expect(await new UploadCredentials(other.ring).verify(c)).toEqual({ refused: 'forged' });
+    await other.close();
     // Issued under one secret: it says so of that secret only, and reveals nothing of it.
-    expect(creds.issuedUnder(grant, 's3cret')).toBe(true);
-    expect(creds.issuedUnder(grant, 'rotated')).toBe(false);
+    const verified = (await creds.verify(c)) as { grant: UploadGrant };
+    expect(creds.issuedUnder(verified.grant, 's3cret')).toBe(true);
+    expect(creds.issuedUnder(verified.grant, 'rotated')).toBe(false);
     expect(Buffer.from(payload, 'base64url').toString()).not.toContain('s3cret');
+  });
+
+  it('take the key kept in upload-credential.key before as their first, so open pages keep working', async () => {
+    const dir = tempDataDir();
+    const secret = crypto.randomBytes(32).toString('hex');
+    fs.writeFileSync(path.join(dir, 'upload-credential.key'), `${secret}\n`, { mode: 0o600 });
+    // A credential as the version before signed it: no key id in its payload.
+    const payload = Buffer.from(JSON.stringify({ v: 'v', a: 'a', e: Date.now() + 60_000, k: false, m: 10, t: 'flash', s: 'tag' })).toString('base64url');
+    const old = `${payload}.${crypto.createHmac('sha256', Buffer.from(secret, 'hex')).update(`vop-upload-v1.${payload}`).digest('base64url')}`;
+    const r = await ringIn(dir);
+    try {
+      expect(r.ring.signing().id).toBe(LEGACY_KEY_ID);
+      expect(await new UploadCredentials(r.ring).verify(old)).toMatchObject({ grant: { videoId: 'v', keyId: LEGACY_KEY_ID } });
+      // Rotated with the old key revoked: refused.
+      await r.ring.rotate(Date.now());
+      expect(await new UploadCredentials(r.ring).verify(old)).toEqual({ refused: 'forged' });
+    } finally {
+      await r.close();
+    }
   });
 });
 

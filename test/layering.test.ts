@@ -88,8 +88,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   // The HTTP toolkit: client addresses, parameters, file answers, error envelopes, hot paths.
   ['http/'],
   // What the features share: the job queue, application authentication, a video's lifecycle and
-  // view, the upload page.
-  ['jobs/', 'auth/', 'videos/', 'widget/'],
+  // view, the upload page, the signing keys.
+  ['jobs/', 'auth/', 'videos/', 'widget/', 'keys/'],
   // The features.
   ['callbacks/', 'ingest/', 'processing/'],
   ['services/'],

@@ -23,6 +23,7 @@ export const FULL_TIER: Record<string, string> = {
   'cluster-upload-reservations': 'PostgreSQL, Ceph',
   'console-session-store': 'PostgreSQL',
   'store-contract': 'PostgreSQL',
+  'signed-media': 'three transcodes, a wait for a cache to expire',
   'upload-reservation-store': 'PostgreSQL',
   'media-s3': 'Ceph',
   'media-store-contract': 'Ceph',

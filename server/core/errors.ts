@@ -80,6 +80,12 @@ export const RESULT_CODES = {
   /** Admin API: called from an address it does not answer (loopback only by default). */
   ADMIN_FORBIDDEN: { code: '411', message: 'Admin API Not Available From This Address', httpStatus: 403, transport: true },
 
+  /**
+   * Media: a signed address that is altered, malformed or expired, or a signed application's video
+   * asked for at its public address (services/mediaDelivery.ts).
+   */
+  MEDIA_ADDRESS_REFUSED: { code: '420', message: 'Media Address Refused', httpStatus: 403, transport: true },
+
   // 5xx: server
   /** An unexpected failure; details go to the server log, never to the client. */
   SERVER_ERROR: { code: '500', message: 'Server Error', httpStatus: 500, transport: true },

@@ -18,6 +18,11 @@ export interface VopEvents {
    * drop the video on it; the console shows it.
    */
   'video.renditions': [{ videoId: string; appId: string; ladder: '' | 'pending' | 'failed'; labels: string[] }];
+  /**
+   * The signing keys of `purpose` changed (keys/keyRing.ts): every node reads them again, so a new
+   * key signs and an ended one checks nothing on all of them at once.
+   */
+  'keys.rotated': [{ purpose: string }];
   /** A job changed state (queued, running, succeeded, failed, cancelled). */
   'job.state': [{ jobId: string; type: string; videoId: string; state: string; error: string }];
   /** A running job reported progress (not persisted on every report). */

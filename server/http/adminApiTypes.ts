@@ -35,6 +35,10 @@ export interface AppView {
   recentCallers: { address: string; lastSeen: string; allowed: boolean }[];
   /** Its videos become playable only once every rung is made (AppRecord.wholeLadderFirst). */
   wholeLadderFirst: boolean;
+  /** Who may fetch its media: 'public', or 'signed' (addresses with a token, services/mediaAccess.ts). */
+  mediaAccess: 'public' | 'signed';
+  /** How long its signed addresses stay good, in seconds. */
+  mediaTtlSeconds: number;
   createdAt: string;
   updatedAt: string;
 }

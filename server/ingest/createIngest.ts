@@ -21,6 +21,7 @@ import { SourceIntake } from './sourceIntake.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { TusUploads } from './tusUpload.js';
 import { UploadCredentials } from './uploadCredential.js';
+import type { KeyRing } from '../keys/keyRing.js';
 
 export interface IngestDeps {
   options: IngestOptions;
@@ -37,11 +38,8 @@ export interface IngestDeps {
   S3TusStorage?: typeof S3TusStorage;
   /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */
   database?: { url: string; connectRetry: RetryConfig };
-  /**
-   * Cluster mode: a secret every node shares (the admin token), from which the upload credentials'
-   * key is derived; absent: the key is this node's own, kept in `dataDir`.
-   */
-  clusterSecret?: string;
+  /** The keys of upload credentials (the 'uploads' ring): the same on every node of a cluster. */
+  uploadKeys: KeyRing;
   lifecycle: VideoLifecycle;
   events: VopEventBus;
   jobs: JobQueue;
@@ -83,7 +81,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     videos: stores.videos,
     media,
     intake,
-    credentials: deps.clusterSecret ? UploadCredentials.shared(deps.clusterSecret) : UploadCredentials.open(deps.dataDir),
+    credentials: new UploadCredentials(deps.uploadKeys),
     options: deps.options,
     shared,
   });

@@ -194,7 +194,7 @@ export class IngestService {
    * issued before it, as it ends the old tokens). Throws an ApiError otherwise.
    */
   async checkCredential(credential: string, videoId?: string): Promise<{ grant: UploadGrant; app: AppRecord }> {
-    const grant = this.verifyCredential(credential, videoId);
+    const grant = await this.verifyCredential(credential, videoId);
     const app = await this.deps.apps.get(grant.appId);
     if (!app) throw new ApiError('APP_NOT_FOUND');
     if (app.disabled) throw new ApiError('APP_DISABLED');
@@ -205,8 +205,8 @@ export class IngestService {
   }
 
   /** Checks a credential and, if given, that it is for `videoId`; throws an ApiError otherwise. */
-  verifyCredential(credential: string, videoId?: string): UploadGrant {
-    const checked = this.deps.credentials.verify(credential, this.now());
+  async verifyCredential(credential: string, videoId?: string): Promise<UploadGrant> {
+    const checked = await this.deps.credentials.verify(credential, this.now());
     if ('refused' in checked) {
       throw new ApiError('UPLOAD_CREDENTIAL_INVALID', checked.refused === 'expired' ? 'the credential has expired; open the upload page again' : `the credential is ${checked.refused}`);
     }

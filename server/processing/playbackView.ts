@@ -4,7 +4,7 @@
  */
 import type { VopEventBus } from '../core/events.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
-import type { ViewContext } from '../videos/videoView.js';
+import { mediaPrefix, type ViewContext } from '../videos/videoView.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';
@@ -92,10 +92,6 @@ export class HlsPresence {
  */
 export async function detailExtras(hls: HlsPresence, video: VideoRecord, ctx: ViewContext): Promise<{ HlsURL: string }> {
   if (video.status !== VideoStatus.Normal) return { HlsURL: '' };
-  return { HlsURL: (await hls.has(video.id)) ? hlsMasterUrl(ctx.baseUrl, video.id) : '' };
-}
-
-/** Where delivery serves a video's master playlist. */
-function hlsMasterUrl(baseUrl: string, videoId: string): string {
-  return `${baseUrl}/media/hls/${videoId}/${HLS_MASTER}`;
+  // A signed application's token sits in the path: the playlists' relative addresses carry it.
+  return { HlsURL: (await hls.has(video.id)) ? `${mediaPrefix(ctx, video.id)}/hls/${video.id}/${HLS_MASTER}` : '' };
 }

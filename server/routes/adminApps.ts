@@ -6,8 +6,8 @@ import type { AppService } from '../services/appService.js';
 export function adminAppsRouter(apps: AppService): Router {
   const r = express.Router();
   r.post('/', async (req, res) => {
-    const body = knownFields(req.body, ['name', 'callbackUrl', 'apiNetworks', 'wholeLadderFirst']);
-    res.status(201).json(await apps.create({ name: body.name, callbackUrl: body.callbackUrl, apiNetworks: body.apiNetworks, wholeLadderFirst: body.wholeLadderFirst }));
+    const body = knownFields(req.body, ['name', 'callbackUrl', 'apiNetworks', 'wholeLadderFirst', 'mediaAccess', 'mediaTtlSeconds']);
+    res.status(201).json(await apps.create(body));
   });
   r.get('/', async (_req, res) => {
     res.json({ apps: await apps.list() });
@@ -16,7 +16,7 @@ export function adminAppsRouter(apps: AppService): Router {
     res.json(await apps.get(req.params.appId));
   });
   r.patch('/:appId', async (req, res) => {
-    res.json(await apps.update(req.params.appId, knownFields(req.body, ['name', 'callbackUrl', 'disabled', 'grants', 'apiNetworks', 'wholeLadderFirst'])));
+    res.json(await apps.update(req.params.appId, knownFields(req.body, ['name', 'callbackUrl', 'disabled', 'grants', 'apiNetworks', 'wholeLadderFirst', 'mediaAccess', 'mediaTtlSeconds'])));
   });
   r.post('/:appId/secret', async (req, res) => {
     res.json(await apps.rotateSecret(req.params.appId));

@@ -10,6 +10,7 @@ import { MAX_BULK_VIDEOS, type VideoAdmin } from '../console/videoAdmin.js';
 import { coverUrl, mediaServer, type ViewContext } from '../videos/videoView.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { AppService } from '../services/appService.js';
+import { validMediaTtl, type MediaAccess } from '../services/mediaAccess.js';
 import type { VideoRecord, VideoSearch } from '../storage/types.js';
 
 export interface AdminVideosDeps {
@@ -17,6 +18,8 @@ export interface AdminVideosDeps {
   admin: VideoAdmin;
   processing: Pick<Processing, 'detailExtras'>;
   viewContext: (req: Request) => ViewContext;
+  /** The view for a video's application: a signed application's addresses carry tokens (services/mediaAccess.ts). */
+  media: Pick<MediaAccess, 'viewFor'>;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -28,7 +31,8 @@ const MAX_TEXT = 200;
  * The detail (`GET /videos/:id`: record, status history, renditions, jobs) is adminJobs.ts's.
  *
  *   GET    /videos?q=&status=1,7&createUser=&appId=&offset=0&limit=50   newest first, {total, videos}
- *   GET    /videos/:id/playback   play and download addresses of each rendition, covers, HLS
+ *   GET    /videos/:id/playback[?ttl=s]  play and download addresses of each rendition, covers, HLS
+ *                                 (a signed application's good for ttl seconds, or its own lifetime)
  *   POST   /videos/:id/retry      7 → 5 (transcode again) or 4 → 2 (download again)
  *   DELETE /videos/:id            status 0, live jobs cancelled, files purged; the record stays
  *   POST   /videos/bulk {action: 'delete'|'retry', ids: [...]}   the same for up to 100 videos, each
@@ -38,6 +42,13 @@ const MAX_TEXT = 200;
 export function adminVideosRouter(deps: AdminVideosDeps): Router {
   const r = express.Router();
   const appNames = () => deps.apps.names();
+  /** A row's view: its application's (a signed application's thumbnails carry tokens). */
+  const views = async (videos: VideoRecord[], req: Request): Promise<(v: VideoRecord) => ViewContext> => {
+    const base = deps.viewContext(req);
+    const byApp = new Map<string, ViewContext>();
+    for (const appId of new Set(videos.map((v) => v.appId))) byApp.set(appId, await deps.media.viewFor(appId, base));
+    return (v) => byApp.get(v.appId) ?? base;
+  };
   const row = (v: VideoRecord, names: Map<string, string>, ctx: ViewContext): VideoRow => ({
     id: v.id,
     appId: v.appId,
@@ -79,14 +90,16 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     const offset = intParam(q.offset, 'offset', 0, 0, 10_000_000);
     const limit = intParam(q.limit, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
     const [{ total, items }, names] = await Promise.all([deps.admin.search(filter, { offset, limit }), appNames()]);
-    const ctx = deps.viewContext(req);
-    res.json({ total, offset, limit, videos: items.map((v) => row(v, names, ctx)) });
+    const viewOf = await views(items, req);
+    res.json({ total, offset, limit, videos: items.map((v) => row(v, names, viewOf(v))) });
   });
 
   r.get('/videos/:id/playback', async (req, res) => {
     const video = await load(req.params.id);
-    const ctx = deps.viewContext(req);
-    const base = mediaServer(ctx);
+    const ttlText = stringParam((req.query as Record<string, unknown>).ttl, 'ttl');
+    const ttl = ttlText === undefined ? undefined : validMediaTtl('ttl', /^\d{1,6}$/.test(ttlText) ? Number(ttlText) : NaN);
+    const ctx = await deps.media.viewFor(video.appId, deps.viewContext(req), ttl);
+    const base = mediaServer(ctx, video.id);
     const renditions = (await deps.admin.renditions(video.id)).map((x) => ({
       label: x.label,
       width: x.width,
@@ -101,6 +114,8 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     res.json({
       // Delivery serves a video's files only while it is in status 1.
       playable: video.status === VideoStatus.Normal,
+      // A signed application's addresses, and when they stop working (Unix ms); null for public ones.
+      signedUntil: ctx.mediaExpiresAt ?? null,
       mediaServer: base,
       renditions,
       coverUrl: cover,
@@ -122,12 +137,13 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     const valid = requested.filter((id) => VIDEO_ID_RE.test(id));
     const outcomes = new Map((valid.length > 0 ? await deps.admin.bulk(action, valid) : []).map((o) => [o.id, o]));
     const notFound = new ApiError('VIDEO_NOT_FOUND');
-    const [names, ctx] = [await appNames(), deps.viewContext(req)];
+    const names = await appNames();
+    const viewOf = await views([...outcomes.values()].flatMap((o) => (o.ok ? [o.video] : [])), req);
     res.json({
       results: requested.map((id) => {
         const o = outcomes.get(id);
         if (!o) return { id, ok: false, error: { code: notFound.code, message: notFound.message } };
-        return o.ok ? { id, ok: true, video: row(o.video, names, ctx), ...(o.action ? { action: o.action } : {}) } : { id, ok: false, error: o.error };
+        return o.ok ? { id, ok: true, video: row(o.video, names, viewOf(o.video)), ...(o.action ? { action: o.action } : {}) } : { id, ok: false, error: o.error };
       }),
     });
   });
@@ -135,13 +151,13 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
   r.post('/videos/:id/retry', async (req, res) => {
     const video = await load(req.params.id);
     const { video: after, action } = await deps.admin.retry(video.id);
-    res.json({ action, video: row(after, await appNames(), deps.viewContext(req)) });
+    res.json({ action, video: row(after, await appNames(), (await views([after], req))(after)) });
   });
 
   r.delete('/videos/:id', async (req, res) => {
     const video = await load(req.params.id);
     const after = await deps.admin.remove(video.id);
-    res.json({ video: row(after, await appNames(), deps.viewContext(req)) });
+    res.json({ video: row(after, await appNames(), (await views([after], req))(after)) });
   });
 
   return r;

@@ -21,6 +21,9 @@ import { adminSessionRouter } from './adminSession.js';
 import { adminSettingsRouter } from './adminSettings.js';
 import { adminUploadsRouter } from './adminUploads.js';
 import { adminVideosRouter } from './adminVideos.js';
+import { adminKeysRouter } from './adminKeys.js';
+import type { MediaAccess } from '../services/mediaAccess.js';
+import type { SigningKeysService } from '../services/signingKeys.js';
 
 export interface ConsoleApiDeps {
   options: ServerOptions;
@@ -31,6 +34,10 @@ export interface ConsoleApiDeps {
   jobs: JobQueue;
   processing: Processing;
   viewContext: (req: Request) => ViewContext;
+  /** A video's addresses as its application serves them (signed or public). */
+  media: MediaAccess;
+  /** The signing keys (media addresses, upload credentials). */
+  keys: SigningKeysService;
   /** Where the server listens (undefined before listen). */
   boundAddress: () => AddressInfo | undefined;
   log: (line: string) => void;
@@ -69,7 +76,8 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
       boundAddress: deps.boundAddress,
     }),
   );
-  router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext }));
+  router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media }));
+  router.use(adminKeysRouter(deps.keys));
   router.use(adminUploadsRouter(uploads));
   router.use(adminHousekeepingRouter({ storage: services.storage, expiry: services.expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));
   router.use(adminSettingsRouter({ options, jobs: deps.jobs, saved: services.saved, boundAddress: deps.boundAddress }));

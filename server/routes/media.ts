@@ -7,6 +7,7 @@
  *   GET|HEAD /media/cover/<videoId>.jpg[?t=n]    the cover; t = 2..7 the sizes of spec 2.3
  *   GET|HEAD /media/hls/<videoId>/master.m3u8    the master playlist
  *   GET|HEAD /media/hls/<videoId>/<label>/<file> a variant playlist or segment
+ *   GET|HEAD /media/s/<token>/<any of the above>  the same at a signed address (keys/mediaTokens.ts)
  *
  * One of the hot paths (http/hotPaths.ts): answered on node:http, not through Express (issue 14).
  * Range, validators and conditional requests: http/fileResponse.ts. What may be served, and the
@@ -15,14 +16,17 @@
  * shape we give names, its video id must name a video in status 1, and the file must be one that
  * video lists (a rendition) or one of the fixed names (cover, playlists, segments).
  *
- * Media is not authenticated: `<video>` tags and players fetch it without the spec's token. A
- * video's files are as private as its id (a random UUID, 122 bits) is unguessable.
+ * Media is not authenticated by the spec's token: `<video>` tags and players fetch it without one.
+ * A public application's video's files are as private as its id (a random UUID, 122 bits) is
+ * unguessable; a signed application's are served only at addresses whose token opens that video
+ * and has not expired (services/mediaAccess.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { ApiError } from '../core/errors.js';
 import { sendHotError, type Answer, type HotHandler, type HotRequest } from '../http/hotPaths.js';
 import type { MediaDeliveryService } from '../services/mediaDelivery.js';
+import { SIGNED_SEGMENT } from '../keys/mediaTokens.js';
 
 export interface MediaDeliveryDeps {
   /** What may be served, and the bytes: the only way to media from here. */
@@ -89,18 +93,18 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
     if (!(await trySend(req, res, answer, key, successHeaders))) throw new ApiError('NOT_FOUND');
   };
 
-  const rendition = async (req: IncomingMessage, res: ServerResponse, answer: Answer, date: string, file: string, download: boolean) => {
-    const key = await delivery.renditionKey(date, file);
+  const rendition = async (req: IncomingMessage, res: ServerResponse, answer: Answer, token: string | undefined, date: string, file: string, download: boolean) => {
+    const key = await delivery.renditionKey(date, file, token);
     // Names are [A-Za-z0-9_.-] (checked by the service's shape checks and mediaKey): no quoting or encoding needed in the header.
     await send(req, res, answer, key, download ? ['Content-Disposition', `attachment; filename="${file}"`] : undefined);
   };
 
-  const cover = async (req: IncomingMessage, res: ServerResponse, answer: Answer, file: string, query: string) => {
+  const cover = async (req: IncomingMessage, res: ServerResponse, answer: Answer, token: string | undefined, file: string, query: string) => {
     // Spec 2.3 lists t = 2 to 7. Any other t (its table starts at 2, so an application may well
     // send t=1 for "the original") gets the full-size cover rather than a broken picture.
     // querystring.parse is the parser Express is set to ('simple'): t=2&t=3 is no size.
     const tParam = query === '' ? undefined : querystring.parse(query).t;
-    const target = await delivery.cover(file, Number(typeof tParam === 'string' ? tParam : NaN));
+    const target = await delivery.cover(file, Number(typeof tParam === 'string' ? tParam : NaN), token);
     if (target.size === undefined) return send(req, res, answer, target.key);
     // Once made, a size is served with one open; it is made only when that open finds nothing.
     if (await trySend(req, res, answer, target.key)) return;
@@ -109,8 +113,8 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
     await send(req, res, answer, made);
   };
 
-  const hls = async (req: IncomingMessage, res: ServerResponse, answer: Answer, videoId: string, variant: string | undefined, file: string) => {
-    await send(req, res, answer, await delivery.hlsKey(videoId, variant, file));
+  const hls = async (req: IncomingMessage, res: ServerResponse, answer: Answer, token: string | undefined, videoId: string, variant: string | undefined, file: string) => {
+    await send(req, res, answer, await delivery.hlsKey(videoId, variant, file, token));
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse, hot: HotRequest): Promise<void> => {
@@ -118,19 +122,22 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
       res.setHeader('Allow', 'GET, HEAD');
       throw new ApiError('METHOD_NOT_ALLOWED');
     }
-    const parts = segmentsAfterMedia(hot.path);
+    let parts = segmentsAfterMedia(hot.path);
+    // A signed address: `s/<token>/` before the plain address's segments.
+    let token: string | undefined;
+    if (parts.length > 2 && parts[0] === SIGNED_SEGMENT) [token, parts] = [parts[1]!, parts.slice(2)];
     const [kind, a, b, c] = parts;
     switch (parts.length === 0 ? '' : kind!.toLowerCase()) {
       case 'play':
       case 'download':
-        if (parts.length === 3) return rendition(req, res, hot.answer, a!, b!, kind!.toLowerCase() === 'download');
+        if (parts.length === 3) return rendition(req, res, hot.answer, token, a!, b!, kind!.toLowerCase() === 'download');
         break;
       case 'cover':
-        if (parts.length === 2) return cover(req, res, hot.answer, a!, hot.query);
+        if (parts.length === 2) return cover(req, res, hot.answer, token, a!, hot.query);
         break;
       case 'hls':
-        if (parts.length === 3) return hls(req, res, hot.answer, a!, undefined, b!);
-        if (parts.length === 4) return hls(req, res, hot.answer, a!, b!, c!);
+        if (parts.length === 3) return hls(req, res, hot.answer, token, a!, undefined, b!);
+        if (parts.length === 4) return hls(req, res, hot.answer, token, a!, b!, c!);
         break;
     }
     throw new ApiError('NOT_FOUND');

@@ -29,6 +29,10 @@ export interface VideoReadDeps {
   playFiles: (videoId: string) => Promise<Array<{ VideoURL: string; Bitrate: number; BitrateLabel: string }>>;
   /** Extra detail fields beyond the spec (the HLS master playlist, for instance). */
   detailExtras?: (video: VideoRecord, ctx: ViewContext) => Promise<Record<string, unknown>>;
+  /** The view for the calling application's answers: a signed application's media addresses carry tokens (services/mediaAccess.ts). */
+  mediaView?: (app: AppRecord, ctx: ViewContext) => ViewContext;
+  /** The same, for the application `appId` (the owner of the videos a granted `aId` lists). */
+  ownerView?: (appId: string, ctx: ViewContext) => Promise<ViewContext>;
 }
 
 /** One read call: the envelope JSON of its answer to an authenticated application. */
@@ -50,29 +54,37 @@ export function videoReadCalls(deps: VideoReadDeps): VideoReadCalls {
    * VideoStore.listByApp), so a page's 24 KB of JSON is made once, not on every call (about 70 µs
    * of CPU for 50 videos); a new page object, or none cached, simply misses.
    */
-  const listJson = new WeakMap<object, { baseUrl: string; formatDate: ViewContext['formatDate']; json: Buffer }>();
+  const listJson = new WeakMap<object, { baseUrl: string; formatDate: ViewContext['formatDate']; mediaEpoch: string | undefined; json: Buffer }>();
   const listAnswer = (page: { total: number; items: VideoRecord[] }, ctx: ViewContext): Buffer => {
     const hit = listJson.get(page);
-    if (hit && hit.baseUrl === ctx.baseUrl && hit.formatDate === ctx.formatDate) return hit.json;
+    // A signed application's covers carry tokens: the same answer until their expiry's step moves (mediaEpoch).
+    if (hit && hit.baseUrl === ctx.baseUrl && hit.formatDate === ctx.formatDate && hit.mediaEpoch === ctx.mediaEpoch) return hit.json;
     const json = envelopeJson({ Total: page.total, VideoList: page.items.map((v) => toListItem(v, ctx)) });
-    listJson.set(page, { baseUrl: ctx.baseUrl, formatDate: ctx.formatDate, json });
+    listJson.set(page, { baseUrl: ctx.baseUrl, formatDate: ctx.formatDate, mediaEpoch: ctx.mediaEpoch, json });
     return json;
   };
+  const viewFor = (app: AppRecord, ctx: ViewContext): ViewContext => (deps.mediaView ? deps.mediaView(app, ctx) : ctx);
 
-  const detail: ReadCall = async (app, params, ctx) => {
+  const detail: ReadCall = async (app, params, requestCtx) => {
     const video = await deps.videos.get(app, params.get('Id'));
+    const ctx = viewFor(app, requestCtx);
     return envelopeJson({
       VideoModel: toVideoModel(video, ctx),
-      MediaSever: mediaServer(ctx),
+      MediaSever: mediaServer(ctx, video.id),
       VideoPlayFile: video.status === 1 ? await deps.playFiles(video.id) : [],
       ...(deps.detailExtras ? await deps.detailExtras(video, ctx) : {}),
     });
   };
 
-  const list: ReadCall = async (app, params, ctx) => listAnswer(await deps.videos.list(app, params.get('PageIndex'), params.get('PageSize')), ctx);
+  const list: ReadCall = async (app, params, ctx) => listAnswer(await deps.videos.list(app, params.get('PageIndex'), params.get('PageSize')), viewFor(app, ctx));
 
-  const userList: ReadCall = async (app, params, ctx) =>
-    listAnswer(await deps.videos.listByUser(app, params.get('aId'), params.get('createUser'), params.get('PageIndex'), params.get('PageSize')), ctx);
+  // Another application's videos (aId, by grant) are addressed as their own application serves
+  // them; the caller's view is right only for its own, so a list of another's is made under that one's.
+  const userList: ReadCall = async (app, params, ctx) => {
+    const page = await deps.videos.listByUser(app, params.get('aId'), params.get('createUser'), params.get('PageIndex'), params.get('PageSize'));
+    const owner = page.items[0]?.appId;
+    return listAnswer(page, owner && owner !== app.appId && deps.ownerView ? await deps.ownerView(owner, ctx) : viewFor(app, ctx));
+  };
 
   return {
     '/Api/Video/Get': detail,

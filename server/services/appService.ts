@@ -1,6 +1,7 @@
 import { ApiError } from '../core/errors.js';
 import type { AppView } from '../http/adminApiTypes.js';
-import type { AppRecord, AppStore } from '../storage/types.js';
+import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type MediaAccess as MediaAccessName } from '../storage/types.js';
+import { validMediaTtl } from './mediaAccess.js';
 import { type ApiCaller, validApiNetworks } from '../auth/apiNetworks.js';
 import { generateAppId, generateSecret } from '../core/tokens.js';
 
@@ -11,6 +12,8 @@ export interface AppPatch {
   grants?: unknown;
   apiNetworks?: unknown;
   wholeLadderFirst?: unknown;
+  mediaAccess?: unknown;
+  mediaTtlSeconds?: unknown;
 }
 
 const MAX_NAME = 100;
@@ -25,13 +28,17 @@ export class AppService {
     private readonly callers?: { recentCallers(appId: string): Promise<ApiCaller[]> },
   ) {}
 
-  async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown; wholeLadderFirst?: unknown }): Promise<AppView & { appSecret: string }> {
+  async create(input: { name?: unknown; callbackUrl?: unknown; apiNetworks?: unknown; wholeLadderFirst?: unknown; mediaAccess?: unknown; mediaTtlSeconds?: unknown }): Promise<AppView & { appSecret: string }> {
     const name = validName(input.name);
     const callbackUrl = input.callbackUrl === undefined || input.callbackUrl === null ? '' : validCallbackUrl(input.callbackUrl);
     const apiNetworks = input.apiNetworks === undefined ? [] : validApiNetworks(input.apiNetworks);
     const wholeLadderFirst = input.wholeLadderFirst === undefined ? false : validFlag('wholeLadderFirst', input.wholeLadderFirst);
     const now = this.now();
-    const app: AppRecord = { appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, apiNetworks, wholeLadderFirst, createdAt: now, updatedAt: now };
+    const mediaAccess = input.mediaAccess === undefined ? 'public' : validMediaAccess(input.mediaAccess);
+    const mediaTtlSeconds = input.mediaTtlSeconds === undefined ? DEFAULT_MEDIA_TTL_SECONDS : validMediaTtl('mediaTtlSeconds', input.mediaTtlSeconds);
+    const app: AppRecord = {
+      appId: generateAppId(), name, secret: generateSecret(), callbackUrl, disabled: false, apiNetworks, wholeLadderFirst, mediaAccess, mediaTtlSeconds, createdAt: now, updatedAt: now,
+    };
     await this.apps.insert(app);
     return { ...(await this.view(app)), appSecret: app.secret };
   }
@@ -57,12 +64,14 @@ export class AppService {
 
   async update(appId: string, patch: AppPatch): Promise<AppView> {
     await this.require(appId);
-    const fields: Partial<Pick<AppRecord, 'name' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>> = {};
+    const fields: AppPatchFields = {};
     if (patch.name !== undefined) fields.name = validName(patch.name);
     if (patch.callbackUrl !== undefined) fields.callbackUrl = patch.callbackUrl === null ? '' : validCallbackUrl(patch.callbackUrl);
     if (patch.disabled !== undefined) fields.disabled = validFlag('disabled', patch.disabled);
     if (patch.wholeLadderFirst !== undefined) fields.wholeLadderFirst = validFlag('wholeLadderFirst', patch.wholeLadderFirst);
     if (patch.apiNetworks !== undefined) fields.apiNetworks = validApiNetworks(patch.apiNetworks);
+    if (patch.mediaAccess !== undefined) fields.mediaAccess = validMediaAccess(patch.mediaAccess);
+    if (patch.mediaTtlSeconds !== undefined) fields.mediaTtlSeconds = validMediaTtl('mediaTtlSeconds', patch.mediaTtlSeconds);
     let grants: string[] | undefined;
     if (patch.grants !== undefined) {
       if (!Array.isArray(patch.grants) || !patch.grants.every((g) => typeof g === 'string')) {
@@ -100,11 +109,18 @@ export class AppService {
       grants: await this.apps.grants(app.appId),
       apiNetworks: app.apiNetworks,
       wholeLadderFirst: app.wholeLadderFirst ?? false,
+      mediaAccess: app.mediaAccess ?? 'public',
+      mediaTtlSeconds: app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS,
       recentCallers: ((await this.callers?.recentCallers(app.appId)) ?? []).map((c) => ({ address: c.address, lastSeen: new Date(c.lastSeen).toISOString(), allowed: c.allowed })),
       createdAt: new Date(app.createdAt).toISOString(),
       updatedAt: new Date(app.updatedAt).toISOString(),
     };
   }
+}
+
+function validMediaAccess(v: unknown): MediaAccessName {
+  if (v !== 'public' && v !== 'signed') throw new ApiError('INVALID_PARAMETER', 'mediaAccess must be "public" or "signed"');
+  return v;
 }
 
 function validFlag(name: string, v: unknown): boolean {

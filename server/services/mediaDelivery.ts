@@ -22,11 +22,16 @@ import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.j
 import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
 import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
 import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
-import type { VideoRecord, VideoStore } from '../storage/types.js';
+import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
+import type { MediaTokenRefusal, MediaTokens } from '../keys/mediaTokens.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
 export interface MediaDeliveryDeps {
   videos: VideoStore;
+  /** Whose video it is decides whether its plain address is served (AppRecord.mediaAccess). */
+  apps: Pick<AppStore, 'get'>;
+  /** Checks the tokens of signed addresses (keys/mediaTokens.ts), from memory. */
+  tokens: MediaTokens;
   /** Where media are read from: only through this interface (issue 11). */
   objects: MediaStore;
   covers: CoverSizeCache;
@@ -58,6 +63,8 @@ export interface PlayableVideo {
   coverFile: string;
   /** Its renditions' `VideoURL`s (`<date>/<file>`). */
   renditions: ReadonlySet<string>;
+  /** Its application serves signed addresses only: the plain ones are refused. */
+  signed: boolean;
 }
 
 /** A cover to send: the key to try, and the size to make when it is missing. */
@@ -74,7 +81,7 @@ export class MediaDeliveryService {
   private readonly objectInfo: ObjectInfoCache | undefined;
 
   constructor(private readonly deps: MediaDeliveryDeps) {
-    this.playableVideos = new PlayableVideos(deps.videos, deps.events, { ...DEFAULT_CACHE, ...deps.cache });
+    this.playableVideos = new PlayableVideos(deps.videos, deps.apps, deps.events, { ...DEFAULT_CACHE, ...deps.cache });
     if (!deps.objects.openLocalFileSync) {
       const objectInfo = new ObjectInfoCache(deps.objectInfo);
       deps.events.everywhere.on('video.status', (e) => objectInfo.forgetVideo(e.videoId));
@@ -84,16 +91,29 @@ export class MediaDeliveryService {
     }
   }
 
-  /** The video if it is playable; a 404 otherwise (unknown, or not in status 1: nothing of it is served). */
-  async playable(videoId: string | undefined): Promise<PlayableVideo> {
-    const video = videoId && VIDEO_ID_RE.test(videoId) ? await this.playableVideos.get(videoId) : undefined;
+  /**
+   * The video if it is playable and may be served at this address; a 404 if it is not playable
+   * (unknown, or not in status 1: nothing of it is served), a 403 if the address is refused.
+   * `token`: the signed address's, checked first and from memory (no database read for a forged
+   * one); absent for a plain address, which a signed application's video is not served at.
+   */
+  async playable(videoId: string | undefined, token: string | undefined): Promise<PlayableVideo> {
+    if (!videoId || !VIDEO_ID_RE.test(videoId)) throw new ApiError('NOT_FOUND');
+    if (token !== undefined) {
+      const refused = await this.deps.tokens.check(token, videoId);
+      if (refused) throw new ApiError('MEDIA_ADDRESS_REFUSED', TOKEN_REFUSALS[refused]);
+    }
+    const video = await this.playableVideos.get(videoId);
     if (!video) throw new ApiError('NOT_FOUND');
+    if (video.signed && token === undefined) {
+      throw new ApiError('MEDIA_ADDRESS_REFUSED', "this video's application serves its media at signed addresses only: ask the API for the video's addresses");
+    }
     return video;
   }
 
   /** The key of rendition `<date>/<file>` (spec 2.5 VideoURL) of a playable video that lists it. */
-  async renditionKey(date: string, file: string): Promise<string> {
-    const video = await this.playable(videoIdOfPlayFile(date, file));
+  async renditionKey(date: string, file: string, token: string | undefined): Promise<string> {
+    const video = await this.playable(videoIdOfPlayFile(date, file), token);
     if (!video.renditions.has(`${date}/${file}`)) throw new ApiError('NOT_FOUND');
     return key('play', date, file);
   }
@@ -102,8 +122,8 @@ export class MediaDeliveryService {
    * The cover `<videoId>.jpg` (the address of `PicSavePath`) at spec 2.3's size `t`: any `t`
    * other than 2 to 7 gets the full-size cover.
    */
-  async cover(file: string, t: number): Promise<CoverTarget> {
-    const video = await this.playable(videoIdOfCoverRequest(file));
+  async cover(file: string, t: number, token: string | undefined): Promise<CoverTarget> {
+    const video = await this.playable(videoIdOfCoverRequest(file), token);
     // No cover yet: nothing to serve, nor to make a size from. (A cover file gone is a 404 on sending.)
     if (!video.coverFile) throw new ApiError('NOT_FOUND');
     if (!isCoverSize(t)) return { videoId: video.id, key: key('covers', video.id, COVER_FILE) };
@@ -118,8 +138,8 @@ export class MediaDeliveryService {
   }
 
   /** The key of an HLS file: the master playlist (`variant` undefined), a variant's playlist or segment. */
-  async hlsKey(videoId: string, variant: string | undefined, file: string): Promise<string> {
-    const video = await this.playable(videoId);
+  async hlsKey(videoId: string, variant: string | undefined, file: string, token: string | undefined): Promise<string> {
+    const video = await this.playable(videoId, token);
     if (variant === undefined) {
       if (file !== HLS_MASTER) throw new ApiError('NOT_FOUND');
       return key('hls', video.id, HLS_MASTER);
@@ -136,6 +156,13 @@ export class MediaDeliveryService {
     return sendMediaObject(req, res, this.deps.objects, objectKey, this.objectInfo ? { ...o, objectInfo: this.objectInfo } : o);
   }
 }
+
+/** What a refused token is told (the detail of MEDIA_ADDRESS_REFUSED). */
+const TOKEN_REFUSALS: Record<MediaTokenRefusal, string> = {
+  malformed: 'the address is not one vop signed',
+  altered: 'the address was altered, or its key was revoked',
+  expired: 'the address has expired: ask the API for the video again',
+};
 
 /** mediaKey, with a refusal a 404 like any other missing file: the shape checks before it let the name through. */
 function key(...[area, ...segments]: Parameters<typeof mediaKey>): string {
@@ -156,7 +183,9 @@ function key(...[area, ...segments]: Parameters<typeof mediaKey>): string {
  * and never removes one; its `video.renditions` event drops the entry too, so the new files are
  * served as soon as the event comes. A look-up under way when an event comes
  * is answered but not kept (the change counter), so a read from before the change cannot outlive
- * it. Only videos in status 1 are kept: a refusal always asks the database.
+ * it. Only videos in status 1 are kept: a refusal always asks the database. Whether its application
+ * serves signed addresses only is kept with it: a change of that setting reaches every node's
+ * delivery within `ttlMs`.
  */
 class PlayableVideos {
   private readonly entries = new Map<string, { video: PlayableVideo; until: number }>();
@@ -165,6 +194,7 @@ class PlayableVideos {
 
   constructor(
     private readonly videos: VideoStore,
+    private readonly apps: Pick<AppStore, 'get'>,
     events: VopEventBus,
     private readonly o: PlayableVideoCacheOptions,
   ) {
@@ -184,7 +214,8 @@ class PlayableVideos {
     const changesBefore = this.changes;
     const record: VideoRecord | undefined = await this.videos.get(videoId);
     if (!record || record.status !== VideoStatus.Normal) return undefined;
-    const video: PlayableVideo = { id: record.id, coverFile: record.coverFile, renditions: new Set((await this.videos.renditions(videoId)).map((r) => r.file)) };
+    const [renditions, app] = await Promise.all([this.videos.renditions(videoId), this.apps.get(record.appId)]);
+    const video: PlayableVideo = { id: record.id, coverFile: record.coverFile, renditions: new Set(renditions.map((r) => r.file)), signed: app?.mediaAccess === 'signed' };
     if (this.changes === changesBefore) {
       this.entries.delete(videoId); // re-inserted last: the map's order is the entries' age
       if (this.entries.size >= this.o.maxVideos) this.entries.delete(this.entries.keys().next().value!);

@@ -9,6 +9,15 @@ import type { JobStore } from './jobRecords.js';
  */
 
 /** An application registered with the platform (spec section 5). */
+/** AppRecord.mediaTtlSeconds when none was set. */
+export const DEFAULT_MEDIA_TTL_SECONDS = 3600;
+
+/** Who may fetch an application's media (AppRecord.mediaAccess). */
+export type MediaAccess = 'public' | 'signed';
+
+/** The fields of an application its store's update may change. */
+export type AppPatchFields = Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst' | 'mediaAccess' | 'mediaTtlSeconds'>>;
+
 export interface AppRecord {
   appId: string;
   name: string;
@@ -28,6 +37,13 @@ export interface AppRecord {
    * (processing/ladderPlan.ts). Absent: false.
    */
   wholeLadderFirst?: boolean;
+  /**
+   * Who may fetch its videos' media: 'public', anyone with an address; 'signed', only addresses
+   * that carry a token of {@link mediaTtlSeconds} (services/mediaAccess.ts). Absent: 'public'.
+   */
+  mediaAccess?: MediaAccess;
+  /** How long a signed address it is given stays good, in seconds. Absent: 3600. */
+  mediaTtlSeconds?: number;
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
@@ -118,7 +134,7 @@ export interface AppStore {
   get(appId: string): Promise<AppRecord | undefined>;
   list(): Promise<AppRecord[]>;
   /** Applies the given fields; resolves with the updated record, or undefined if none. */
-  update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>, now: number): Promise<AppRecord | undefined>;
+  update(appId: string, patch: AppPatchFields, now: number): Promise<AppRecord | undefined>;
   /** Replaces the set of applications whose lists `appId` may read. */
   setGrants(appId: string, targetAppIds: string[]): Promise<void>;
   grants(appId: string): Promise<string[]>;
@@ -318,6 +334,42 @@ export interface UploadReservationStore {
   releaseAbsent(kind: UploadReservation['kind'], present: readonly string[], madeBefore: number): Promise<number>;
 }
 
+/**
+ * A key that signs what vop hands out and checks later without a database read: media addresses
+ * ('media') and upload credentials ('uploads'). Random, kept with the metadata (so every node of
+ * a cluster has the same ones), and rotated by the admin (keys/keyRing.ts).
+ */
+export interface SigningKey {
+  purpose: SigningKeyPurpose;
+  /** Short and random ([a-z0-9]), carried by what it signs so that a check finds its key. */
+  id: string;
+  /** The key itself, hex (32 bytes). */
+  secret: string;
+  /** Unix ms; the newest live key of a purpose is the one that signs. */
+  createdAt: number;
+  /** Unix ms from which it checks nothing any more; absent for the key that signs. */
+  expiresAt?: number;
+}
+
+export type SigningKeyPurpose = 'media' | 'uploads';
+
+/** The signing keys (both engines: the embedded database, PostgreSQL's `signing_keys`). Times are Unix ms. */
+export interface SigningKeyStore {
+  /** The purpose's keys still live at `now` (no expiry, or one after `now`), newest first. */
+  list(purpose: SigningKeyPurpose, now: number): Promise<SigningKey[]>;
+  /**
+   * Stores `key` if its purpose has no live key yet (two nodes starting at once store one); the
+   * live keys after, newest first.
+   */
+  addFirst(key: SigningKey, now: number): Promise<SigningKey[]>;
+  /**
+   * Stores `key` (it signs from now on) and gives every other live key of its purpose the expiry
+   * `othersEndAt`, unless they end earlier already; keys expired at `now` are deleted. One step for
+   * every node. The live keys after, newest first.
+   */
+  rotate(key: SigningKey, othersEndAt: number, now: number): Promise<SigningKey[]>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -349,6 +401,8 @@ export interface Stores {
    * Absent in the embedded mode, where the one process keeps them in memory (ingest/uploadLedger.ts).
    */
   uploadReservations?: UploadReservationStore;
+  /** The keys that sign media addresses and upload credentials. */
+  signingKeys: SigningKeyStore;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */

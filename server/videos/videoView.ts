@@ -5,6 +5,21 @@ export interface ViewContext {
   /** Absolute base of this server as the caller should see it, without a trailing slash. */
   baseUrl: string;
   formatDate: (ms: number) => string;
+  /**
+   * Where a video's media are served from, without a trailing slash: for an application that
+   * serves signed addresses, `<baseUrl>/media/s/<token>` (keys/mediaTokens.ts). Absent: the public
+   * `<baseUrl>/media`.
+   */
+  mediaPrefix?: (videoId: string) => string;
+  /** Changes whenever {@link mediaPrefix}'s answers do: what keeps answers made with it compares it. */
+  mediaEpoch?: string;
+  /** When the addresses {@link mediaPrefix} makes stop working (Unix ms); absent for public ones. */
+  mediaExpiresAt?: number;
+}
+
+/** Where `videoId`'s media are served from in `ctx` ({@link ViewContext.mediaPrefix}). */
+export function mediaPrefix(ctx: ViewContext, videoId: string): string {
+  return ctx.mediaPrefix ? ctx.mediaPrefix(videoId) : `${ctx.baseUrl}/media`;
 }
 
 /** Spec 2.2, as in list responses (no Duration). */
@@ -27,7 +42,7 @@ export interface VideoModel extends VideoListItem {
 
 /** Where a video's cover is served (spec 2.3 appends `?t=<n>` to it); empty until there is one. */
 export function coverUrl(v: VideoRecord, ctx: ViewContext): string {
-  return v.coverFile ? `${ctx.baseUrl}/media/cover/${v.id}.jpg` : '';
+  return v.coverFile ? `${mediaPrefix(ctx, v.id)}/cover/${v.id}.jpg` : '';
 }
 
 export function toListItem(v: VideoRecord, ctx: ViewContext): VideoListItem {
@@ -48,11 +63,15 @@ export function toVideoModel(v: VideoRecord, ctx: ViewContext): VideoModel {
   return { ...toListItem(v, ctx), Duration: v.duration };
 }
 
-/** Spec 2.4 (`MediaSever`, spelled as the spec spells it): base addresses that VideoURL is appended to. */
-export function mediaServer(ctx: ViewContext): { PlayURL: string; MobilePlayURL: string; DownloadURL: string } {
+/**
+ * Spec 2.4 (`MediaSever`, spelled as the spec spells it): base addresses that `videoId`'s
+ * VideoURLs are appended to (a signed application's carry the video's token).
+ */
+export function mediaServer(ctx: ViewContext, videoId: string): { PlayURL: string; MobilePlayURL: string; DownloadURL: string } {
+  const prefix = mediaPrefix(ctx, videoId);
   return {
-    PlayURL: `${ctx.baseUrl}/media/play/`,
-    MobilePlayURL: `${ctx.baseUrl}/media/play/`,
-    DownloadURL: `${ctx.baseUrl}/media/download/`,
+    PlayURL: `${prefix}/play/`,
+    MobilePlayURL: `${prefix}/play/`,
+    DownloadURL: `${prefix}/download/`,
   };
 }

@@ -212,4 +212,17 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 12: where the rest of a video's ladder stands (VideoRecord.ladder) and the applications that
   // want every rung before status 1 (AppRecord.wholeLadderFirst), as the sql.js schema's version 10
   [`ALTER TABLE videos ADD COLUMN ladder TEXT NOT NULL DEFAULT ''`, `ALTER TABLE apps ADD COLUMN whole_ladder_first BOOLEAN NOT NULL DEFAULT FALSE`],
+  // 13: who may fetch an application's media and the signing keys, as the sql.js schema's version 11
+  [
+    `ALTER TABLE apps ADD COLUMN media_access TEXT NOT NULL DEFAULT 'public'`,
+    `ALTER TABLE apps ADD COLUMN media_ttl_seconds INTEGER NOT NULL DEFAULT 3600`,
+    `CREATE TABLE signing_keys (
+       purpose TEXT COLLATE "C" NOT NULL,
+       id TEXT COLLATE "C" NOT NULL,
+       secret TEXT NOT NULL,
+       created_at BIGINT NOT NULL,
+       expires_at BIGINT,
+       PRIMARY KEY (purpose, id)
+     )`,
+  ],
 ];

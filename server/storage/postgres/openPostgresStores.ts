@@ -7,6 +7,7 @@ import { PostgresConsoleSessionStore } from './postgresConsoleSessions.js';
 import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
+import { PostgresSigningKeys } from './postgresSigningKeys.js';
 import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
 
 /** Options of {@link openPostgresStores}. */
@@ -38,6 +39,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     apiCallers: new PostgresApiCallers(db),
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
+    signingKeys: new PostgresSigningKeys(db),
     close: () => db.close(),
     warnings: () => [],
   };

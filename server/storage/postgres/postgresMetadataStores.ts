@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
-import type { AppRecord, AppStore, LadderState, Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 
@@ -14,9 +14,13 @@ export class PostgresAppStore implements AppStore {
   constructor(private readonly db: PostgresDatabase) {}
 
   async insert(app: AppRecord): Promise<void> {
-    await this.db.query('INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
-      app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.wholeLadderFirst ?? false, app.createdAt, app.updatedAt,
-    ]);
+    await this.db.query(
+      'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, media_access, media_ttl_seconds, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      [
+        app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.wholeLadderFirst ?? false,
+        app.mediaAccess ?? 'public', app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS, app.createdAt, app.updatedAt,
+      ],
+    );
   }
 
   async get(appId: string): Promise<AppRecord | undefined> {
@@ -28,7 +32,7 @@ export class PostgresAppStore implements AppStore {
     return (await this.db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id')).rows.map(toApp);
   }
 
-  async update(appId: string, patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>, now: number): Promise<AppRecord | undefined> {
+  async update(appId: string, patch: AppPatchFields, now: number): Promise<AppRecord | undefined> {
     const sets: string[] = [];
     const params: PgParam[] = [];
     const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
@@ -38,6 +42,8 @@ export class PostgresAppStore implements AppStore {
     if (patch.disabled !== undefined) set('disabled', patch.disabled);
     if (patch.apiNetworks !== undefined) set('api_networks', patch.apiNetworks.join(','));
     if (patch.wholeLadderFirst !== undefined) set('whole_ladder_first', patch.wholeLadderFirst);
+    if (patch.mediaAccess !== undefined) set('media_access', patch.mediaAccess);
+    if (patch.mediaTtlSeconds !== undefined) set('media_ttl_seconds', patch.mediaTtlSeconds);
     set('updated_at', now);
     params.push(appId);
     const { rows } = await this.db.query<AppRow>(`UPDATE apps SET ${sets.join(', ')} WHERE app_id = $${params.length} RETURNING *`, params);

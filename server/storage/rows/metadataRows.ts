@@ -13,6 +13,8 @@ export type AppRow = {
   disabled: FlagColumn;
   api_networks: string;
   whole_ladder_first: FlagColumn;
+  media_access: string;
+  media_ttl_seconds: number;
   created_at: number;
   updated_at: number;
 };
@@ -31,6 +33,8 @@ export function toApp(r: AppRow): AppRecord {
     disabled: flag(r.disabled),
     apiNetworks: networksFromColumn(r.api_networks),
     wholeLadderFirst: flag(r.whole_ladder_first),
+    mediaAccess: r.media_access === 'signed' ? 'signed' : 'public',
+    mediaTtlSeconds: Number(r.media_ttl_seconds),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

@@ -175,4 +175,18 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // (VideoRecord.ladder; processing/ladderJob.ts): '' for every video before, whose ladder is
   // whole; and the applications that want every rung before status 1 (AppRecord.wholeLadderFirst)
   [`ALTER TABLE videos ADD COLUMN ladder TEXT NOT NULL DEFAULT ''`, `ALTER TABLE apps ADD COLUMN whole_ladder_first INTEGER NOT NULL DEFAULT 0`],
+  // 11: who may fetch an application's media (AppRecord.mediaAccess, mediaTtlSeconds), and the
+  // keys that sign media addresses and upload credentials (SigningKeyStore; keys/keyRing.ts)
+  [
+    `ALTER TABLE apps ADD COLUMN media_access TEXT NOT NULL DEFAULT 'public'`,
+    `ALTER TABLE apps ADD COLUMN media_ttl_seconds INTEGER NOT NULL DEFAULT 3600`,
+    `CREATE TABLE signing_keys (
+       purpose TEXT NOT NULL,
+       id TEXT NOT NULL,
+       secret TEXT NOT NULL,
+       created_at INTEGER NOT NULL,
+       expires_at INTEGER,
+       PRIMARY KEY (purpose, id)
+     )`,
+  ],
 ];

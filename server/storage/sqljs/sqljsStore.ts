@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
-import type { AppRecord, AppStore, LadderState, Page, RenditionRecord, StatusChange, Stores, VideoRecord, VideoSearch, VideoStore } from '../types.js';
+import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
+import { SqlJsSigningKeys } from './sqljsSigningKeys.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 
@@ -26,6 +27,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     callbacks: new SqlJsCallbackStore(db),
     apps: new SqlJsAppStore(db),
     videos: new SqlJsVideoStore(db),
+    signingKeys: new SqlJsSigningKeys(db),
     close: () => db.close(),
     warnings: () => [...db.warnings],
   };
@@ -47,8 +49,11 @@ class SqlJsAppStore implements AppStore {
   async insert(app: AppRecord): Promise<void> {
     const done = this.db.write([
       [
-        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.wholeLadderFirst ? 1 : 0, app.createdAt, app.updatedAt],
+        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, media_access, media_ttl_seconds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.wholeLadderFirst ? 1 : 0,
+          app.mediaAccess ?? 'public', app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS, app.createdAt, app.updatedAt,
+        ],
       ],
     ]);
     this.cached.delete(app.appId);
@@ -72,7 +77,7 @@ class SqlJsAppStore implements AppStore {
 
   async update(
     appId: string,
-    patch: Partial<Pick<AppRecord, 'name' | 'secret' | 'callbackUrl' | 'disabled' | 'apiNetworks' | 'wholeLadderFirst'>>,
+    patch: AppPatchFields,
     now: number,
   ): Promise<AppRecord | undefined> {
     const sets: string[] = [];
@@ -83,6 +88,8 @@ class SqlJsAppStore implements AppStore {
     if (patch.disabled !== undefined) (sets.push('disabled = ?'), params.push(patch.disabled ? 1 : 0));
     if (patch.apiNetworks !== undefined) (sets.push('api_networks = ?'), params.push(patch.apiNetworks.join(',')));
     if (patch.wholeLadderFirst !== undefined) (sets.push('whole_ladder_first = ?'), params.push(patch.wholeLadderFirst ? 1 : 0));
+    if (patch.mediaAccess !== undefined) (sets.push('media_access = ?'), params.push(patch.mediaAccess));
+    if (patch.mediaTtlSeconds !== undefined) (sets.push('media_ttl_seconds = ?'), params.push(patch.mediaTtlSeconds));
     sets.push('updated_at = ?');
     params.push(now, appId);
     const done = this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);
