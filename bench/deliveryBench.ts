@@ -7,7 +7,8 @@
  *    limits either server.
  * 2. Requests (issue 14): what a player asks for, one request at a time — 1 and 64 KiB Ranges,
  *    HEAD, a cover at `?t=3`, an HLS playlist and a segment, and 200 viewers each walking an HLS
- *    rendition — through vop, nginx and a bare Node server answering the same bytes
+ *    rendition — through vop (at plain addresses, and at signed ones: `signed`, a video of an
+ *    application with `mediaAccess: "signed"`), nginx and a bare Node server answering the same bytes
  *    (bench/deliveryRequests.ts), and through an API node of a cluster (issue 14, item 4: metadata
  *    in PostgreSQL, media in S3 on a Ceph RGW, bench/deliveryCluster.ts) serving them too, when
  *    PostgreSQL's and Ceph's binaries are installed.
@@ -85,6 +86,9 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
     progress(`seeding a playable video: a ${s.fileMb} MiB rendition, a small one, a cover and an HLS rendition`);
     const content = await makeVideoContent(work);
     const seeded = await seedVideo({ dataDir, adminToken: ADMIN_TOKEN }, content, s.fileMb);
+    // A second video, of an application that serves signed addresses: the same bytes at
+    // `/media/s/<token>/...`, through the same vop (\`signed\` in the rows).
+    const signed = await seedVideo({ dataDir, adminToken: ADMIN_TOKEN }, content, 0, { signed: true });
     const big = seeded.big!;
     const bytes = fs.statSync(big.file).size;
 
@@ -121,11 +125,13 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
     const bare = await fleet.start({ name: 'bare', script: 'bench/bareMediaServer.ts', args: [docroot, '/same'], listening: /bare listening on (http:\/\/\S+)/ });
     const servers: Served[] = [
       { name: 'vop', baseUrl: vop.baseUrl, pid: vop.pid },
+      { name: 'signed', baseUrl: vop.baseUrl, pid: vop.pid },
       ...(nginx ? [{ name: 'nginx', baseUrl: nginx.baseUrl, pid: nginx.pid }] : []),
       { name: 'bare', baseUrl: bare.baseUrl, pid: bare.pid },
     ];
     const cases = requestCases([
       { name: 'vop', vop: seeded },
+      { name: 'signed', vop: signed },
       { name: 'nginx', mirrorOf: seeded },
       { name: 'bare', mirrorOf: seeded },
     ]);
@@ -138,8 +144,10 @@ export async function deliveryBench(s: DeliveryBenchSettings): Promise<Target[]>
       const asks = Object.fromEntries(requestCases([{ name: 'cluster', vop: cluster.video }]).map((c) => [c.name, c.asks.cluster!]));
       return { served: cluster.served, asks };
     };
-    const ratios: Array<[string, string]> = [['vop', 'nginx'], ['vop', 'bare'], ['cluster', 'nginx'], ['cluster', 'bare'], ['cluster', 'vop']];
-    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, rounds: s.requestRounds, targeted: 'vop', ratios }, later)));
+    const ratios: Array<[string, string]> = [['vop', 'nginx'], ['vop', 'bare'], ['signed', 'vop'], ['cluster', 'nginx'], ['cluster', 'bare'], ['cluster', 'vop']];
+    // Signed addresses cost within 3% of plain ones.
+    const parity = { server: 'signed', reference: 'vop', within: 0.03 };
+    targets.push(...(await runRequestCases(cases, servers, { seconds: s.requestSeconds, rounds: s.requestRounds, targeted: 'vop', ratios, parity }, later)));
     return targets;
   } finally {
     await cluster?.stop();

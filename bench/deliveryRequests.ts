@@ -60,6 +60,12 @@ export interface RequestCaseSettings {
   targeted: string;
   /** The ratios printed under each case, as [server, reference] names: `vop / nginx`. */
   ratios: Array<[string, string]>;
+  /**
+   * A server that must cost within `within` (0.03: 3%) of another in the targeted cases, by CPU per
+   * request (the figure other work on the machine moves least): vop at signed addresses against
+   * vop at plain ones.
+   */
+  parity?: { server: string; reference: string; within: number };
 }
 
 /** What one run on one server measured. */
@@ -175,6 +181,16 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
       targets.push({ what: `${c.name} ${s.targeted}/bare req/s`, text: `${ratio.toFixed(2)} (≥ ${MIN_BARE_RATIO.toFixed(2)})`, met: ratio >= MIN_BARE_RATIO });
     }
     targets.push({ what: `${c.name} ${s.targeted} p99`, text: `${ms(v.p99Ms)} (< ${MAX_P99_MS} ms)`, met: v.p99Ms < MAX_P99_MS });
+    const p = s.parity;
+    const [server, reference] = p ? [row.get(p.server), row.get(p.reference)] : [];
+    if (p && server && reference) {
+      const cpu = server.cpuUsPerResponse / reference.cpuUsPerResponse;
+      targets.push({
+        what: `${c.name} ${p.server}/${p.reference} CPU per request`,
+        text: `${cpu.toFixed(3)} (≤ ${(1 + p.within).toFixed(2)}; req/s ${(server.reqPerSec / reference.reqPerSec).toFixed(3)})`,
+        met: cpu <= 1 + p.within,
+      });
+    }
   }
   for (const t of targets) console.log(`  ${verdict(t.met)}  ${t.what} ${t.text}`);
   return targets;

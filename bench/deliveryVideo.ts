@@ -54,6 +54,11 @@ export interface SeededVideo {
   /** `<date>/<file>` of the small rendition. */
   smallUrl: string;
   videoId: string;
+  /**
+   * Where the video's media are asked for: `/media`, or for a video of a signed application
+   * `/media/s/<token>` (a token good for a day, longer than any run).
+   */
+  mediaPrefix: string;
   /** `<label>/<file>` of the HLS rendition's segments, in order, and its playlist. */
   segments: string[];
   playlist: string;
@@ -72,10 +77,10 @@ export interface SeededVideo {
  * and the small one, the cover (its sizes are made on first request, the mirror's warm-up) and an
  * HLS rendition (playlists and segments).
  */
-export async function seedVideo(server: ServerOptionsInput, content: VideoContent, bigMb: number): Promise<SeededVideo> {
+export async function seedVideo(server: ServerOptionsInput, content: VideoContent, bigMb: number, o: { signed?: boolean } = {}): Promise<SeededVideo> {
   const vop = await createServer({ ...server, log: () => undefined });
   try {
-    const app = await vop.services.apps.create({ name: 'bench delivery' });
+    const app = await vop.services.apps.create({ name: o.signed ? 'bench delivery, signed' : 'bench delivery', ...(o.signed ? { mediaAccess: 'signed', mediaTtlSeconds: 86_400 } : {}) });
     const appRecord = (await vop.stores.apps.get(app.appId))!;
     const video = await vop.services.videos.register(appRecord, { VideoTitle: 'large', SourceFileGetType: '1' });
     const date = makeDateFolder()(Date.now());
@@ -102,11 +107,13 @@ export async function seedVideo(server: ServerOptionsInput, content: VideoConten
     for (const [i, seg] of segments.entries()) await put(vop.objects, mediaKey('hls', video.id, '360p', seg), Readable.from([content.segments[i]!]));
 
     await vop.services.lifecycle.move(video.id, 1);
+    const view = vop.services.mediaAccess.view(appRecord, { baseUrl: '', formatDate: String });
     const hlsFiles = ['360p/index.m3u8', ...segments.map((seg) => `360p/${seg}`)];
     return {
       ...(bigMb > 0 ? { big: { url: `${date}/${big}`, file: vop.media.path('play', date, big) } } : {}),
       smallUrl: `${date}/${small}`,
       videoId: video.id,
+      mediaPrefix: view.mediaPrefix ? view.mediaPrefix(video.id) : '/media',
       segments: segments.map((seg) => `360p/${seg}`),
       playlist: '360p/index.m3u8',
       playlistBytes: Buffer.byteLength(playlist),
@@ -140,14 +147,14 @@ export function requestCases(servers: VideoServer[]): RequestCase[] {
     bodyBytes,
     ...extra,
   });
-  const play = (s: VideoServer) => ('vop' in s ? `/media/play/${s.vop.smallUrl}` : `/same/play/${s.mirrorOf.smallUrl}`);
-  const hls = (s: VideoServer, file: string) => ('vop' in s ? `/media/hls/${s.vop.videoId}/${file}` : `/same/hls/${s.mirrorOf.videoId}/${file}`);
+  const play = (s: VideoServer) => ('vop' in s ? `${s.vop.mediaPrefix}/play/${s.vop.smallUrl}` : `/same/play/${s.mirrorOf.smallUrl}`);
+  const hls = (s: VideoServer, file: string) => ('vop' in s ? `${s.vop.mediaPrefix}/hls/${s.vop.videoId}/${file}` : `/same/hls/${s.mirrorOf.videoId}/${file}`);
   const video = (s: VideoServer) => ('vop' in s ? s.vop : s.mirrorOf);
   return [
     one('Range 1 KiB', play, 1024, { targeted: true }, range(1000, 1024)),
     one('Range 64 KiB', play, 64 * 1024, { targeted: true }, range(1_000_000, 64 * 1024)),
     one('HEAD', play, 0, { head: true }),
-    one('cover ?t=3', (s) => ('vop' in s ? `/media/cover/${s.vop.videoId}.jpg?t=3` : `/same/cover/${s.mirrorOf.videoId}/t3.jpg`), 1000),
+    one('cover ?t=3', (s) => ('vop' in s ? `${s.vop.mediaPrefix}/cover/${s.vop.videoId}.jpg?t=3` : `/same/cover/${s.mirrorOf.videoId}/t3.jpg`), 1000),
     one('HLS playlist', (s) => hls(s, video(s).playlist), 200),
     one('HLS segment', (s) => hls(s, video(s).segments[0]!), HLS_SEGMENT_BYTES),
     {

@@ -72,7 +72,11 @@ export interface VopServer {
   jobs: JobQueue;
   /** The tus endpoint (its expiry sweep, its uploads in progress). */
   tus: TusUploads;
-  services: { apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing };
+  services: {
+    apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing;
+    /** A video's media addresses as its application serves them (public, or signed). */
+    mediaAccess: MediaAccess;
+  };
   /** Starts answering; resolves with the bound address. */
   listen(port: number, host?: string): Promise<AddressInfo>;
   /** Stops answering, lets requests in flight finish (up to `graceMs`), flushes storage. */
@@ -321,7 +325,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     objects,
     jobs,
     tus: ingest.tus,
-    services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing },
+    services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing, mediaAccess },
     listen(port, host) {
       return new Promise((resolve, reject) => {
         const proxies = new TrustedProxies(options.trustedProxies);
