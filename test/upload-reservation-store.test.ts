@@ -51,10 +51,10 @@ function reservationStoreContract(engine: string, pair: StorePair): void {
       await other.reserve(reservation({ videoId: a.videoId, size: 5 }), T0, (view) => {
         seen.push(view);
       });
-      expect(seen).toEqual([{ videoUpload: a, reservedBytes: 70 }]);
+      expect(seen).toEqual([{ videoUpload: a, reservedBytes: 70, appReservedBytes: 0, clientReservedBytes: 0 }]);
       const fresh: ReservationView[] = [];
       await other.reserve(reservation({ disk: 'node:b' }), T0, (view) => void fresh.push(view));
-      expect(fresh).toEqual([{ reservedBytes: 1000 }]);
+      expect(fresh).toEqual([{ reservedBytes: 1000, appReservedBytes: 0, clientReservedBytes: 0 }]);
     });
 
     it('stores nothing when the decision throws, and throws its error', async () => {
@@ -79,7 +79,7 @@ function reservationStoreContract(engine: string, pair: StorePair): void {
       // Past its expiry it holds its video no longer either.
       const seen: ReservationView[] = [];
       await other.reserve(reservation({ videoId: expiring.videoId, size: 0 }), T0 + 1000, (view) => void seen.push(view));
-      expect(seen).toEqual([{ reservedBytes: 20 }]);
+      expect(seen).toEqual([{ reservedBytes: 20, appReservedBytes: 0, clientReservedBytes: 0 }]);
       await s.release(held.key);
       expect(await other.reservedBytes('media', T0 + 1000)).toBe(0);
     });
@@ -151,6 +151,87 @@ function reservationStoreContract(engine: string, pair: StorePair): void {
       expect(await other.releaseAbsent('tus', [kept.key], T0 + 50)).toBe(1);
       expect(await s.reservedBytes('media', T0)).toBe(1 + 4 + 8);
       expect(await other.releaseAbsent('tus', [], T0)).toBe(0);
+    });
+
+    it("shows a decision the bytes promised on the disk to the same application and to the same address", async () => {
+      const [s, other] = await pair();
+      await s.reserve(reservation({ size: 100, appId: 'app-1', client: '10.0.0.1' }), T0, () => undefined);
+      await s.reserve(reservation({ size: 40, appId: 'app-1', client: '10.0.0.2' }), T0, () => undefined);
+      await s.reserve(reservation({ size: 7, appId: 'app-2', client: '10.0.0.1' }), T0, () => undefined);
+      await s.reserve(reservation({ size: 1000, disk: 'node:b', appId: 'app-1', client: '10.0.0.1' }), T0, () => undefined);
+      const seen: ReservationView[] = [];
+      await other.reserve(reservation({ size: 1, appId: 'app-1', client: '10.0.0.1' }), T0, (view) => void seen.push(view));
+      // Neither an application nor an address left unsaid matches anything.
+      await other.reserve(reservation({ size: 1 }), T0, (view) => void seen.push(view));
+      expect(seen).toEqual([
+        { reservedBytes: 147, appReservedBytes: 140, clientReservedBytes: 107 },
+        { reservedBytes: 148, appReservedBytes: 0, clientReservedBytes: 0 },
+      ]);
+    });
+
+    it('stops counting the bytes of a reservation gone idle, which still holds its video; bytes that arrive in time keep it counting', async () => {
+      const [s, other] = await pair();
+      const quiet = reservation({ size: 10, idleUntil: T0 + 1000, appId: 'app-1' });
+      const busy = reservation({ size: 20, idleUntil: T0 + 1000, appId: 'app-1' });
+      await s.reserve(quiet, T0, () => undefined);
+      await s.reserve(busy, T0, () => undefined);
+      await other.recordWritten([[busy.key, 5]], { now: T0 + 900, idleUntil: T0 + 1900 });
+      expect(await other.reservedBytes('media', T0 + 999)).toBe(25);
+      expect(await other.reservedBytes('media', T0 + 1000)).toBe(15);
+      // Bytes reported once it has gone idle do not revive it: that takes resume's decision.
+      await s.recordWritten([[quiet.key, 2]], { now: T0 + 1500, idleUntil: T0 + 2500 });
+      expect(await other.reservedBytes('media', T0 + 1500)).toBe(15);
+      // A report without `active` (an offset read again) moves no idle time.
+      await s.recordWritten([[busy.key, 6]]);
+      expect(await other.reservedBytes('media', T0 + 1900)).toBe(0);
+      const seen: ReservationView[] = [];
+      await other.reserve(reservation({ videoId: quiet.videoId, appId: 'app-1' }), T0 + 1500, (view) => void seen.push(view));
+      expect(seen).toEqual([{ videoUpload: { ...quiet, written: 2 }, reservedBytes: 14, appReservedBytes: 14, clientReservedBytes: 0 }]);
+    });
+
+    it('resumes a reservation that still counts by moving its idle time on, without a decision', async () => {
+      const [s, other] = await pair();
+      const a = reservation({ size: 10, idleUntil: T0 + 1000 });
+      await s.reserve(a, T0, () => undefined);
+      await other.resume({ ...a, idleUntil: T0 + 1800 }, T0 + 800, () => {
+        throw new Error('no decision for a reservation that counts');
+      });
+      expect(await s.reservedBytes('media', T0 + 1700)).toBe(10);
+      expect(await s.reservedBytes('media', T0 + 1800)).toBe(0);
+    });
+
+    it('resumes a reservation gone idle (or missing) only through a decision that leaves it out, and then counts it again', async () => {
+      const [s, other] = await pair();
+      const a = reservation({ size: 100, idleUntil: T0 + 1000, appId: 'app-1', client: '10.0.0.1' });
+      const b = reservation({ size: 30, appId: 'app-1', client: '10.0.0.1' });
+      await s.reserve(a, T0, () => undefined);
+      await s.reserve(b, T0, () => undefined);
+      await s.recordWritten([[a.key, 40]]);
+      const later = T0 + 5000;
+      const again = { ...a, written: 40, idleUntil: later + 1000, client: '10.0.0.2' };
+      // Refused: nothing changes, it still holds its video and counts no bytes.
+      await expect(other.resume(again, later, () => Promise.reject(new Error('no room')))).rejects.toThrow('no room');
+      expect(await s.reservedBytes('media', later)).toBe(30);
+      const seen: ReservationView[] = [];
+      const look = (view: ReservationView) => {
+        seen.push(view);
+        throw new Error('looked only');
+      };
+      await expect(s.reserve(reservation({ videoId: a.videoId }), later, look)).rejects.toThrow('looked only');
+      expect(seen[0]!.videoUpload?.key).toBe(a.key);
+
+      const views: ReservationView[] = [];
+      await other.resume(again, later, (view) => void views.push(view));
+      expect(views).toEqual([{ reservedBytes: 30, appReservedBytes: 30, clientReservedBytes: 0 }]);
+      expect(await s.reservedBytes('media', later + 999)).toBe(90);
+      expect(await s.reservedBytes('media', later + 1000)).toBe(30);
+
+      // One not there at all (released meanwhile) is reserved anew through the decision.
+      await s.release(b.key);
+      const decided: ReservationView[] = [];
+      await other.resume({ ...b, written: 10, idleUntil: later + 1000 }, later, (view) => void decided.push(view));
+      expect(decided).toHaveLength(1);
+      expect(await s.reservedBytes('media', later)).toBe(60 + 20);
     });
 
     it('two handles reserving at once never promise the same bytes twice, nor take one video twice', async () => {

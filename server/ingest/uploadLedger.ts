@@ -11,9 +11,11 @@ export interface LiveUpload extends Omit<UploadReservation, 'key'> {
 /**
  * The uploads under way on this node and the disk space promised to them (issue 12, item 7):
  * every upload reserves its declared bytes when it is created, the reservation shrinks as bytes
- * land, and goes when the upload finishes, is terminated or expires. The space check of a new
- * upload counts what is promised to the others (IngestService.reserveRoom), and the ledger tells
- * whether a video already has an upload under way: there is at most one per video.
+ * land, and goes when the upload finishes, is terminated or expires; a tus upload that receives
+ * nothing for a while stops counting (it goes idle) until it is reserved again. The space check
+ * of a new upload counts what is promised to the others, to its application and to its address
+ * (IngestService.reserveRoom), and the ledger tells whether a video already has an upload under
+ * way, idle or not: there is at most one per video.
  *
  * In memory: the tus uploads are rebuilt from the store's folder at start and on every sweep
  * (ingest/tus/reconciliation.ts). In the embedded mode it is the reservations' store itself
@@ -29,21 +31,44 @@ export class UploadLedger {
   /** Bytes promised to uploads under way and not yet on disk, all disks together. */
   reservedBytes(now = this.now()): number {
     let total = 0;
-    for (const e of this.live(now)) total += Math.max(0, e[1].size - e[1].written);
+    for (const e of this.counting(now)) total += unsent(e[1]);
     return total;
   }
 
   /** Bytes promised on `disk` to uploads under way. */
   reservedOn(disk: string, now = this.now()): number {
-    let total = 0;
-    for (const e of this.live(now)) if (e[1].disk === disk) total += Math.max(0, e[1].size - e[1].written);
-    return total;
+    return this.viewOf({ disk }, now).reservedBytes;
   }
 
-  /** The upload under way for `videoId` (not expired), if any, with its key. */
-  liveFor(videoId: string, now = this.now()): [string, LiveUpload] | undefined {
-    for (const e of this.live(now)) if (e[1].videoId === videoId) return e;
+  /**
+   * What a reservation like `r` must fit with on its disk: the bytes promised there, and those of
+   * them promised to its application and to its client address; `except`, a key left out (the
+   * upload itself, reserving again), whose video it does not take either.
+   */
+  viewOf(r: { disk: string; videoId?: string; appId?: string; client?: string }, now = this.now(), except?: string): ReservationView {
+    let reservedBytes = 0;
+    let appReservedBytes = 0;
+    let clientReservedBytes = 0;
+    for (const [key, e] of this.counting(now)) {
+      if (key === except || e.disk !== r.disk) continue;
+      const n = unsent(e);
+      reservedBytes += n;
+      if (r.appId !== undefined && e.appId === r.appId) appReservedBytes += n;
+      if (r.client !== undefined && e.client === r.client) clientReservedBytes += n;
+    }
+    const video = r.videoId === undefined ? undefined : this.liveFor(r.videoId, now, except);
+    return { ...(video ? { videoUpload: asReservation(video) } : {}), reservedBytes, appReservedBytes, clientReservedBytes };
+  }
+
+  /** The upload under way for `videoId` (not expired, idle or not), if any, with its key; `except`, a key left out. */
+  liveFor(videoId: string, now = this.now(), except?: string): [string, LiveUpload] | undefined {
+    for (const e of this.live(now)) if (e[1].videoId === videoId && e[0] !== except) return e;
     return undefined;
+  }
+
+  /** True if `e`'s unsent bytes count at `now`: it has not expired, nor gone idle. */
+  counts(e: LiveUpload, now = this.now()): boolean {
+    return (e.expiresAt === undefined || e.expiresAt > now) && (e.idleUntil === undefined || e.idleUntil > now);
   }
 
   get(key: string): LiveUpload | undefined {
@@ -59,10 +84,16 @@ export class UploadLedger {
     this.entries.set(key, { written: 0, ...upload, receiving: this.entries.get(key)?.receiving ?? 0, since });
   }
 
-  /** `written` bytes of the upload are now on disk. */
-  progress(key: string, written: number): void {
+  /**
+   * `written` bytes of the upload are now on disk. With `active`, they have just arrived: an
+   * entry that still counts counts until `active.idleUntil` at least; one gone idle stays so
+   * (counting again takes a decision: {@link MemoryUploadReservations.resume}).
+   */
+  progress(key: string, written: number, active?: { now: number; idleUntil: number }): void {
     const e = this.entries.get(key);
-    if (e) e.written = written;
+    if (!e) return;
+    e.written = written;
+    if (active && e.idleUntil !== undefined && this.counts(e, active.now)) e.idleUntil = Math.max(e.idleUntil, active.idleUntil);
   }
 
   /** A write to the upload starts (+1) or ends (-1). */
@@ -79,6 +110,15 @@ export class UploadLedger {
   private *live(now: number): Generator<[string, LiveUpload]> {
     for (const e of this.entries) if (e[1].expiresAt === undefined || e[1].expiresAt > now) yield e;
   }
+
+  private *counting(now: number): Generator<[string, LiveUpload]> {
+    for (const e of this.entries) if (this.counts(e[1], now)) yield e;
+  }
+}
+
+/** What an entry still promises: its declared bytes not yet on disk (never below 0). */
+function unsent(e: LiveUpload): number {
+  return Math.max(0, e.size - e.written);
 }
 
 /**
@@ -100,10 +140,27 @@ export class MemoryUploadReservations implements UploadReservationStore {
         if (!this.ledger.get(key)) this.ledger.add(key, entry, now);
         return;
       }
-      const video = this.ledger.liveFor(r.videoId, now);
-      await decide({ videoUpload: video && asReservation(video), reservedBytes: this.ledger.reservedOn(r.disk, now) });
+      await decide(this.ledger.viewOf(r, now));
       this.ledger.add(key, entry, now);
     };
+    return this.inTurn(step);
+  }
+
+  resume(r: UploadReservation, now: number, decide: (seen: ReservationView) => void | Promise<void>): Promise<void> {
+    const { key, ...entry } = r;
+    return this.inTurn(async () => {
+      const held = this.ledger.get(key);
+      if (held && this.ledger.counts(held, now)) {
+        if (held.idleUntil !== undefined && r.idleUntil !== undefined) held.idleUntil = Math.max(held.idleUntil, r.idleUntil);
+        return;
+      }
+      await decide(this.ledger.viewOf(r, now, key));
+      this.ledger.add(key, { ...entry, written: Math.max(entry.written, held?.written ?? 0) }, now);
+    });
+  }
+
+  /** Runs `step` after the reserve or resume in progress, so that no two decide at once. */
+  private inTurn(step: () => Promise<void>): Promise<void> {
     const done = this.turn.then(step);
     this.turn = done.catch(() => undefined);
     return done;
@@ -113,8 +170,8 @@ export class MemoryUploadReservations implements UploadReservationStore {
     return this.ledger.reservedOn(disk, now);
   }
 
-  async recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>): Promise<void> {
-    for (const [key, written] of entries) this.ledger.progress(key, Math.max(written, this.ledger.get(key)?.written ?? 0));
+  async recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>, active?: { now: number; idleUntil: number }): Promise<void> {
+    for (const [key, written] of entries) this.ledger.progress(key, Math.max(written, this.ledger.get(key)?.written ?? 0), active);
   }
 
   async renew(keys: readonly string[], expiresAt: number): Promise<void> {

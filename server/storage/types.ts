@@ -294,6 +294,21 @@ export interface UploadReservation {
   owner?: string;
   /** The node that made it, which renews its lease (cluster mode); absent in the embedded mode. */
   node?: string;
+  /** The application whose upload it is: its unsent bytes count towards that application's share of the disk. */
+  appId?: string;
+  /**
+   * The client address that made it (or last resumed it), as a per-address limit keys it
+   * (core/addressLimitKey.ts): its unsent bytes count towards that address's share. Absent: no
+   * address's (an upload found in storage, whose creator's address is not kept).
+   */
+  client?: string;
+  /**
+   * Unix ms from which its unsent bytes count for nothing, unless bytes arrive before (each
+   * arrival moves it on): a creation that sends nothing gives its space back. It still holds its
+   * video; to count again it is reserved again ({@link UploadReservationStore.resume}). Absent:
+   * it counts for as long as it lives.
+   */
+  idleUntil?: number;
 }
 
 /** What {@link UploadReservationStore.reserve} shows its decision: the live reservations it must fit with. */
@@ -302,14 +317,19 @@ export interface ReservationView {
   videoUpload?: UploadReservation;
   /** Bytes promised on the same disk to live reservations: the sum of their `size - written` (at least 0 each). */
   reservedBytes: number;
+  /** Of {@link reservedBytes}, those promised to reservations of the same application (0 without an `appId`). */
+  appReservedBytes: number;
+  /** Of {@link reservedBytes}, those promised to reservations of the same client address (0 without a `client`). */
+  clientReservedBytes: number;
 }
 
 /**
  * The uploads under way and the space promised to them (issue 12, item 7). In cluster mode it is
  * PostgreSQL's `upload_reservations`, which every node sees, so two nodes cannot promise the same
  * free bytes twice nor take two uploads of one video; the embedded mode's one process keeps them
- * in memory (ingest/uploadLedger.ts). Reservations past `expiresAt` count for nothing. Times are
- * Unix ms of the calling node's clock.
+ * in memory (ingest/uploadLedger.ts). Reservations past `expiresAt` count for nothing; past
+ * `idleUntil` their bytes count for nothing, and they still hold their video. Times are Unix ms of
+ * the calling node's clock.
  */
 export interface UploadReservationStore {
   /**
@@ -319,10 +339,23 @@ export interface UploadReservationStore {
    * stored unless its key is there already (an upload found in storage, taken back).
    */
   reserve(r: UploadReservation, now: number, decide?: (seen: ReservationView) => void | Promise<void>): Promise<void>;
+  /**
+   * Bytes are about to arrive on `r.key` (a tus PATCH). If its reservation still counts, its idle
+   * time moves to `r.idleUntil` and nothing else changes. If it went idle (or is not there),
+   * `decide` sees what {@link reserve} would show for a new one, leaving this one out, and on
+   * passing `r` is stored in its place, counting again; a throw changes nothing and is thrown again.
+   * One step with {@link reserve}: no other reserve or resume stores anything meanwhile.
+   */
+  resume(r: UploadReservation, now: number, decide: (seen: ReservationView) => void | Promise<void>): Promise<void>;
   /** Bytes promised on `disk` to live reservations, as {@link ReservationView.reservedBytes}. */
   reservedBytes(disk: string, now: number): Promise<number>;
-  /** Bytes now on disk, per key; a count lower than the one stored is ignored (reports from two nodes may cross). */
-  recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>): Promise<void>;
+  /**
+   * Bytes now on disk, per key; a count lower than the one stored is ignored (reports from two
+   * nodes may cross). With `active`, bytes arrived: the keys whose reservation still counts at
+   * `active.now` count until `active.idleUntil` at least (one gone idle stays so: counting again
+   * takes {@link resume}'s decision).
+   */
+  recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>, active?: { now: number; idleUntil: number }): Promise<void>;
   /** Moves the expiry of `keys` to `expiresAt` (a node renewing the leases it holds). Unknown keys are skipped. */
   renew(keys: readonly string[], expiresAt: number): Promise<void>;
   /** The upload finished, ended or went: its reservation goes, for every node. Unknown keys are no error. */

@@ -212,7 +212,15 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 12: where the rest of a video's ladder stands (VideoRecord.ladder) and the applications that
   // want every rung before status 1 (AppRecord.wholeLadderFirst), as the sql.js schema's version 10
   [`ALTER TABLE videos ADD COLUMN ladder TEXT NOT NULL DEFAULT ''`, `ALTER TABLE apps ADD COLUMN whole_ladder_first BOOLEAN NOT NULL DEFAULT FALSE`],
-  // 13: who may fetch an application's media and the signing keys, as the sql.js schema's version 11
+  // 13: whose an upload reservation is (its application, its client's address), which one
+  // application's or one address's share of the disk counts, and when it goes idle (its bytes
+  // count no longer until it is reserved again); rows made before count under no one, never idle
+  [
+    `ALTER TABLE upload_reservations ADD COLUMN app_id TEXT COLLATE "C" NOT NULL DEFAULT ''`,
+    `ALTER TABLE upload_reservations ADD COLUMN client TEXT COLLATE "C" NOT NULL DEFAULT ''`,
+    `ALTER TABLE upload_reservations ADD COLUMN idle_until BIGINT`,
+  ],
+  // 14: who may fetch an application's media and the signing keys, as the sql.js schema's version 11
   [
     `ALTER TABLE apps ADD COLUMN media_access TEXT NOT NULL DEFAULT 'public'`,
     `ALTER TABLE apps ADD COLUMN media_ttl_seconds INTEGER NOT NULL DEFAULT 3600`,

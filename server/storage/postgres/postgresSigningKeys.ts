@@ -1,5 +1,5 @@
 /**
- * {@link SigningKeyStore} in PostgreSQL (`signing_keys`, migration 13): the same keys for every
+ * {@link SigningKeyStore} in PostgreSQL (`signing_keys`, migration 14): the same keys for every
  * node. Adding the first key and rotating lock the table against each other, so two nodes starting
  * at once store one first key, and two rotations at once leave one key signing.
  */
