@@ -81,6 +81,9 @@ async function startPair(ingest: Record<string, unknown> = {}) {
     freeSpaceMarginBytes: Math.floor(freeBytes(media) - ROOM),
     maxUploadBytes: { flash: 2 * GiB, silverlight: 2 * GiB },
     multipartMaxBytes: 2 * GiB,
+    // One application from one address makes every upload here: its shares are left whole.
+    appReservationShare: 1,
+    addressReservationShare: 1,
     ...ingest,
   };
   const env = { VOP_DATABASE_URL: databaseUrl, VOP_SHARED_MEDIA: '1', VOP_ADMIN_TOKEN: ADMIN_TOKEN, VOP_JOB_LEASE_MS: String(LEASE_MS), VOP_TEST_INGEST: JSON.stringify(options) };
@@ -255,7 +258,7 @@ describe('with media in a bucket: where the bytes land', () => {
       secretAccessKey: ceph.secretAccessKey,
       forcePathStyle: true,
     };
-    const sizes = { maxUploadBytes: { flash: 2 * GiB, silverlight: 2 * GiB }, multipartMaxBytes: 2 * GiB };
+    const sizes = { maxUploadBytes: { flash: 2 * GiB, silverlight: 2 * GiB }, multipartMaxBytes: 2 * GiB, appReservationShare: 1, addressReservationShare: 1 };
     const free = freeBytes(tempDataDir());
     a = await startServer({ databaseUrl, objectStorage, ingest: { ...sizes, freeSpaceMarginBytes: free + 1024 * GiB } });
     servers.push(a);

@@ -216,6 +216,9 @@ describe('ingest options', () => {
     expect(() => resolveIngestOptions({ pull: { deny: ['10.0.0.0'] } })).toThrow(/ingest\.pull\.deny: "10\.0\.0\.0" is not a CIDR/);
     expect(() => resolveIngestOptions({ pull: { retry: { maxRetries: -1 } } })).toThrow(/ingest\.pull\.retry/);
     expect(() => resolveIngestOptions({ pull: { maxRedirects: 50 } })).toThrow(/ingest\.pull\.maxRedirects/);
+    expect(() => resolveIngestOptions({ appReservationShare: 0 })).toThrow(/ingest\.appReservationShare must be a number above 0 and at most 1/);
+    expect(() => resolveIngestOptions({ addressReservationShare: 1.5 })).toThrow(/ingest\.addressReservationShare/);
+    expect(() => resolveIngestOptions({ reservationIdleMs: 0 })).toThrow(/ingest\.reservationIdleMs/);
   });
 });
 

@@ -15,7 +15,15 @@ import { startServer, type TestServer } from './helpers/server.js';
 const MiB = 1024 * 1024;
 const MARGIN = 1 * MiB;
 const DISK = MARGIN + 10 * MiB;
-const INGEST = { freeSpaceMarginBytes: MARGIN, spaceCheckIntervalBytes: 128 * 1024, maxUploadBytes: { flash: 20 * MiB, silverlight: 20 * MiB }, multipartMaxBytes: 20 * MiB };
+/** The shares of one application and one address left whole: those are upload-reservation-caps.test.ts's. */
+const INGEST = {
+  freeSpaceMarginBytes: MARGIN,
+  spaceCheckIntervalBytes: 128 * 1024,
+  maxUploadBytes: { flash: 20 * MiB, silverlight: 20 * MiB },
+  multipartMaxBytes: 20 * MiB,
+  appReservationShare: 1,
+  addressReservationShare: 1,
+};
 
 let servers: TestServer[] = [];
 afterEach(async () => {

@@ -147,6 +147,7 @@ function sharedReservations(deps: IngestDeps): SharedReservations | undefined {
     node,
     mediaDisk: deps.objects.kind === 's3' ? nodeDisk(node) : MEDIA_DISK,
     leaseMs: deps.leaseMs,
+    idleMs: deps.options.reservationIdleMs,
     log: deps.log,
   });
 }

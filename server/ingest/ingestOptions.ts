@@ -62,6 +62,19 @@ export interface IngestOptions {
    * download fails (retried later).
    */
   spaceCheckIntervalBytes: number;
+  /**
+   * Share (above 0, at most 1) of a disk's room (its free space beyond the margin) that one
+   * application's uploads under way may hold in declared bytes not yet sent; a creation past it
+   * is refused with 507, unless it is the application's only upload holding any there.
+   */
+  appReservationShare: number;
+  /** The same share for one client address (an IPv6 client by its /64), whatever the application. */
+  addressReservationShare: number;
+  /**
+   * A tus upload that receives no bytes for this long stops holding its declared bytes (it keeps
+   * its video, and may resume: it is then reserved again, or refused with 507 if it no longer fits).
+   */
+  reservationIdleMs: number;
   /** Time ffprobe may take on a complete file; past it, the file counts as unreadable. */
   probeTimeoutMs: number;
   /** Pull from a URL. */
@@ -82,6 +95,9 @@ export const DEFAULT_INGEST_OPTIONS: IngestOptions = {
   expirySweepMs: 15 * 60_000,
   freeSpaceMarginBytes: 512 * 1024 ** 2,
   spaceCheckIntervalBytes: 64 * 1024 ** 2,
+  appReservationShare: 0.5,
+  addressReservationShare: 0.25,
+  reservationIdleMs: 10 * 60_000,
   probeTimeoutMs: 60_000,
   pull: {
     maxBytes: 6 * GB,
@@ -118,6 +134,11 @@ export function resolveIngestOptions(input: IngestOptionsInput = {}): IngestOpti
   positive('expirySweepMs', o.expirySweepMs);
   positive('probeTimeoutMs', o.probeTimeoutMs);
   positive('spaceCheckIntervalBytes', o.spaceCheckIntervalBytes);
+  positive('reservationIdleMs', o.reservationIdleMs);
+  for (const name of ['appReservationShare', 'addressReservationShare'] as const) {
+    const v = o[name];
+    if (!(typeof v === 'number' && v > 0 && v <= 1)) throw new Error(`Option ingest.${name} must be a number above 0 and at most 1 (a share of the free space).`);
+  }
   if (!Number.isSafeInteger(o.freeSpaceMarginBytes) || o.freeSpaceMarginBytes < 0) throw new Error('Option ingest.freeSpaceMarginBytes must be a whole number from 0.');
   const p = o.pull;
   positive('pull.maxBytes', p.maxBytes);

@@ -150,7 +150,7 @@ async function storeFile(
   // lands whole in the media folder: the shared one in a cluster that mounts one, this node's own
   // with media in a bucket (until intake hands it over), and the reservation counts against it.
   const key = `multipart:${crypto.randomBytes(8).toString('hex')}`;
-  await ingest.reserveRoom(key, { kind: 'multipart', videoId, size: Number.isFinite(declared) ? declared : maxBytes }, 'media');
+  await ingest.reserveRoom(key, { kind: 'multipart', videoId, appId: target.video.appId, size: Number.isFinite(declared) ? declared : maxBytes }, clientAddress(req), 'media');
   try {
     const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });

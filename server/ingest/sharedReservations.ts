@@ -40,6 +40,8 @@ export interface SharedReservationsOptions {
    * reservation is not: the upload outlives its node (any node resumes it) until it expires.
    */
   leaseMs: number;
+  /** ingest.reservationIdleMs: bytes carried to the store keep their tus upload's reservation from going idle that long. */
+  idleMs: number;
   log: (line: string) => void;
   now?: () => number;
 }
@@ -62,6 +64,8 @@ export class SharedReservations {
   private readonly leased = new Set<string>();
   /** Written bytes not yet carried to the store, per key. */
   private readonly written = new Map<string, number>();
+  /** Of {@link written}'s keys, those whose bytes arrived (rather than were read again from storage). */
+  private readonly arrived = new Set<string>();
   private lastRenewal = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -84,15 +88,17 @@ export class SharedReservations {
     this.leased.add(key);
   }
 
-  /** `written` bytes of `key` are on disk (carried to the store at the next tick). */
-  noteWritten(key: string, written: number): void {
+  /** `written` bytes of `key` are on disk (carried to the store at the next tick); `arrived`: just received. */
+  noteWritten(key: string, written: number, arrived = true): void {
     this.written.set(key, written);
+    if (arrived) this.arrived.add(key);
   }
 
   /** Releases `key` for every node; a failure is logged, not thrown (see the class's note). */
   async release(key: string): Promise<void> {
     this.leased.delete(key);
     this.written.delete(key);
+    this.arrived.delete(key);
     await this.store.release(key).catch((err: unknown) => this.options.log(`Upload reservations: releasing ${key} failed (it lapses at its expiry): ${String(err)}`));
   }
 
@@ -120,12 +126,21 @@ export class SharedReservations {
   private async flushNow(): Promise<void> {
     const now = this.now();
     const written = [...this.written];
+    const arrived = new Set(this.arrived);
     this.written.clear();
+    this.arrived.clear();
     try {
-      await this.store.recordWritten(written);
+      // The idle time runs from this tick: bytes noted up to a tick ago make a reservation
+      // outlive its idle time by that much at most.
+      await this.store.recordWritten(written.filter(([key]) => arrived.has(key)), { now, idleUntil: now + this.options.idleMs });
+      await this.store.recordWritten(written.filter(([key]) => !arrived.has(key)));
     } catch (err) {
       // Newer counts noted meanwhile win; the rest is tried again.
-      for (const [key, n] of written) if (!this.written.has(key)) this.written.set(key, n);
+      for (const [key, n] of written) {
+        if (this.written.has(key)) continue;
+        this.written.set(key, n);
+        if (arrived.has(key)) this.arrived.add(key);
+      }
       this.options.log(`Upload reservations: recording written bytes failed: ${String(err)}`);
     }
     if (this.leased.size === 0 || now - this.lastRenewal < this.leaseMs / 3) return;

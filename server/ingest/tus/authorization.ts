@@ -5,7 +5,7 @@ import { ApiError } from '../../core/errors.js';
 import { clientAddress } from '../../http/clientAddress.js';
 import { formatBytes } from '../../core/formatBytes.js';
 import type { UploadTarget } from '../ingestService.js';
-import { UPLOAD_ID_RE } from '../tusStorage.js';
+import { expiresAt, UPLOAD_ID_RE } from '../tusStorage.js';
 import type { TusContext } from './context.js';
 import { CREDENTIAL_HEADER, tusRefusal, type TusRequest } from './protocol.js';
 
@@ -44,10 +44,12 @@ export class TusAuthorization {
       const owner = credential ? ownerOf(credential) : undefined;
       await this.replaceOwnUpload(target.video.id, owner, upload.id);
       // One upload under way per video, its declared bytes reserved (issue 12, item 7) against
-      // the disk they land on: the media folder's, or none with the bucket.
+      // the disk they land on (the media folder's, or none with the bucket), within the shares
+      // of that disk one application's and one address's uploads may hold.
       await ingest.reserveRoom(
         upload.id,
-        { kind: 'tus', videoId: target.video.id, size, owner, expiresAt: Date.now() + ingest.options.uploadExpiryMs },
+        { kind: 'tus', videoId: target.video.id, appId: target.video.appId, size, owner, expiresAt: Date.now() + ingest.options.uploadExpiryMs },
+        addressOf(req),
         this.ctx.landing,
       );
     } catch (err) {
@@ -79,11 +81,38 @@ export class TusAuthorization {
     try {
       if (credential) await this.ctx.ingest.checkCredential(credential, videoId);
       else if (info.metadata?.auth === 'credential') throw new ApiError('UPLOAD_CREDENTIAL_INVALID', `send the upload page's credential as ${CREDENTIAL_HEADER}`);
-      // Bytes for a video that got its file meanwhile (or was deleted, or its app disabled) are refused early.
-      if (req.method === 'PATCH') await this.ctx.ingest.stillUploadable(info.metadata?.appId ?? '', videoId);
+      if (req.method === 'PATCH') {
+        // Bytes for a video that got its file meanwhile (or was deleted, or its app disabled) are refused early.
+        await this.ctx.ingest.stillUploadable(info.metadata?.appId ?? '', videoId);
+        await this.reserveAgain(req, id);
+      }
     } catch (err) {
       throw tusRefusal(err);
     }
+  }
+
+  /**
+   * Before a PATCH writes: the upload's reservation counts on, or, if it went idle (its space
+   * given back), its remaining bytes must fit again (IngestService.resumeRoom), else 507. An
+   * upload already complete or past its expiry is left to @tus/server, which answers for it.
+   */
+  private async reserveAgain(req: TusRequest, id: string): Promise<void> {
+    const { ingest } = this.ctx;
+    let upload: Upload;
+    try {
+      upload = await this.ctx.store.getUpload(id);
+    } catch {
+      return; // gone meanwhile: @tus/server answers 404 or 410
+    }
+    const expiry = expiresAt(upload, ingest.options.uploadExpiryMs);
+    if (upload.size === undefined || upload.offset >= upload.size || (expiry !== undefined && expiry <= Date.now())) return;
+    const meta = upload.metadata ?? {};
+    await ingest.resumeRoom(
+      id,
+      { kind: 'tus', videoId: meta.videoId ?? '', appId: meta.appId ?? '', size: upload.size, written: upload.offset, owner: meta.owner || undefined, expiresAt: expiry },
+      addressOf(req),
+      this.ctx.landing,
+    );
   }
 
   /**

@@ -39,7 +39,7 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
       continue; // no data file: removeOrphans deals with it
     }
     if (entry) {
-      ctx.ingest.progress(id, upload.offset);
+      ctx.ingest.progress(id, upload.offset, false); // read again, not received: no sign of life
       continue;
     }
     const r: UploadReservation = {
@@ -51,6 +51,10 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
       written: upload.offset,
       expiresAt: expiresAt(upload, ctx.ingest.options.uploadExpiryMs),
       owner: upload.metadata?.owner || undefined,
+      appId: upload.metadata?.appId || undefined,
+      // Found without its creator's address (not kept), it counts under no address; its idle
+      // time runs from now, as nothing says when its bytes last came.
+      idleUntil: now + ctx.ingest.options.reservationIdleMs,
     };
     const { key: _key, ...entryOf } = r;
     ledger.add(id, entryOf);
