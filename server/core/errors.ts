@@ -91,7 +91,10 @@ export const RESULT_CODES = {
   SERVER_ERROR: { code: '500', message: 'Server Error', httpStatus: 500, transport: true },
   /** The server cannot take writes now (shutting down, or its storage failed). */
   SERVICE_UNAVAILABLE: { code: '503', message: 'Service Unavailable', httpStatus: 503, transport: true },
-  /** Not enough free disk space to take this upload or download now (the admin must free some). */
+  /**
+   * Not enough free disk space to take this upload or download now (the admin must free some),
+   * or the caller's application or address already holds its share of it in uploads under way.
+   */
   INSUFFICIENT_STORAGE: { code: '507', message: 'Insufficient Storage', httpStatus: 507, transport: true },
 } as const satisfies Record<string, ResultCodeDef>;
 
