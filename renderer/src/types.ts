@@ -47,6 +47,8 @@ export interface VideoDetail {
 /** `GET /admin/api/videos/:id/playback`. */
 export interface Playback {
   playable: boolean;
+  /** A signed application's addresses stop working at this time (Unix ms); null for public ones. */
+  signedUntil: number | null;
   mediaServer: { PlayURL: string; MobilePlayURL: string; DownloadURL: string };
   renditions: Array<Omit<RenditionRecord, 'videoId'> & { playUrl: string; downloadUrl: string }>;
   coverUrl: string;

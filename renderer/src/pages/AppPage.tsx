@@ -106,6 +106,20 @@ export function AppPage({ appId }: { appId: string }) {
                   {t.app.wholeLadderFirst}
                 </label>
               </dd>
+              <dt>{t.app.mediaAccess}</dt>
+              <dd>
+                <MediaAccessForm
+                  app={a}
+                  busy={busy}
+                  onSave={(mediaAccess, mediaTtlSeconds) =>
+                    act(async () => {
+                      const saved = await api<AppView>('PATCH', `/apps/${appId}`, { mediaAccess, mediaTtlSeconds });
+                      await app.reload();
+                      return saved.mediaAccess === 'signed' ? t.app.mediaSignedNotice(saved.mediaTtlSeconds) : t.app.mediaPublicNotice;
+                    })
+                  }
+                />
+              </dd>
             </dl>
           </section>
           <CallbackForm
@@ -297,5 +311,56 @@ function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView
         </DataTable>
       ) : null}
     </section>
+  );
+}
+
+/** The lifetime range the server takes (services/mediaAccess.ts MEDIA_TTL_RANGE). */
+const MEDIA_TTL = { min: 10, max: 86_400 };
+
+/** Public or signed media addresses, and a signed address's lifetime. */
+function MediaAccessForm({ app, busy, onSave }: { app: AppView; busy: boolean; onSave: (access: 'public' | 'signed', ttl: number) => Promise<unknown> }) {
+  const t = useT();
+  const [access, setAccess] = useState(app.mediaAccess);
+  const [ttl, setTtl] = useState(String(app.mediaTtlSeconds));
+  const ttlNumber = Number(ttl);
+  const ttlOk = Number.isInteger(ttlNumber) && ttlNumber >= MEDIA_TTL.min && ttlNumber <= MEDIA_TTL.max;
+  const changed = access !== app.mediaAccess || (ttlOk && ttlNumber !== app.mediaTtlSeconds);
+  return (
+    <form
+      className="media-access"
+      onSubmit={(e: FormEvent) => {
+        e.preventDefault();
+        if (ttlOk) void onSave(access, ttlNumber);
+      }}
+    >
+      <label>
+        <input type="radio" name="media-access" value="public" checked={access === 'public'} onChange={() => setAccess('public')} /> {t.app.mediaPublic}
+      </label>
+      <br />
+      <label>
+        <input type="radio" name="media-access" value="signed" checked={access === 'signed'} onChange={() => setAccess('signed')} /> {t.app.mediaSigned}
+      </label>
+      {access === 'signed' ? (
+        <p>
+          <label>
+            {t.app.mediaTtl}{' '}
+            <input
+              type="number"
+              inputMode="numeric"
+              min={MEDIA_TTL.min}
+              max={MEDIA_TTL.max}
+              value={ttl}
+              aria-invalid={!ttlOk}
+              onChange={(e) => setTtl(e.target.value)}
+              style={{ width: '8em' }}
+            />
+          </label>{' '}
+          <span className="muted small-text">{t.app.mediaTtlHelp(MEDIA_TTL.min, MEDIA_TTL.max)}</span>
+        </p>
+      ) : null}
+      <button type="submit" disabled={busy || !changed || !ttlOk}>
+        {t.app.mediaSave}
+      </button>
+    </form>
   );
 }

@@ -108,7 +108,7 @@ export function VideoPage({ id }: { id: string }) {
                 {t.video.deletedNote}
               </p>
             ) : pb && pb.playable && (pb.hlsUrl || pb.renditions.length > 0) ? (
-              <Playing playback={pb} title={v.title || t.video.noTitle} />
+              <Playing id={id} playback={pb} title={v.title || t.video.noTitle} />
             ) : (
               <p className="muted">{pb && pb.renditions.length > 0 ? t.video.notPlayable(v.status, statusName(v.status)) : t.video.noRendition}</p>
             )}
@@ -293,19 +293,49 @@ function ladderFigures(detail: VideoDetail, figures: ReturnType<typeof useJobPro
   return figures(detail.jobs.find((j) => j.id === job.id) ?? { id: job.id, progress: 0, speed: null, etaSeconds: null });
 }
 
-/** The player, and what to give others: a share link (the MP4 of the chosen quality) and an embed snippet. */
-function Playing({ playback, title }: { playback: Playback; title: string }) {
+/** Lifetimes offered for a signed application's share link and embed code, in seconds. */
+const SHARE_LIFETIMES = [600, 3600, 86_400];
+
+/**
+ * The player, and what to give others: a share link (the MP4 of the chosen quality) and an embed
+ * snippet. A signed application's addresses expire: the share link and embed code are asked for
+ * with the lifetime chosen (the server signs them), and say until when they work.
+ */
+function Playing({ id, playback, title }: { id: string; playback: Playback; title: string }) {
   const t = useT();
   const [quality, setQuality] = useState('');
-  const mp4 = renditionUrl(playback, quality);
-  const shape = playback.renditions.find((r) => r.playUrl === mp4) ?? playback.renditions[0];
-  const embed = embedSnippet({ hlsUrl: playback.hlsUrl, mp4Url: mp4, coverUrl: playback.coverUrl, width: shape?.width ?? 0, height: shape?.height ?? 0 });
+  const [lifetime, setLifetime] = useState(0);
+  const shared = useResource(
+    () => (lifetime > 0 ? api<Playback>('GET', `/videos/${encodeURIComponent(id)}/playback?ttl=${lifetime}`) : Promise.resolve(playback)),
+    [id, lifetime, playback],
+  );
+  const share = shared.data ?? playback;
+  const mp4 = renditionUrl(share, quality);
+  const shape = share.renditions.find((r) => r.playUrl === mp4) ?? share.renditions[0];
+  const embed = embedSnippet({ hlsUrl: share.hlsUrl, mp4Url: mp4, coverUrl: share.coverUrl, width: shape?.width ?? 0, height: shape?.height ?? 0 });
   return (
     <div className="playing">
       <Player playback={playback} title={title} onQuality={setQuality} />
       <div className="share">
         <h3>{t.video.share}</h3>
-        <p className="muted small-text">{t.video.shareHelp}</p>
+        <p className="muted small-text">{share.signedUntil === null ? t.video.shareHelp : t.video.shareSignedHelp}</p>
+        {share.signedUntil !== null ? (
+          <p className="row small-text" data-signed-until={share.signedUntil}>
+            <label>
+              {t.video.shareLifetime}{' '}
+              <select value={lifetime} onChange={(e) => setLifetime(Number(e.target.value))}>
+                <option value={0}>{t.video.shareLifetimeApp}</option>
+                {SHARE_LIFETIMES.map((s) => (
+                  <option key={s} value={s}>
+                    {t.video.shareLifetimeOf(s)}
+                  </option>
+                ))}
+              </select>
+            </label>{' '}
+            <span className="muted">{t.video.shareUntil(formatTime(share.signedUntil))}</span>
+          </p>
+        ) : null}
+        <ErrorMessage error={shared.error} />
         <CopyValue value={mp4} what={t.video.shareWhat} />
         <h3>{t.video.embed}</h3>
         <p className="muted small-text">{t.video.embedHelp}</p>
