@@ -76,8 +76,10 @@ export interface ServerOptions {
   maxConnectionsPerAddress: number;
   /**
    * CIDRs of the reverse proxies in front of vop (`10.0.0.5/32`): from a peer in them, the client's
-   * address is the right-most `X-Forwarded-For` entry that is not itself one of them
-   * (http/clientAddress.ts); from any other peer the header is ignored. Empty: trust no one.
+   * address is the right-most `X-Forwarded-For` entry that is not itself one of them, and
+   * `X-Forwarded-Proto: https` says the client came over TLS (the console's cookie is then
+   * Secure) (http/clientAddress.ts); from any other peer these headers are ignored. Empty: trust
+   * no one.
    */
   trustedProxies: string[];
   /** Spec section 5 checks and failed-authentication limits. */

@@ -98,6 +98,23 @@ export function clientAddress(req: IncomingMessage): string {
   return peer.proxies ? peer.proxies.behind(peer.address, req.headers['x-forwarded-for']) : peer.address;
 }
 
+/**
+ * Whether the client reached us over TLS: the connection is TLS itself, or it comes from a trusted
+ * proxy (the same judgement as {@link clientAddress}: the peer as {@link noteClientAddress} found
+ * it) whose `X-Forwarded-Proto` says `https`. From any other peer the header is ignored: a client
+ * that talks to vop directly could write it. Every entry must say `https`: a proxy that appends
+ * to the list rather than setting it leaves a client's own `https` at the left of its `http`,
+ * and a hop that says `http` carried the request in clear.
+ */
+export function isHttpsRequest(req: IncomingMessage): boolean {
+  if ((req.socket as { encrypted?: boolean }).encrypted) return true;
+  if (!peers.get(req.socket)?.proxies) return false;
+  const header = req.headers['x-forwarded-proto'];
+  if (header === undefined) return false;
+  const entries = (Array.isArray(header) ? header.join(',') : header).split(',').map((p) => p.trim().toLowerCase());
+  return entries.every((p) => p === 'https');
+}
+
 /** What a request's client address is when a trusted proxy's header names none that can be read. */
 export const UNKNOWN_CLIENT = 'unknown';
 
