@@ -296,7 +296,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   admin.use(ownNames);
   // The console's login comes before the check: it is how a browser gets its session cookie.
   admin.use('/session', consoleApi.session);
-  admin.use(requireAdmin({ gate: consoleApi.gate, allowRemote: options.adminRemote, sessions: consoleApi.sessions }));
+  admin.use(requireAdmin({ gate: consoleApi.gate, allowRemote: options.adminRemote, sessions: consoleApi.sessions, publicUrl: options.publicUrl }));
   admin.use(express.json({ limit: options.maxBodyBytes }));
   admin.use('/apps', adminAppsRouter(apps));
   admin.use(adminCallbacksRouter(callbacks));

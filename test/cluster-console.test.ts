@@ -34,6 +34,7 @@ afterAll(async () => {
 function via(s: TestServer, c: CookieClient): CookieClient {
   const other = new CookieClient(s.baseUrl);
   other.cookie = c.cookie;
+  other.secret = c.secret;
   return other;
 }
 
@@ -44,7 +45,7 @@ describe('console sessions across nodes', () => {
     const onB = via(b, onA);
     expect((await onB.json('GET', '/session')).body.loggedIn).toBe(true);
     expect((await onB.json('GET', '/apps')).status).toBe(200);
-    // A change through the other node too (with the console's header, as ever).
+    // A change through the other node too: the session's secret checks on every node.
     expect((await onB.json('POST', '/apps', { name: 'made through b' })).status).toBe(201);
     expect((await onA.json('GET', '/apps')).body.apps.some((x: { name: string }) => x.name === 'made through b')).toBe(true);
   });

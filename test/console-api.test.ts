@@ -63,12 +63,13 @@ describe('console login (POST /admin/api/session)', () => {
     expect((await c.json('GET', '/apps')).status).toBe(200);
   });
 
-  it('refuses a cookie change without X-Vop-Console (CSRF), and the login itself without it', async () => {
+  it("refuses a cookie request without the session's secret in X-Vop-Console (CSRF), and the login itself without the header", async () => {
     const c = new CookieClient(s.baseUrl);
     await c.login(ADMIN_TOKEN);
     const refused = await c.json('POST', '/apps', { name: 'from another site' }, { consoleHeader: false });
     expect(refused.status).toBe(401);
-    expect(refused.body.error.message).toMatch(/X-Vop-Console: 1/);
+    expect(refused.body.error.code).toBe('412');
+    expect(refused.body.error.message).toMatch(/X-Vop-Console.*log in again/);
     expect((await c.json('POST', '/apps', { name: 'from the console' })).status).toBe(201);
     const bare = await fetch(`${s.baseUrl}/admin/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: ADMIN_TOKEN }) });
     expect(bare.status).toBe(401);
@@ -113,7 +114,7 @@ describe('events (GET /admin/api/events)', () => {
     const c = new CookieClient(s.baseUrl);
     await c.login(ADMIN_TOKEN);
     const abort = new AbortController();
-    const res = await fetch(`${s.baseUrl}/admin/api/events`, { headers: { cookie: c.cookie }, signal: abort.signal });
+    const res = await c.openEvents(abort.signal);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const got: Array<{ event: string; data: any }> = [];

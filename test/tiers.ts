@@ -39,6 +39,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-player': 'Chromium',
   'console-queue-actions': 'Chromium',
   'console-settings': 'Chromium',
+  'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
   'widget-outcomes': 'Chromium',
   'widget-overlay': 'Chromium',

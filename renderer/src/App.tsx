@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { api, errorMessage, onUnauthorized } from './api.js';
+import { api, errorMessage, logIn, logOut, onUnauthorized } from './api.js';
 import { connectEvents, disconnectEvents, useEventsLive } from './events.js';
 import { LanguageSwitch } from './components/LanguageSwitch.js';
 import { useT } from './i18n.js';
@@ -25,6 +25,10 @@ const NAV = [
 
 type Auth = { state: 'checking' } | { state: 'out'; message: string } | { state: 'in' };
 
+/** Why the login page shows, when the app itself knows: keys of `shell`, said in the language of the moment. */
+type OwnReason = 'sessionEnded' | 'loggedOut' | 'secretRefused';
+const OWN_REASONS: ReadonlySet<string> = new Set<OwnReason>(['sessionEnded', 'loggedOut', 'secretRefused']);
+
 /**
  * The console: logs in once (the desktop shell hands over the token; headless, the admin types
  * it), then shows the page for the address.
@@ -35,11 +39,13 @@ export function App() {
 
   const start = useCallback(async () => {
     try {
+      // Logged in only with the cookie and the secret this origin keeps (api.ts): a live cookie
+      // whose secret this browser lost is of no use, and the login page asks for the token.
       const s = await api<{ loggedIn: boolean }>('GET', '/session', undefined, { quiet401: true });
       if (s.loggedIn) return setAuth({ state: 'in' });
       if (window.vopDesktop) {
         // The desktop app: no prompt, the shell knows the token.
-        await api('POST', '/session', { token: await window.vopDesktop.adminToken() }, { quiet401: true });
+        await logIn(await window.vopDesktop.adminToken());
         return setAuth({ state: 'in' });
       }
       setAuth({ state: 'out', message: '' });
@@ -50,9 +56,9 @@ export function App() {
 
   useEffect(() => {
     void start();
-    return onUnauthorized(() => {
+    return onUnauthorized((err) => {
       disconnectEvents();
-      setAuth({ state: 'out', message: 'sessionEnded' });
+      setAuth({ state: 'out', message: err.secretRefused ? 'secretRefused' : 'sessionEnded' });
     });
   }, [start]);
 
@@ -62,12 +68,12 @@ export function App() {
 
   if (auth.state === 'checking') return <p className="loading-screen">{t.shell.loading}</p>;
   // The reasons the app itself gives are keys, said in the language of the moment.
-  const said = auth.state === 'out' && (auth.message === 'sessionEnded' || auth.message === 'loggedOut') ? t.shell[auth.message] : auth.state === 'out' ? auth.message : '';
+  const said = auth.state === 'out' && OWN_REASONS.has(auth.message) ? t.shell[auth.message as OwnReason] : auth.state === 'out' ? auth.message : '';
   if (auth.state === 'out') return <Login initialMessage={said} onLoggedIn={() => setAuth({ state: 'in' })} />;
   return (
     <Shell
       onLogout={async () => {
-        await api('DELETE', '/session').catch(() => undefined);
+        await logOut().catch(() => undefined);
         disconnectEvents();
         setAuth({ state: 'out', message: 'loggedOut' });
       }}

@@ -1,6 +1,7 @@
 /**
  * The console's one way to the server: the admin API under /admin/api, with the session cookie
- * and the `X-Vop-Console: 1` header the server requires of cookie requests that change anything.
+ * and the session's secret in `X-Vop-Console`, which the server requires of every request made
+ * with the cookie (the cookie reaches every port of the host; the secret only this page).
  * Failures become {@link ApiError}s whose message a person can read.
  */
 import type { VopDesktopApi } from '../../main/preloadApi.js';
@@ -32,6 +33,59 @@ export class ApiError extends Error {
   get unauthorized(): boolean {
     return this.status === 401;
   }
+
+  /** The session lives but this page does not hold its secret (server code 412): log in again. */
+  get secretRefused(): boolean {
+    return this.code === SECRET_REFUSED_CODE;
+  }
+}
+
+/** The server's result code for a cookie request without the session's secret (server/core/errors.ts). */
+const SECRET_REFUSED_CODE = '412';
+
+/**
+ * Where the session's secret is kept: this origin's localStorage. The server hands it out only
+ * at login, in exchange for the admin token, and no request with the cookie alone gives it back
+ * (another server on this host receives the cookie, and could ask for it too). Storage is per
+ * origin, port included, unlike the cookie: a page on another port cannot read it, and every tab
+ * of this origin shares it as they share the cookie, so a reload or a new tab keeps working and a
+ * login in one tab (a new cookie) reaches the others. Without storage (disabled by the browser),
+ * memory: a reload then asks for the token again.
+ */
+const SECRET_KEY = 'vop.consoleSecret';
+let secretInMemory: string | undefined;
+
+function sessionSecret(): string | undefined {
+  try {
+    return window.localStorage.getItem(SECRET_KEY) ?? secretInMemory;
+  } catch {
+    return secretInMemory;
+  }
+}
+
+function keepSessionSecret(secret: string | undefined): void {
+  secretInMemory = secret;
+  try {
+    if (secret === undefined) window.localStorage.removeItem(SECRET_KEY);
+    else window.localStorage.setItem(SECRET_KEY, secret);
+  } catch {
+    // storage refused: memory it is
+  }
+}
+
+/** Logs in with the admin token and keeps the session's secret the server answers with. */
+export async function logIn(token: string): Promise<void> {
+  const s = await api<{ consoleSecret: string }>('POST', '/session', { token }, { quiet401: true });
+  keepSessionSecret(s.consoleSecret);
+}
+
+/** Logs out (the server ends the session) and forgets the secret, whatever the server said. */
+export async function logOut(): Promise<void> {
+  try {
+    await api('DELETE', '/session', undefined, { quiet401: true });
+  } finally {
+    keepSessionSecret(undefined);
+  }
 }
 
 type Listener = (err: ApiError) => void;
@@ -55,7 +109,8 @@ export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
     res = await fetch(`${API_BASE}${path}`, {
       method,
       credentials: 'same-origin',
-      headers: { 'X-Vop-Console': '1', Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      // Without a secret yet (the login), any value: the login asks only that the header be there.
+      headers: { 'X-Vop-Console': sessionSecret() ?? 'login', Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {

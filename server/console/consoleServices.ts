@@ -12,7 +12,7 @@ import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { Stores } from '../storage/types.js';
-import { ConsoleSessions } from './consoleSessions.js';
+import { ConsoleSessions, sessionSecretKey } from './consoleSessions.js';
 import { JobAdmin } from './jobAdmin.js';
 import { RegistrationExpiry } from './registrationExpiry.js';
 import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
@@ -59,7 +59,8 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   const { options, stores } = deps;
   // In cluster mode both live in the database (stores.consoleSessions, stores.counters), so a
   // login, a logout and the admin token's failure limit hold across nodes; embedded, in memory.
-  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions });
+  // Every node derives the same key from the admin token: a session's secret checks on any of them.
+  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions, secretKey: sessionSecretKey(deps.adminToken) });
   const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
   const uploads = new UploadMonitor(deps.tus, stores.videos);
   const videoAdmin = new VideoAdmin({

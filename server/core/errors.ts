@@ -79,6 +79,17 @@ export const RESULT_CODES = {
   ADMIN_UNAUTHORIZED: { code: '410', message: 'Admin Token Required', httpStatus: 401, transport: true },
   /** Admin API: called from an address it does not answer (loopback only by default). */
   ADMIN_FORBIDDEN: { code: '411', message: 'Admin API Not Available From This Address', httpStatus: 403, transport: true },
+  /**
+   * Admin API: a request authorised by the console's session cookie lacks the session's secret
+   * (`X-Vop-Console`, handed out at login) or carries another one. The cookie alone reaches every
+   * port of the host, so it is never enough; the console logs in again.
+   */
+  CONSOLE_SECRET_REQUIRED: { code: '412', message: 'Console Session Secret Required', httpStatus: 401, transport: true },
+  /**
+   * Admin API: a console request came from another origin (`Origin`), or the browser says another
+   * site or another port of this host sent it (`Sec-Fetch-Site: cross-site` or `same-site`).
+   */
+  CROSS_ORIGIN_REFUSED: { code: '413', message: 'Cross-Origin Request Refused', httpStatus: 403, transport: true },
 
   /**
    * Media: a signed address that is altered, malformed or expired, or a signed application's video

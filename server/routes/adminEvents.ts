@@ -1,6 +1,11 @@
 import express, { type Response, type Router } from 'express';
+import { ApiError } from '../core/errors.js';
 import type { VopEventBus, VopEvents } from '../core/events.js';
+import type { ConsoleSessions } from '../console/consoleSessions.js';
 import type { UploadMonitor } from '../console/uploadMonitor.js';
+
+/** Where the stream is, under /admin/api; requireAdmin lets a ticket open it (and nothing else). */
+export const EVENTS_PATH = '/events';
 
 /** Options of {@link adminEventsRouter}. */
 export interface AdminEventsOptions {
@@ -21,6 +26,8 @@ export const DEFAULT_ADMIN_EVENTS_OPTIONS = {
 export interface AdminEventsDeps {
   events: VopEventBus;
   uploads: UploadMonitor;
+  /** The console's sessions, whose tickets open the stream. */
+  sessions: ConsoleSessions;
   options?: Partial<AdminEventsOptions>;
   log: (line: string) => void;
 }
@@ -45,8 +52,10 @@ type JobProgress = VopEvents['job.progress'][0];
  *                                                                  (ladder '') or gave up ('failed')
  *   uploads       {uploads: UploadInProgress[]}                    on connect, then when it changes
  *
- * plus a `: ping` comment every 15 s. Mounted behind requireAdmin (the cookie works: EventSource
- * cannot send an Authorization header).
+ * plus a `: ping` comment every 15 s. Mounted behind requireAdmin. EventSource can send neither
+ * an Authorization header nor the session's secret (X-Vop-Console), so the console first asks
+ * `POST /events/ticket` (with its secret) for a ticket good for a minute, and opens
+ * `/events?ticket=…` with its cookie; requireAdmin takes the ticket on this one GET.
  */
 export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
   const opts: AdminEventsOptions = { ...DEFAULT_ADMIN_EVENTS_OPTIONS, ...deps.options };
@@ -138,7 +147,14 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
   };
 
   const router = express.Router();
-  router.get('/events', async (req, res) => {
+  router.post(`${EVENTS_PATH}/ticket`, async (req, res) => {
+    const session = await deps.sessions.sessionOf(req);
+    // A bearer token opens the stream with its header: tickets are the console session's.
+    if (!session) throw new ApiError('INVALID_PARAMETER', "tickets are for the console's session; send the bearer token to /events instead");
+    const { ticket, expiresAt } = deps.sessions.ticketOf(session);
+    res.set('Cache-Control', 'no-store').json({ ticket, expiresAt: new Date(expiresAt).toISOString() });
+  });
+  router.get(EVENTS_PATH, async (req, res) => {
     res.status(200).set({
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',

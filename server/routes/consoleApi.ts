@@ -59,7 +59,7 @@ export interface ConsoleApi {
 export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   const { options, services } = deps;
   const { sessions, gate, uploads } = services;
-  const events = adminEventsRouter({ events: deps.events, uploads, log: deps.log });
+  const events = adminEventsRouter({ events: deps.events, uploads, sessions, log: deps.log });
   const housekeeping = options.housekeeping;
 
   const router = express.Router();
@@ -85,7 +85,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   return {
     sessions,
     gate,
-    session: adminSessionRouter({ gate, allowRemote: options.adminRemote, sessions }),
+    session: adminSessionRouter({ gate, allowRemote: options.adminRemote, sessions, publicUrl: options.publicUrl }),
     router,
     closeAll: () => {
       events.closeAll();

@@ -29,9 +29,14 @@ export async function logIntoConsole(page: Page, baseUrl: string): Promise<void>
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 }
 
-/** The admin API as the console calls it: a session cookie and the X-Vop-Console header. */
+/**
+ * The admin API as the console calls it: a session cookie, and the session's secret (the login's
+ * `consoleSecret`) in the X-Vop-Console header.
+ */
 export class CookieClient {
   cookie = '';
+  /** The session's secret, from the login's answer. */
+  secret = '';
 
   constructor(readonly baseUrl: string) {}
 
@@ -39,16 +44,17 @@ export class CookieClient {
     const res = await this.raw('POST', '/admin/api/session', { token });
     const set = res.headers.get('set-cookie');
     if (set) this.cookie = set.split(';')[0]!;
+    if (res.ok) this.secret = (await res.clone().json()).consoleSecret;
     return res;
   }
 
-  /** A request with the cookie; `consoleHeader: false` leaves out X-Vop-Console. */
+  /** A request with the cookie; `consoleHeader: false` leaves out X-Vop-Console (else the secret, or `1` before a login). */
   async raw(method: string, p: string, body?: unknown, opts: { consoleHeader?: boolean } = {}): Promise<Response> {
     return fetch(`${this.baseUrl}${p}`, {
       method,
       headers: {
         ...(this.cookie ? { cookie: this.cookie } : {}),
-        ...(opts.consoleHeader === false ? {} : { 'x-vop-console': '1' }),
+        ...(opts.consoleHeader === false ? {} : { 'x-vop-console': this.secret || '1' }),
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -59,6 +65,13 @@ export class CookieClient {
     const res = await this.raw(method, `/admin/api${p}`, body, opts);
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  }
+
+  /** Opens the event stream as the console does: a ticket asked for with the secret, then the stream with the cookie. */
+  async openEvents(signal: AbortSignal): Promise<Response> {
+    const { status, body } = await this.json('POST', '/events/ticket');
+    if (status !== 200) throw new Error(`no events ticket: ${status} ${JSON.stringify(body)}`);
+    return fetch(`${this.baseUrl}/admin/api/events?ticket=${encodeURIComponent(body.ticket)}`, { headers: { cookie: this.cookie }, signal });
   }
 }
 

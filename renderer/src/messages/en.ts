@@ -40,6 +40,7 @@ export const en = {
     logout: 'Log out',
     loggedOut: 'You have logged out.',
     sessionEnded: 'Your session has ended. Enter the admin token again.',
+    secretRefused: 'This browser no longer holds the session’s secret. Log in again.',
     language: 'Language',
     nav: { overview: 'Overview', apps: 'Applications', videos: 'Videos', transcode: 'Transcode monitor', transfers: 'Uploads and downloads', settings: 'Settings' },
     notFound: 'Not found',

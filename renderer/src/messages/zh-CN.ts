@@ -36,6 +36,7 @@ export const zhCN: Messages = {
     logout: '退出登录',
     loggedOut: '你已退出登录。',
     sessionEnded: '会话已结束。请重新输入管理令牌。',
+    secretRefused: '此浏览器已不再持有本次会话的密钥。请重新登录。',
     language: '语言',
     nav: { overview: '概览', apps: '应用', videos: '视频', transcode: '转码监控', transfers: '上传与下载', settings: '设置' },
     notFound: '未找到',

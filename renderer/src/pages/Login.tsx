@@ -1,11 +1,11 @@
 import { useState, type FormEvent } from 'react';
-import { api } from '../api.js';
+import { logIn } from '../api.js';
 import { ErrorMessage } from '../components/Feedback.js';
 import { LanguageSwitch } from '../components/LanguageSwitch.js';
 import { useT } from '../i18n.js';
 import { useAction } from '../useAction.js';
 
-/** Headless: asks for the admin token once; the server answers with a session cookie. */
+/** Headless: asks for the admin token once; the server answers with a session cookie and its secret. */
 export function Login({ initialMessage, onLoggedIn }: { initialMessage: string; onLoggedIn: () => void }) {
   const t = useT();
   const [token, setToken] = useState('');
@@ -13,7 +13,7 @@ export function Login({ initialMessage, onLoggedIn }: { initialMessage: string; 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     return run(async () => {
-      await api('POST', '/session', { token }, { quiet401: true });
+      await logIn(token);
       onLoggedIn();
     });
   };
