@@ -113,7 +113,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   if (options.adminToken !== undefined && tokenStrengthBits(options.adminToken) < ADMIN_TOKEN_MIN_BITS) {
     log(
       `Warning: the admin token given holds about ${tokenStrengthBits(options.adminToken)} bits of guessing, fewer than ${ADMIN_TOKEN_MIN_BITS}: whoever guesses it ` +
-        'runs the admin API (and, in cluster mode, signs upload credentials). Give 22 or more random characters (openssl rand -base64 24), or leave it out and vop makes one.',
+        'runs the admin API. Give 22 or more random characters (openssl rand -base64 24), or leave it out and vop makes one.',
     );
   }
   const scratch = new Scratch(options.dataDir);
