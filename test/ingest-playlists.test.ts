@@ -16,7 +16,8 @@ let s: TestServer;
 let client: SpecClient;
 
 beforeAll(async () => {
-  s = await startServer({ processing: { memoryLimitBytes: 512 * 2 ** 20, retry: { maxRetries: 0 } } });
+  // The default memory cap of a transcode (gigabytes): a probe is capped lower by itself.
+  s = await startServer({ processing: { retry: { maxRetries: 0 } } });
   client = await s.newApp();
 });
 afterAll(async () => {
@@ -24,7 +25,18 @@ afterAll(async () => {
 });
 
 /** ffprobe processes this test process started, running now (their parent is us). */
-const ourFfprobes = (): number => processes((p) => p.ppid === process.pid && runs(p, 'ffprobe')).length;
+const ourFfprobes = () => processes((p) => p.ppid === process.pid && runs(p, 'ffprobe'));
+
+/** A process's address-space cap in bytes, from /proc (Infinity for none; undefined if it has ended). */
+function addressSpaceCap(pid: number): number | undefined {
+  try {
+    const line = fs.readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max address space'))!;
+    const soft = line.replace('Max address space', '').trim().split(/\s+/)[0]!;
+    return soft === 'unlimited' ? Infinity : Number(soft);
+  } catch {
+    return undefined;
+  }
+}
 
 async function upload(videoId: string, content: string | Buffer): Promise<{ ResultCode: string; ResultMessage: string }> {
   const f = new FormData();
@@ -59,10 +71,16 @@ describe.runIf(process.platform === 'linux')('uploads that name other files, and
     expect((await upload(first, clip)).ResultCode).toBe('1');
     const ids = await Promise.all(Array.from({ length: 4 * bound }, () => client.register()));
     let most = 0;
+    const caps = new Set<number>();
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        most = Math.max(most, ourFfprobes());
+        const running = ourFfprobes();
+        most = Math.max(most, running.length);
+        for (const p of running) {
+          const cap = addressSpaceCap(p.pid);
+          if (cap !== undefined) caps.add(cap);
+        }
         await new Promise((r) => setTimeout(r, 2));
       }
     })();
@@ -75,6 +93,10 @@ describe.runIf(process.platform === 'linux')('uploads that name other files, and
     }
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(bound);
+    // Every probe seen ran under a cap of 512 MiB at most, though transcodes may take gigabytes.
+    expect(caps.size).toBeGreaterThan(0);
+    for (const cap of caps) expect(cap).toBeLessThanOrEqual(512 * 2 ** 20);
+    expect(s.vop.options.processing.memoryLimitBytes).toBeGreaterThan(512 * 2 ** 20);
   });
 
   it('refuses a concat list and a DASH manifest the same way', async () => {

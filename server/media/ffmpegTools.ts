@@ -5,7 +5,7 @@ import { confinementSupport, toolEnvironment, type ConfinementSupport } from './
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
 import type { ProofReport } from './ffmpegProof.js';
 import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
-import { isReferenceFormat, ProbeError, probe, type ProbeResult } from './probe.js';
+import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult } from './probe.js';
 import { judgeSource, type SourcePolicy } from './sourcePolicy.js';
 
 /**
@@ -111,7 +111,7 @@ export class FfmpegTools {
     for (const ffprobe of [b.ffprobe, ...b.alternates.ffprobe]) {
       try {
         const formats = await this.formatsFor(ffprobe.path);
-        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs, memoryLimitBytes: this.memoryLimitBytes, formats });
+        return await probe(file, { ffprobePath: ffprobe.path, timeoutMs, memoryLimitBytes: probeMemoryLimit(this.memoryLimitBytes), formats });
       } catch (err) {
         if (!(err instanceof ProbeError) || err.failed === 'file') throw err;
         failures.push(err.message);

@@ -99,6 +99,18 @@ export interface ProbeOptions {
   formats: readonly string[];
 }
 
+/**
+ * The most address space a probe gets, whatever a transcode may take: ffprobe reads headers and
+ * decodes a frame or two with one thread (a 4K HEVC 10-bit source needs under 384 MiB), so more
+ * is what a hostile file makes it take (a playlist that names itself drove it to 4 GB).
+ */
+export const PROBE_MEMORY_LIMIT_BYTES = 512 * 2 ** 20;
+
+/** A probe's cap under the processing cap `limit` (0: none, and none for probes either). */
+export function probeMemoryLimit(limit: number): number {
+  return limit > 0 ? Math.min(limit, PROBE_MEMORY_LIMIT_BYTES) : 0;
+}
+
 export const DEFAULT_PROBE_OPTIONS = { timeoutMs: 30_000, memoryLimitBytes: 0, formats: [...BUILT_IN_CONTAINERS, ...VERDICT_FORMATS] } satisfies Partial<ProbeOptions>;
 
 /**
@@ -145,7 +157,9 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
   // "file:" stops ffprobe from reading a name as a protocol ("http:…", "concat:…") or an option ("-…").
   const url = `file:${abs}`;
   const formats = ['-format_whitelist', o.formats.join(',')];
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', ...formats, '-print_format', 'json', '-show_format', '-show_streams', url];
+  // One decoding thread: the frames decoded to learn a stream's parameters need no more, and every
+  // thread adds its stack and its allocator's arena to the address space the cap counts.
+  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', ...formats, '-print_format', 'json', '-show_format', '-show_streams', url];
   const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
     const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
     execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: MAX_REPORT_BYTES, windowsHide: true, env: cmd.env }, (err, stdout, stderr) => {
@@ -192,7 +206,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
  * read. A pass that runs out of time or breaks is the tool's failure, as in {@link probe}.
  */
 function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promise<number | null> {
-  const args = ['-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-format_whitelist', o.formats.join(','), '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
+  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', '-format_whitelist', o.formats.join(','), '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
   const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, env: cmd.env });
