@@ -14,6 +14,7 @@ export const FULL_TIER: Record<string, string> = {
   'advisory-locker': 'PostgreSQL',
   'cluster-callbacks': 'PostgreSQL, nodes killed mid-write',
   'cluster-console': 'PostgreSQL',
+  'cluster-keys': 'PostgreSQL',
   'cluster-limits': 'PostgreSQL',
   'cluster-postgres': 'PostgreSQL',
   'cluster-queue': 'PostgreSQL, Ceph, four node processes, 40 s transcodes',
