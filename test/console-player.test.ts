@@ -169,6 +169,53 @@ describe("a video's player", () => {
     }
   }, 60_000);
 
+  it("plays a signed application's video, and shares it for the lifetime chosen", async () => {
+    const signedApp = await s.newApp('Signed site');
+    expect((await s.admin.request('PATCH', `/apps/${signedApp.appId}`, { mediaAccess: 'signed', mediaTtlSeconds: 600 })).status).toBe(200);
+    const previous = client;
+    client = signedApp;
+    const id = await playableVideo('A signed clip').finally(() => (client = previous));
+    const { ctx, page, requests } = await consolePage({ noNativeHls: true });
+    try {
+      await page.goto(`${s.baseUrl}/console/videos/${id}`);
+      await page.locator('figure.player video[data-engine="hls.js"]').waitFor();
+      const played = await playFor(page, 0.5);
+      expect(played.currentTime).toBeGreaterThan(0.4);
+      // Every media request the player made was a signed one, segments included.
+      const media = requests.filter((u) => u.includes('/media/'));
+      expect(media.some((u) => /\/seg_\d+\.(ts|m4s)$/.test(u))).toBe(true);
+      expect(media.every((u) => u.includes('/media/s/'))).toBe(true);
+
+      // The share link, good for a day once chosen.
+      const until = page.locator('[data-signed-until]');
+      const before = Number(await until.getAttribute('data-signed-until'));
+      expect(before).toBeLessThan(Date.now() + 700_000);
+      await page.getByLabel('Works for').selectOption({ label: '24 hours' });
+      await expect.poll(async () => Number(await until.getAttribute('data-signed-until'))).toBeGreaterThan(Date.now() + 86_000_000);
+      const share = (await page.locator('.share .copy-value code').textContent())!;
+      expect(share).toContain('/media/s/');
+      expect((await fetch(share)).status).toBe(200);
+      // Its plain address is refused.
+      expect((await fetch(share.replace(/\/media\/s\/[^/]+\//, '/media/'))).status).toBe(403);
+      // The embed code plays on another page.
+      const embed = (await page.locator('code[data-snippet="embed"]').textContent())!;
+      expect(embed).toContain('/media/s/');
+      const other = await ctx.newPage();
+      await other.setContent(`<!doctype html><html><body>${embed}</body></html>`);
+      const elsewhere = await other.evaluate(async () => {
+        const v = document.querySelector('video')!;
+        v.muted = true;
+        await v.play();
+        const deadline = Date.now() + 20_000;
+        while (v.currentTime < 0.3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        return v.currentTime;
+      });
+      expect(elsewhere).toBeGreaterThan(0.2);
+    } finally {
+      await ctx.close();
+    }
+  }, 90_000);
+
   it('says a deleted video was deleted, not that it has no cover yet', async () => {
     const id = await playableVideo('Soon deleted');
     expect((await s.admin.request('DELETE', `/videos/${id}`)).status).toBeLessThan(300);
