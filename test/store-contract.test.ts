@@ -54,6 +54,8 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
       disabled: false,
       apiNetworks: [],
       wholeLadderFirst: false,
+      mediaAccess: 'public',
+      mediaTtlSeconds: 3600,
       createdAt: 1000,
       updatedAt: 1000,
       ...overrides,
@@ -109,6 +111,17 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect((await s.apps.update(a.appId, { name: 'renamed' }, 2000))!.wholeLadderFirst).toBe(true);
         expect((await s.apps.update(a.appId, { wholeLadderFirst: false }, 3000))!.wholeLadderFirst).toBe(false);
         expect((await newApp()).wholeLadderFirst).toBe(false);
+      });
+
+      it("keeps who may fetch an application's media and for how long, and changes them on update", async () => {
+        const a = await newApp({ mediaAccess: 'signed', mediaTtlSeconds: 60 });
+        expect(await s.apps.get(a.appId)).toMatchObject({ mediaAccess: 'signed', mediaTtlSeconds: 60 });
+        expect(await s.apps.update(a.appId, { name: 'renamed' }, 2000)).toMatchObject({ mediaAccess: 'signed', mediaTtlSeconds: 60 });
+        expect(await s.apps.update(a.appId, { mediaAccess: 'public', mediaTtlSeconds: 86_400 }, 3000)).toMatchObject({ mediaAccess: 'public', mediaTtlSeconds: 86_400 });
+        // An application stored without them reads back public, an hour.
+        const { mediaAccess: _a, mediaTtlSeconds: _t, ...bare } = app();
+        await s.apps.insert(bare);
+        expect(await s.apps.get(bare.appId)).toMatchObject({ mediaAccess: 'public', mediaTtlSeconds: 3600 });
       });
 
       it('keeps API networks in order, replaces them on update, and empties them (issue 12 item 1)', async () => {
