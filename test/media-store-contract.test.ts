@@ -324,6 +324,27 @@ export function mediaStoreContract(name: string, factory: () => MediaStoreFactor
       await expect(s.makeAvailable([a, mediaKey('hls', 'v1', 'missing.ts')], async () => 1)).rejects.toThrow(MediaObjectNotFoundError);
     });
 
+    it('a local copy stops with its signal: aborted before, or while the bytes come, with the reason and no file left', async () => {
+      await fresh();
+      const key = mediaKey('play', '20240101', 'sig.mp4');
+      await s.put(key, { stream: streamOf(bytes(8 * 1024 * 1024, 3)) });
+      const reason = new Error('the lease was lost');
+      let ran = false;
+      await expect(s.withLocalCopy(key, async () => (ran = true), { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+      expect(ran).toBe(false);
+      // Aborted a moment after the copy began: a scratch copy stops (a local file has nothing to copy, and runs).
+      const controller = new AbortController();
+      const copying = s.makeAvailable([key], async (files) => files, { signal: controller.signal });
+      setImmediate(() => controller.abort(reason));
+      const outcome = await copying.then((files) => ({ files }), (err: unknown) => ({ err }));
+      if ('err' in outcome) {
+        expect(opened.copies).toBe(true);
+        expect(outcome.err).toBe(reason);
+      } else {
+        for (const f of outcome.files) if (opened.copies) expect(fs.existsSync(f)).toBe(false);
+      }
+    });
+
     it('refuses every unsafe key before touching anything', async () => {
       await fresh();
       const good = mediaKey('hls', 'v1', 'x.ts');

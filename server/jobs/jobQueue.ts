@@ -317,7 +317,7 @@ export class JobQueue {
         const reason = err instanceof Error ? err.message : String(err);
         if (entry.lost) {
           // Another node runs it now, or cancelled it and did the bookkeeping: nothing to write.
-          this.log(`Job ${job.id} (${job.type}): ${entry.cancelled ? 'cancelled on another node' : (controller.signal.reason as Error).message}.`);
+          this.log(`Job ${job.id} (${job.type}): its attempt stopped, having written nothing more.`);
           return entry.cancelled ? 'cancelled' : undefined;
         } else if (entry.cancelled) {
           if (await this.finish(job, { state: 'cancelled', error: 'cancelled' }, lease)) await this.giveUp(job, 'cancelled');
@@ -368,6 +368,10 @@ export class JobQueue {
   private lose(entry: RunningJob, reason: Error): void {
     if (entry.lost) return;
     entry.lost = true;
+    // Said when it is found, not when the attempt has wound down: a node woken past its lease may
+    // take a while to stop what it was doing (a copy from the bucket, an ffmpeg being killed).
+    const { job } = entry;
+    this.log(`Job ${job.id} (${job.type}): ${entry.cancelled ? 'cancelled on another node' : reason.message}; stopping its attempt.`);
     entry.controller.abort(reason);
   }
 

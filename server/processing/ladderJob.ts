@@ -117,7 +117,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             const alongside = master?.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
             if (alongside) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside });
             return { written, hls: master !== undefined };
-          })
+          }, { signal: ctx.signal })
           .catch((err: unknown) => {
             if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
             throw err;

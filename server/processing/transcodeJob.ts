@@ -139,7 +139,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
           ctx.progress({ percent: TRANSCODE_SHARE });
           return { info, written, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
-        }).catch((err: unknown) => {
+        }, { signal: ctx.signal }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
         });

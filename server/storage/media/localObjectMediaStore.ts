@@ -215,13 +215,15 @@ export class LocalObjectMediaStore implements MediaStore {
     return false;
   }
 
-  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
+  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>, o: { signal?: AbortSignal } = {}): Promise<T> {
+    o.signal?.throwIfAborted();
     const file = this.file(key);
     if (!(await this.stat(key))) throw new MediaObjectNotFoundError(key);
     return fn(file);
   }
 
-  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
+  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>, o: { signal?: AbortSignal } = {}): Promise<T> {
+    o.signal?.throwIfAborted();
     const files: string[] = [];
     for (const key of keys) {
       if (!(await this.stat(key))) throw new MediaObjectNotFoundError(key);

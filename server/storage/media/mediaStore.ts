@@ -81,12 +81,14 @@ export interface MediaStore {
   /**
    * Runs `fn` with a local file holding the object (PeerTube's `makeAvailableVideoFiles`): ffmpeg
    * needs a path. On local disk that is the file itself; elsewhere a scratch copy, removed when
-   * `fn` settles. The file is for reading: what `fn` writes to it is never stored.
+   * `fn` settles. The file is for reading: what `fn` writes to it is never stored. `signal`
+   * stops a copy under way (a job cut off: its node lost the lease, or it was cancelled), which
+   * rejects with the signal's reason.
    */
-  withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T>;
+  withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>, o?: { signal?: AbortSignal }): Promise<T>;
 
   /** {@link withLocalCopy} for several objects at once: `fn` gets their files in `keys`' order. */
-  makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T>;
+  makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>, o?: { signal?: AbortSignal }): Promise<T>;
 
   /**
    * A short-lived URL that answers `method` for the object directly (Range and HEAD included),

@@ -248,12 +248,13 @@ export class S3MediaStore implements MediaStore {
     } while (ContinuationToken);
   }
 
-  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
-    return this.makeAvailable([key], (files) => fn(files[0]!));
+  async withLocalCopy<T>(key: string, fn: (file: string) => Promise<T>, o: { signal?: AbortSignal } = {}): Promise<T> {
+    return this.makeAvailable([key], (files) => fn(files[0]!), o);
   }
 
-  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>): Promise<T> {
+  async makeAvailable<T>(keys: readonly string[], fn: (files: string[]) => Promise<T>, o: { signal?: AbortSignal } = {}): Promise<T> {
     for (const key of keys) this.objectKey(key);
+    o.signal?.throwIfAborted();
     const base = this.options.scratchDir ?? os.tmpdir();
     await fs.promises.mkdir(base, { recursive: true });
     const dir = await fs.promises.mkdtemp(path.join(base, 'vop-s3-copy-'));
@@ -264,10 +265,16 @@ export class S3MediaStore implements MediaStore {
         const sub = path.join(dir, String(i));
         await fs.promises.mkdir(sub);
         const file = path.join(sub, key.slice(key.lastIndexOf('/') + 1));
-        await pipeline(await this.openRange(key), fs.createWriteStream(file, { flags: 'wx' }));
+        // With the signal: a node paused past its lease stops copying when it wakes, at once,
+        // rather than when a stream that may never end does.
+        await pipeline(await this.openRange(key), fs.createWriteStream(file, { flags: 'wx' }), { signal: o.signal });
         files.push(file);
       }
       return await fn(files);
+    } catch (err) {
+      // pipeline rejects with an AbortError of its own: the caller is told why it was stopped.
+      if (o.signal?.aborted && (err as Error).name === 'AbortError') throw o.signal.reason;
+      throw err;
     } finally {
       await fs.promises.rm(dir, { recursive: true, force: true });
     }
