@@ -1,7 +1,8 @@
 /**
  * The console's part of issue 12 item 1, in real Chromium: an application's page says when any
  * address may call its API, shows the addresses its API calls came from, allows them in one
- * click, and takes networks typed by hand (a bad one is refused and changes nothing).
+ * click, and takes networks typed by hand (a bad one is refused and changes nothing); and its
+ * media addresses, public or signed with a lifetime.
  */
 import http from 'node:http';
 import type { Browser } from 'playwright-core';
@@ -84,4 +85,41 @@ describe('console: API callers of an application', () => {
       await ctx.close();
     }
   }, 120_000);
+});
+
+describe("console: an application's media addresses", () => {
+  it('switches them to signed with a lifetime, refuses a lifetime out of range, and back to public', async () => {
+    const app = await s.newApp('Media site');
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await ctx.newPage();
+      await logIntoConsole(page, s.baseUrl);
+      await page.goto(`${s.baseUrl}/console/apps/${app.appId}`);
+      const form = page.locator('form.media-access');
+      await form.waitFor({ timeout: 15_000 });
+      const save = form.getByRole('button', { name: 'Save' });
+      expect(await save.isDisabled()).toBe(true);
+      await form.getByLabel('Signed: addresses carry a token and expire').check();
+      const ttl = form.getByLabel('Signed addresses work for (seconds)');
+      await ttl.fill('5');
+      expect(await ttl.getAttribute('aria-invalid')).toBe('true');
+      expect(await save.isDisabled()).toBe(true);
+      await ttl.fill('900');
+      await save.click();
+      await page.getByText('served at signed addresses only, each good for 900 s').waitFor();
+      expect((await s.admin.request('GET', `/apps/${app.appId}`)).body).toMatchObject({ mediaAccess: 'signed', mediaTtlSeconds: 900 });
+
+      // A reload shows what was saved.
+      await page.reload();
+      await form.waitFor();
+      expect(await form.getByLabel('Signed: addresses carry a token and expire').isChecked()).toBe(true);
+      expect(await form.getByLabel('Signed addresses work for (seconds)').inputValue()).toBe('900');
+      await form.getByLabel('Public: anyone with an address can watch').check();
+      await form.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('addresses are public again').waitFor();
+      expect((await s.admin.request('GET', `/apps/${app.appId}`)).body.mediaAccess).toBe('public');
+    } finally {
+      await ctx.close();
+    }
+  }, 60_000);
 });
