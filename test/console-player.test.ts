@@ -75,6 +75,20 @@ function playFor(page: Page, seconds: number) {
   }, seconds);
 }
 
+/** Plays an embed snippet alone on a page of its own, as another site would hold it, muted, for up to 0.3 s. */
+async function embedPlays(ctx: BrowserContext, embed: string): Promise<{ currentTime: number; width: number }> {
+  const other = await ctx.newPage();
+  await other.setContent(`<!doctype html><html><body>${embed}</body></html>`);
+  return other.evaluate(async () => {
+    const v = document.querySelector('video')!;
+    v.muted = true;
+    await v.play();
+    const until = Date.now() + 20_000;
+    while (v.currentTime < 0.3 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    return { currentTime: v.currentTime, width: v.videoWidth };
+  });
+}
+
 describe("a video's player", () => {
   it('plays the HLS master with hls.js where the browser has no HLS, fetching hls.js only then', async () => {
     const { ctx, page, requests } = await consolePage({ noNativeHls: true });
@@ -152,16 +166,7 @@ describe("a video's player", () => {
       expect(embed).toContain(`poster="${pb.coverUrl}"`);
       expect(embed).toContain(`<source src="${pb.hlsUrl}" type="application/vnd.apple.mpegurl">`);
       // The snippet alone, as another site's page would hold it, plays.
-      const other = await ctx.newPage();
-      await other.setContent(`<!doctype html><html><body>${embed}</body></html>`);
-      const played = await other.evaluate(async () => {
-        const v = document.querySelector('video')!;
-        v.muted = true;
-        await v.play();
-        const until = Date.now() + 20_000;
-        while (v.currentTime < 0.3 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-        return { currentTime: v.currentTime, width: v.videoWidth };
-      });
+      const played = await embedPlays(ctx, embed);
       expect(played.currentTime).toBeGreaterThan(0.2);
       expect(played.width).toBeGreaterThan(0);
     } finally {
@@ -200,17 +205,7 @@ describe("a video's player", () => {
       // The embed code plays on another page.
       const embed = (await page.locator('code[data-snippet="embed"]').textContent())!;
       expect(embed).toContain('/media/s/');
-      const other = await ctx.newPage();
-      await other.setContent(`<!doctype html><html><body>${embed}</body></html>`);
-      const elsewhere = await other.evaluate(async () => {
-        const v = document.querySelector('video')!;
-        v.muted = true;
-        await v.play();
-        const deadline = Date.now() + 20_000;
-        while (v.currentTime < 0.3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-        return v.currentTime;
-      });
-      expect(elsewhere).toBeGreaterThan(0.2);
+      expect((await embedPlays(ctx, embed)).currentTime).toBeGreaterThan(0.2);
     } finally {
       await ctx.close();
     }

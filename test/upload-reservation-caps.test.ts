@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
-import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from './helpers/ingest.js';
+import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, bytesUnder } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -26,14 +26,6 @@ afterEach(async () => {
   servers = [];
 });
 
-function bytesUnder(dir: string): number {
-  if (!fs.existsSync(dir)) return 0;
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile() && !e.name.endsWith('.json')) total += fs.statSync(path.join(e.parentPath, e.name)).size;
-  }
-  return total;
-}
 
 async function start(ingest: Record<string, unknown> = {}) {
   const s = await startServer({ ingest: { ...INGEST, ...ingest }, trustedProxies: ['127.0.0.1/32'] });

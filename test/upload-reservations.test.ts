@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpecClient } from './helpers/client.js';
-import { tokenMetadata, tusCreate, tusHead, tusMetadata } from './helpers/ingest.js';
+import { tokenMetadata, tusCreate, tusHead, tusMetadata, bytesUnder } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -31,15 +31,6 @@ afterEach(async () => {
   servers = [];
 });
 
-/** Bytes in the data files under `dir`, recursively (tus's small .json metadata files left out, for exact sums). */
-function bytesUnder(dir: string): number {
-  if (!fs.existsSync(dir)) return 0;
-  let total = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile() && !e.name.endsWith('.json')) total += fs.statSync(path.join(e.parentPath, e.name)).size;
-  }
-  return total;
-}
 
 /**
  * A server whose media store reports `disk.size` less what is under incoming/ as free, and

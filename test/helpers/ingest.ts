@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { VopServer } from '../../server/app.js';
 import type { SpecClient } from './client.js';
 
@@ -113,4 +114,14 @@ export async function multipartUpload(client: SpecClient, videoId: string, data:
   form.append('file', new Blob([Uint8Array.from(data)], { type: 'video/mp4' }), filename);
   const res = await fetch(`${client.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form });
   return (await res.json()).AuthMsg.ResultCode;
+}
+
+/** Bytes in the data files under `dir`, recursively (tus's small .json metadata files left out, for exact sums). */
+export function bytesUnder(dir: string): number {
+  if (!fs.existsSync(dir)) return 0;
+  let total = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile() && !e.name.endsWith('.json')) total += fs.statSync(path.join(e.parentPath, e.name)).size;
+  }
+  return total;
 }
