@@ -23,8 +23,8 @@ const TOKEN_RE = /^([a-z0-9]{1,16})\.([a-z0-9]{1,10})\.([A-Za-z0-9_-]{22})$/;
 const MAX_CHECKED = 10_000;
 
 export class MediaTokens {
-  /** `<token> <videoId>` of tokens checked good, with their expiry (Unix s). */
-  private readonly checked = new Map<string, number>();
+  /** Tokens checked good, with the video each opens and its expiry (Unix s). */
+  private readonly checked = new Map<string, { videoId: string; expires: number }>();
 
   constructor(private readonly ring: KeyRing) {
     // A key ended (revoked, or its time up): tokens it signed are checked again, and refused.
@@ -52,16 +52,18 @@ export class MediaTokens {
     return expiryFor(ttlSeconds, now);
   }
 
+  /**
+   * Whether `token` was checked good for `videoId` before and has not expired: from memory, with
+   * no promise, so that a player's many requests under one token cost a map look-up.
+   */
+  known(token: string, videoId: string, now = Date.now()): boolean {
+    const hit = this.checked.get(token);
+    return hit !== undefined && hit.videoId === videoId && hit.expires > now / 1000;
+  }
+
   /** Undefined if `token` opens `videoId`'s media now; otherwise why not. */
   async check(token: string, videoId: string, now = Date.now()): Promise<MediaTokenRefusal | undefined> {
     const seconds = Math.floor(now / 1000);
-    const memo = `${token} ${videoId}`;
-    const known = this.checked.get(memo);
-    if (known !== undefined) {
-      if (known > seconds) return undefined;
-      this.checked.delete(memo);
-      return 'expired';
-    }
     const m = TOKEN_RE.exec(token);
     if (!m) return 'malformed';
     const [, keyId, expiry, given] = m as unknown as [string, string, string, string];
@@ -73,7 +75,7 @@ export class MediaTokens {
     if (!crypto.timingSafeEqual(expected, Buffer.from(given))) return 'altered';
     if (expires <= seconds) return 'expired';
     if (this.checked.size >= MAX_CHECKED) this.checked.delete(this.checked.keys().next().value!);
-    this.checked.set(memo, expires);
+    this.checked.set(token, { videoId, expires });
     return undefined;
   }
 }

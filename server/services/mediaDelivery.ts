@@ -99,7 +99,7 @@ export class MediaDeliveryService {
    */
   async playable(videoId: string | undefined, token: string | undefined): Promise<PlayableVideo> {
     if (!videoId || !VIDEO_ID_RE.test(videoId)) throw new ApiError('NOT_FOUND');
-    if (token !== undefined) {
+    if (token !== undefined && !this.deps.tokens.known(token, videoId)) {
       const refused = await this.deps.tokens.check(token, videoId);
       if (refused) throw new ApiError('MEDIA_ADDRESS_REFUSED', TOKEN_REFUSALS[refused]);
     }
