@@ -84,7 +84,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   // shared database's document, which this node follows whatever its role (a worker runs no
   // console, yet its transcodes at once are a saved setting).
   const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
-  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, deps.jobs, deps.log) : undefined;
+  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log) : undefined;
   return {
     sessions,
     gate,
