@@ -7,7 +7,8 @@
 import path from 'node:path';
 import { createServer, type VopServer } from './app.js';
 import { resolveOptions } from './config.js';
-import { loadSavedSettings, savedSettingsAsOptions } from './settings/consoleSettings.js';
+import { withSourceNamed } from './configuration/configLayers.js';
+import { loadSavedSettings, savedSettingsAsOptions, settingsFile } from './settings/consoleSettings.js';
 import { readClusterSettings } from './settings/savedSettings.js';
 import { withSavedSettings, type StartConfig } from './startArgs.js';
 
@@ -27,8 +28,15 @@ export interface BootstrappedServer {
  */
 export async function bootstrapServer(config: StartConfig): Promise<BootstrappedServer> {
   const dataDir = path.resolve(config.options.dataDir);
-  const saved = savedSettingsAsOptions(config.options.databaseUrl ? await readSharedSettings(config) : loadSavedSettings(dataDir));
-  const merged = withSavedSettings(config, saved);
+  const shared = config.options.databaseUrl !== undefined;
+  const saved = savedSettingsAsOptions(shared ? await readSharedSettings(config) : loadSavedSettings(dataDir));
+  const merged = withSavedSettings(config, saved, shared ? 'the shared database' : settingsFile(dataDir));
+  // The options' own checks first, so that a bad value is reported with where it was given.
+  try {
+    resolveOptions(merged.options);
+  } catch (err) {
+    throw withSourceNamed(err, merged.sources ?? {});
+  }
   const vop = await createServer(merged.options);
   return { vop, config: merged };
 }
@@ -37,6 +45,11 @@ export async function bootstrapServer(config: StartConfig): Promise<Bootstrapped
 async function readSharedSettings(config: StartConfig) {
   // The options as given, checked and with their defaults, for the database's address, how long
   // to wait for it and where to log (createServer checks the merged ones again).
-  const given = resolveOptions(Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as StartConfig['options']);
+  let given;
+  try {
+    given = resolveOptions(Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as StartConfig['options']);
+  } catch (err) {
+    throw withSourceNamed(err, config.sources ?? {});
+  }
   return readClusterSettings({ databaseUrl: given.databaseUrl!, connectRetry: given.databaseConnectRetry, dataDir: given.dataDir, log: given.log });
 }

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { CONFIG_USAGE, runConfigCommand } from './configCommands.js';
 
 const USAGE = `Usage: npm run vop -- <command> [options]
 
@@ -18,6 +19,7 @@ Commands:
   apps disable <appId>
   apps enable <appId>
   apps rotate-secret <appId>
+  ${CONFIG_USAGE}
 
 Options:
   --server <url>        the server (default http://127.0.0.1:8080, or VOP_SERVER)
@@ -32,6 +34,8 @@ export interface CliResult {
 
 /** Runs one CLI command; separate from process handling so tests can call it. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  // The configuration commands read files and variables only: no server, no token.
+  if (argv[0] === 'config') return runConfigCommand(argv.slice(1), env);
   let parsed;
   try {
     parsed = parseArgs({

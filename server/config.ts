@@ -102,8 +102,10 @@ export interface ServerOptions {
 export type NodeRole = 'all' | 'api' | 'worker';
 export const NODE_ROLES: readonly NodeRole[] = ['all', 'api', 'worker'];
 
-export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping'>> & {
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'auth' | 'databaseConnectRetry'>> & {
   dataDir: string;
+  auth?: Partial<Omit<AuthOptions, 'perAddress' | 'perApp'>> & { perAddress?: Partial<AuthOptions['perAddress']>; perApp?: Partial<AuthOptions['perApp']> };
+  databaseConnectRetry?: Partial<RetryConfig>;
   housekeeping?: Partial<HousekeepingOptions>;
   ingest?: IngestOptionsInput;
   processing?: ProcessingOptionsInput;
@@ -131,7 +133,10 @@ const DEFAULTS = {
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveOptions(input: ServerOptionsInput): ServerOptions {
-  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
+  // Groups merge with their defaults field by field: a configuration file may give one field of a group.
+  const auth = { ...DEFAULTS.auth, ...input.auth, perAddress: { ...DEFAULTS.auth.perAddress, ...input.auth?.perAddress }, perApp: { ...DEFAULTS.auth.perApp, ...input.auth?.perApp } };
+  const databaseConnectRetry = { ...DEFAULTS.databaseConnectRetry, ...input.databaseConnectRetry };
+  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, auth, databaseConnectRetry, videos: { ...DEFAULTS.videos, ...input.videos } };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
   o.dataDir = path.resolve(o.dataDir);
   if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');

@@ -1,36 +1,79 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import path from 'node:path';
 import { NODE_ROLES, type NodeRole, type ServerOptionsInput } from './config.js';
+import {
+  ConfigError,
+  describeSource,
+  mergeLayer,
+  parseOptionText,
+  readConfigFile,
+  readEnvLayer,
+  setAt,
+  valueAt,
+  withSourceNamed,
+  type OptionSources,
+  type OptionTree,
+} from './configuration/configLayers.js';
+import { optionCatalogue } from './configuration/optionCatalogue.js';
 import { isLoopback } from './http/clientAddress.js';
-import { s3OptionsFromEnv } from './storage/media/s3Options.js';
+import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
 
-/** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
+/** How `npm start` was asked to run: flags first, then VOP_* environment variables, then the configuration file, then defaults. */
 export interface StartConfig {
   port: number;
-  /** Whether --port or VOP_PORT chose the port (otherwise a port saved from the console may). */
+  /** Whether a flag, a variable or the configuration file chose the port (otherwise a port saved from the console may). */
   portGiven: boolean;
   host: string;
   options: ServerOptionsInput;
   /** The admin token came from --admin-token, where every local user can read it (issue 12, item 3). */
   adminTokenFromFlag?: boolean;
+  /** Where each option given came from (a flag, a variable, the file, the console's saved settings); absent ones are defaults. */
+  sources?: OptionSources;
+  /** The configuration file read (`--config`, `VOP_CONFIG`), as an absolute path. */
+  configFile?: string;
 }
 
-export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
+export const START_USAGE = `Usage: npm start -- [--config <file.json>] [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
                     [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
-Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
-             VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_ROLE, VOP_JOB_LEASE_MS, VOP_TRUSTED_PROXIES,
-             VOP_SHARED_MEDIA; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
-             VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
+Environment: VOP_CONFIG (the configuration file), and every option as a VOP_* variable named after its path
+             (ingest.pull.connectTimeoutMs: VOP_INGEST_PULL_CONNECT_TIMEOUT_MS), among them VOP_PORT, VOP_HOST,
+             VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_PULL_ALLOW, VOP_DATABASE_URL;
+             VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION, VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY.
+Precedence: a flag, then a variable, then the configuration file, then the console's saved settings, then the default.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
+See the options and their effective values: npm run vop -- config print [--config <file>].
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
 
-/** Parses the start flags; throws an Error with a readable message on a bad one. */
+/** Each start flag's option. */
+const FLAG_OPTIONS: Record<string, string> = {
+  port: 'port',
+  host: 'host',
+  'data-dir': 'dataDir',
+  'admin-token': 'adminToken',
+  'public-url': 'publicUrl',
+  'admin-remote': 'adminRemote',
+  'time-zone': 'timeZone',
+  'pull-allow': 'ingest.pull.allow',
+  'database-url': 'databaseUrl',
+  'trusted-proxies': 'trustedProxies',
+  'shared-media': 'sharedMedia',
+  role: 'role',
+};
+
+/**
+ * Parses the start flags, reads the `VOP_*` variables and the configuration file (`--config`,
+ * else `VOP_CONFIG`), and lays them over each other (a flag over a variable over the file);
+ * throws an Error with a readable message on a bad flag, an unknown option or a value of the
+ * wrong type, naming where it was given.
+ */
 export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): StartConfig {
   const { values } = parseArgs({
     args: argv,
     strict: true,
     options: {
+      config: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
@@ -47,40 +90,51 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     },
   });
   if (values.help) throw new HelpRequested();
-  const portGiven = values.port !== undefined || (env.VOP_PORT ?? '') !== '';
-  const portText = values.port ?? (env.VOP_PORT || '8080');
-  const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`--port "${portText}" is not a port number (0 to 65535).`);
-  const pullAllow = values['pull-allow'] ?? (env.VOP_PULL_ALLOW || undefined);
-  const trustedProxies = values['trusted-proxies'] ?? (env.VOP_TRUSTED_PROXIES || undefined);
-  const role = values.role ?? (env.VOP_ROLE || undefined);
-  if (role !== undefined && !NODE_ROLES.includes(role as NodeRole)) throw new Error(`--role "${role}" is not one of ${NODE_ROLES.join(', ')}.`);
-  const leaseText = env.VOP_JOB_LEASE_MS || undefined;
-  if (leaseText !== undefined && !/^\d+$/.test(leaseText)) throw new Error(`VOP_JOB_LEASE_MS "${leaseText}" is not a whole number of milliseconds.`);
+  const sources: OptionSources = {};
+  const flagLayer: OptionTree = {};
+  const { options: catalogue } = optionCatalogue();
+  for (const [flag, at] of Object.entries(FLAG_OPTIONS)) {
+    const given = values[flag as keyof typeof values];
+    if (given === undefined) continue;
+    if (flag === 'port') checkPort(String(given), '--port');
+    setAt(flagLayer, at, typeof given === 'boolean' ? given : parseOptionText(catalogue.get(at)!, given, `--${flag}`));
+    sources[at] = { kind: 'flag', name: `--${flag}` };
+  }
+  if (env.VOP_PORT) checkPort(env.VOP_PORT, 'VOP_PORT');
+  const envSources: OptionSources = {};
+  const envLayer = readEnvLayer(env, envSources);
+  const configText = values.config ?? (env.VOP_CONFIG || undefined);
+  const configFile = configText === undefined ? undefined : path.resolve(configText);
+  let tree = mergeLayer(flagLayer, envLayer, sources, (at) => envSources[at]);
+  if (configFile !== undefined) tree = mergeLayer(tree, readConfigFile(configFile), sources, { kind: 'file', name: configFile });
+  const port = valueAt(tree, 'port');
+  if (port !== undefined) checkPort(String(port), describeSource(sources.port));
+  const role = valueAt(tree, 'role');
+  if (role !== undefined && !NODE_ROLES.includes(role as NodeRole)) throw new ConfigError([`Option role "${String(role)}" (${describeSource(sources.role)}) is not one of ${NODE_ROLES.join(', ')}.`]);
+  const { port: _port, host, ...options } = tree;
+  // Object storage with its defaults filled in and checked, as soon as it is named.
+  const s3 = options.objectStorage as Partial<S3MediaStoreOptions> | undefined;
+  if (s3 !== undefined) {
+    try {
+      options.objectStorage = validateS3Options(s3);
+    } catch (err) {
+      throw withSourceNamed(new Error((err as Error).message.replace(/option (\w+)/, 'option objectStorage.$1')), sources);
+    }
+  }
   return {
-    port,
-    portGiven,
+    port: port === undefined ? 8080 : (port as number),
+    portGiven: port !== undefined,
     adminTokenFromFlag: values['admin-token'] !== undefined,
-    host: values.host ?? env.VOP_HOST ?? '0.0.0.0',
-    options: {
-      dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data',
-      adminToken: values['admin-token'] ?? (env.VOP_ADMIN_TOKEN || undefined),
-      publicUrl: values['public-url'] ?? (env.VOP_PUBLIC_URL || undefined),
-      adminRemote: values['admin-remote'] ?? ['1', 'true', 'yes'].includes((env.VOP_ADMIN_REMOTE ?? '').toLowerCase()),
-      timeZone: values['time-zone'] ?? (env.VOP_TIME_ZONE || undefined),
-      databaseUrl: values['database-url'] ?? (env.VOP_DATABASE_URL || undefined),
-      // Object storage for media when VOP_S3_ENDPOINT is set (the keys stay out of the command line).
-      objectStorage: s3OptionsFromEnv(env),
-      role: role as NodeRole | undefined,
-      // Cluster mode: how soon another node takes over the jobs of a node that stopped answering.
-      jobLeaseMs: leaseText === undefined ? undefined : Number(leaseText),
-      sharedMedia: values['shared-media'] ?? (['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()) || undefined),
-      // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
-      trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),
-      // Comma-separated CIDRs that pulls may reach although loopback or link-local (127.0.0.0/8).
-      ingest: pullAllow === undefined ? undefined : { pull: { allow: pullAllow.split(',').map((c) => c.trim()).filter(Boolean) } },
-    },
+    host: (host as string | undefined) ?? '0.0.0.0',
+    options: { ...options, dataDir: (options.dataDir as string | undefined) ?? './data', adminRemote: (options.adminRemote as boolean | undefined) ?? false } as ServerOptionsInput,
+    sources,
+    configFile,
   };
+}
+
+/** A port is a whole number from 0 to 65535, written plainly (no sign, spaces or hex). */
+function checkPort(text: string, where: string): void {
+  if (!/^\d+$/.test(text) || Number(text) > 65535) throw new ConfigError([`${where} "${text}" is not a port number (0 to 65535).`]);
 }
 
 export class HelpRequested extends Error {}
@@ -120,18 +174,15 @@ export function servedAddresses(host: string, port: number, interfaces = os.netw
 
 /**
  * Applies the settings saved from the console (`<dataDir>/settings.json`, as createServer options
- * and a port) under the ones given on the command line or in the environment: a flag always
- * wins; `ingest` and `processing` merge one level deeper so a flag for one field keeps the rest.
+ * and a port) under the ones given by a flag, a variable or the configuration file: what was
+ * given always wins, option by option (`--pull-allow` replaces the saved allow list and keeps the
+ * rest of the saved pull settings). `where` names the saved settings in the sources.
  */
-export function withSavedSettings(config: StartConfig, saved: { options: Partial<ServerOptionsInput>; port?: number }): StartConfig {
-  const given = Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as ServerOptionsInput;
-  const options: ServerOptionsInput = { ...saved.options, ...given };
-  if (saved.options.ingest || given.ingest) {
-    options.ingest = { ...saved.options.ingest, ...given.ingest };
-    // --pull-allow replaces the saved allow list and keeps the rest of the saved pull settings.
-    if (saved.options.ingest?.pull || given.ingest?.pull) options.ingest.pull = { ...saved.options.ingest?.pull, ...given.ingest?.pull };
-  }
-  if (saved.options.processing || given.processing) options.processing = { ...saved.options.processing, ...given.processing };
+export function withSavedSettings(config: StartConfig, saved: { options: Partial<ServerOptionsInput>; port?: number }, where = 'settings.json'): StartConfig {
+  const sources: OptionSources = { ...config.sources };
+  const given = Object.fromEntries(Object.entries(config.options).filter(([, v]) => v !== undefined)) as OptionTree;
+  const options = mergeLayer(given, saved.options as OptionTree, sources, { kind: 'console', name: where }) as unknown as ServerOptionsInput;
   const port = config.portGiven || saved.port === undefined ? config.port : saved.port;
-  return { ...config, port, options };
+  if (!config.portGiven && saved.port !== undefined) sources.port = { kind: 'console', name: where };
+  return { ...config, port, options, sources };
 }

@@ -74,16 +74,17 @@ async function startWithBootstrap(url: string, dataDir = tempDataDir()) {
 
 describe('console settings across nodes', () => {
   it('a save through one node reaches the running servers of the others without a restart', async () => {
-    const put = await a.admin.request('PUT', '/settings', { ladderRungs: LADDER, transcodeConcurrency: 3 });
+    const put = await a.admin.request('PUT', '/settings', { ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'] });
     expect(put.status).toBe(200);
-    expect(put.body.applied).toEqual(['transcodeConcurrency']);
+    expect(put.body.applied).toEqual(['pullAllow', 'transcodeConcurrency']);
     expect(put.body.afterRestart).toEqual(['ladderRungs']);
 
     await eventually(async () => {
       const view = (await b.admin.request('GET', '/settings')).body;
-      expect(view.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3 });
-      // B's queue runs 3 transcodes at once now, as A's does.
+      expect(view.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'] });
+      // B's queue runs 3 transcodes at once now, as A's does, and pulls with the new allow list.
       expect(view.running.transcodeConcurrency).toBe(3);
+      expect(view.running.pullAllow).toEqual(['127.0.0.0/8']);
       // The ladder waits for a restart on every node, as the console says on the node that saved it.
       expect(view.pendingRestart).toEqual(['ladderRungs']);
     });
@@ -100,10 +101,10 @@ describe('console settings across nodes', () => {
     const put = await b.admin.request('PUT', '/settings', { downloadConcurrency: 4 });
     expect(put.status).toBe(200);
     // B's save keeps what A saved before it: one document, not one per node.
-    expect(put.body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, downloadConcurrency: 4 });
+    expect(put.body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
     await eventually(async () => {
       expect(a.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4);
-      expect((await a.admin.request('GET', '/settings')).body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, downloadConcurrency: 4 });
+      expect((await a.admin.request('GET', '/settings')).body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
     });
     await eventually(() => expect(worker.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4));
     // A refused value on one node saves nothing anywhere.

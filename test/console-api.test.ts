@@ -268,7 +268,7 @@ describe('overview, uploads and settings', () => {
     ]);
   });
 
-  it('applies concurrency at once, saves the rest for the next start, and refuses bad values readably', async () => {
+  it('applies concurrency and the pull networks at once, saves the rest for the next start, and refuses bad values readably', async () => {
     const view = (await s.admin.request('GET', '/settings')).body;
     expect(view.running).toMatchObject({ transcodeConcurrency: 1, port: Number(new URL(s.baseUrl).port), ladderRungs: TINY_PROCESSING.ladder!.rungs });
     expect(view.saved).toEqual({});
@@ -276,10 +276,11 @@ describe('overview, uploads and settings', () => {
 
     const put = await s.admin.request('PUT', '/settings', { transcodeConcurrency: 2, ladderRungs: [{ label: '240p', shortSide: 240, videoBitrateKbps: 400 }], pullDeny: ['10.0.0.0/8'] });
     expect(put.status).toBe(200);
-    expect(put.body.applied).toEqual(['transcodeConcurrency']);
-    expect(put.body.afterRestart.sort()).toEqual(['ladderRungs', 'pullDeny']);
-    expect(put.body.pendingRestart.sort()).toEqual(['ladderRungs', 'pullDeny']);
+    expect(put.body.applied).toEqual(['pullDeny', 'transcodeConcurrency']);
+    expect(put.body.afterRestart).toEqual(['ladderRungs']);
+    expect(put.body.pendingRestart).toEqual(['ladderRungs']);
     expect(s.vop.jobs.concurrency('transcode')).toBe(2);
+    expect(put.body.running.pullDeny).toEqual(['10.0.0.0/8']);
     const saved = loadSavedSettings(s.dataDir);
     expect(saved).toEqual({ transcodeConcurrency: 2, ladderRungs: [{ label: '240p', shortSide: 240, videoBitrateKbps: 400 }], pullDeny: ['10.0.0.0/8'] });
     expect(savedSettingsAsOptions(saved).options).toEqual({

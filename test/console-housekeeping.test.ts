@@ -148,13 +148,15 @@ describe('housekeeping (GET /admin/api/housekeeping)', () => {
     expect((await s.admin.request('GET', '/housekeeping')).body.registrations).toEqual({ days: 0, waiting: 1, nextExpiresAt: null });
   });
 
-  it('keeps registrations 7 days by default; the console sets whole days, for the next start, and refuses others', async () => {
+  it('keeps registrations 7 days by default; the console sets whole days, at once, and refuses others', async () => {
     expect(DEFAULT_HOUSEKEEPING_OPTIONS.expireUnuploadedDays).toBe(7);
     const s = await boot();
     expect((await s.admin.request('GET', '/settings')).body.running.expireUnuploadedDays).toBe(7);
     const put = await s.admin.request('PUT', '/settings', { expireUnuploadedDays: 30 });
     expect(put.status).toBe(200);
-    expect(put.body.afterRestart).toContain('expireUnuploadedDays');
+    expect(put.body.applied).toEqual(['expireUnuploadedDays']);
+    expect(put.body.running.expireUnuploadedDays).toBe(30);
+    expect((await s.admin.request('GET', '/housekeeping')).body.registrations.days).toBe(30);
     for (const bad of [-1, 1.5, 'ten', 40_000]) {
       const r = await s.admin.request('PUT', '/settings', { expireUnuploadedDays: bad });
       expect(r.status, String(bad)).toBe(400);

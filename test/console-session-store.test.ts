@@ -1,6 +1,6 @@
 /**
  * One contract for the console's session stores (storage/types.ts ConsoleSessionStore), run
- * against both: this process's memory (the embedded mode) and PostgreSQL (cluster mode, where
+ * against each: this process's memory, the embedded sql.js database, and PostgreSQL (cluster mode, where
  * two nodes are two pools on one database). A store passes by what it answers, never by how it
  * keeps sessions. Plus ConsoleSessions over a store: the cookie's id is hashed before it is kept.
  */
@@ -9,9 +9,12 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ConsoleSessions, SESSION_COOKIE, sessionIdHash } from '../server/console/consoleSessions.js';
 import { MemoryConsoleSessionStore } from '../server/storage/memoryConsoleSessions.js';
+import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
+import { SqlJsConsoleSessionStore } from '../server/storage/sqljs/sqljsConsoleSessions.js';
 import { PostgresConsoleSessionStore } from '../server/storage/postgres/postgresConsoleSessions.js';
 import type { ConsoleSessionStore } from '../server/storage/types.js';
 import { postgresForFile } from './helpers/postgresForFile.js';
+import { tempDataDir } from './helpers/server.js';
 
 const postgres = postgresForFile();
 
@@ -77,6 +80,12 @@ function sessionStoreContract(engine: string, pair: StorePair): void {
 
 sessionStoreContract('memory', async () => {
   const s = new MemoryConsoleSessionStore();
+  return [s, s];
+});
+
+sessionStoreContract('sql.js (embedded)', async () => {
+  const db = await DurableDatabase.open({ dir: tempDataDir('vop-sessions-') });
+  const s = new SqlJsConsoleSessionStore(db);
   return [s, s];
 });
 

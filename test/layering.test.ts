@@ -94,12 +94,14 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['callbacks/', 'ingest/', 'processing/'],
   ['services/'],
   ['config.ts'],
+  // The start configuration's layers: the option catalogue, the file, the variables, their sources.
+  ['configuration/'],
   ['settings/', 'startArgs.ts'],
   ['console/'],
   ['routes/'],
   // The composition, then the entry points.
   ['app.ts'],
-  ['bootstrap.ts'],
+  ['bootstrap.ts', 'configCommands.ts'],
   ['main.ts', 'cli.ts'],
 ];
 

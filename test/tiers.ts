@@ -68,6 +68,7 @@ export const FULL_TIER: Record<string, string> = {
   'durability': 'kills server processes with -9 and restarts them (about 46 s)',
   'supervisor': 'runs npm start and signals its process group (about 31 s)',
   'startup': 'starts and signals server processes (about 11 s)',
+  'config-start': 'starts server processes with a configuration file, and restarts one (about 20 s)',
   'shutdown': 'waits on slow readers through close() (about 13 s)',
   'data-dir-lock-race': 'races server processes, round after round (about 13 s)',
   'give-up-crash': 'kills a server process and restarts it (about 9 s)',

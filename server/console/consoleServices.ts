@@ -57,8 +57,9 @@ export interface ConsoleServices {
 
 export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleServices {
   const { options, stores } = deps;
-  // In cluster mode both live in the database (stores.consoleSessions, stores.counters), so a
-  // login, a logout and the admin token's failure limit hold across nodes; embedded, in memory.
+  // Sessions live in the database (stores.consoleSessions), so a login outlasts a restart and, in
+  // cluster mode, a login, a logout and the admin token's failure limit (stores.counters) hold
+  // across nodes; embedded, the failure limit is this process's.
   // Every node derives the same key from the admin token: a session's secret checks on any of them.
   const sessions = new ConsoleSessions({}, { store: stores.consoleSessions, secretKey: sessionSecretKey(deps.adminToken) });
   const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
@@ -83,7 +84,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   // shared database's document, which this node follows whatever its role (a worker runs no
   // console, yet its transcodes at once are a saved setting).
   const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
-  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, deps.jobs, deps.log) : undefined;
+  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log) : undefined;
   return {
     sessions,
     gate,

@@ -48,15 +48,31 @@ const systemLookup: LookupAll = (hostname) => dns.promises.lookup(hostname, { al
  * narrow all of that: an address in one of them is refused, even if allowed.
  */
 export class PullPolicy {
-  private readonly allow: Array<[Address, number]>;
-  private readonly deny: Array<[Address, number]>;
+  private parsed: { allow: string[]; deny: string[]; nets: { allow: Array<[Address, number]>; deny: Array<[Address, number]> } } | undefined;
 
+  /**
+   * `opts` is read at each check, so a list the console replaces (settings/savedSettings.ts)
+   * applies to the next pull without a restart; it is parsed again only when replaced.
+   */
   constructor(
-    opts: { allow: string[]; deny: string[] },
+    private readonly opts: { allow: string[]; deny: string[] },
     private readonly lookup: LookupAll = systemLookup,
-  ) {
-    this.allow = opts.allow.map((c) => ipaddr.parseCIDR(c));
-    this.deny = opts.deny.map((c) => ipaddr.parseCIDR(c));
+  ) {}
+
+  private get allow(): Array<[Address, number]> {
+    return this.nets().allow;
+  }
+
+  private get deny(): Array<[Address, number]> {
+    return this.nets().deny;
+  }
+
+  private nets() {
+    const { allow, deny } = this.opts;
+    if (this.parsed?.allow !== allow || this.parsed.deny !== deny) {
+      this.parsed = { allow, deny, nets: { allow: allow.map((c) => ipaddr.parseCIDR(c)), deny: deny.map((c) => ipaddr.parseCIDR(c)) } };
+    }
+    return this.parsed.nets;
   }
 
   /** Why `address` (an IP literal) is refused, or undefined if a pull may connect to it. */

@@ -60,7 +60,8 @@ export class TusUploads {
     this.server = new Server({
       path: TUS_PATH,
       datastore: this.store,
-      maxSize: Math.max(opts.maxUploadBytes.flash, opts.maxUploadBytes.silverlight),
+      // Read at each upload: the console changes the limits without a restart.
+      maxSize: () => Math.max(opts.maxUploadBytes.flash, opts.maxUploadBytes.silverlight),
       relativeLocation: deps.publicUrl === undefined,
       generateUrl: deps.publicUrl === undefined ? undefined : (_req, { id }) => `${deps.publicUrl}${TUS_PATH}/${id}`,
       allowedHeaders: [CREDENTIAL_HEADER],

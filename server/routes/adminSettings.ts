@@ -52,7 +52,7 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
       const next = await store.change((before) => mergeSettingsChange(dataDir, before, req.body));
       const changed = Object.keys((req.body ?? {}) as object) as SettingKey[];
       // In cluster mode every other node applies the same through settings/savedSettings.ts.
-      const applied = applyLiveSettings(jobs, next, changed);
+      const applied = applyLiveSettings({ jobs, options }, next, changed);
       const v = view(next);
       return { ...v, applied, afterRestart: changed.filter((k) => !applied.includes(k) && v.pendingRestart.includes(k)) };
     });

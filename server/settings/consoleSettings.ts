@@ -2,8 +2,9 @@
  * The settings the console edits (issue 5: the rendition ladder, size limits, the pull policy,
  * the public URL, the script address, the port), kept in `<dataDir>/settings.json`.
  *
- * Two kinds: a few apply at once (how many transcodes and downloads run at once); the rest are
- * read when the server starts, so a change is saved and reported as "after a restart". The
+ * Two kinds: most apply at once (LIVE_SETTINGS: limits, the pull policy, how many jobs run at
+ * once); the rest are read when the server starts, so a change is saved and reported as "after a
+ * restart". The
  * process that starts the server merges the file under its own flags with
  * {@link savedSettingsAsOptions}. The data folder is shown but not edited here: the file lives in
  * it (the desktop shell's settings or `--data-dir` choose it). In cluster mode the same settings
@@ -22,8 +23,24 @@ import { settingProblemText, type SettingProblem } from './settingProblem.js';
 
 export type { ConsoleSettings, SettingKey } from '../http/adminApiTypes.js';
 
-/** Settings that take effect at once (and are saved for the next start too). */
-export const LIVE_SETTINGS: readonly SettingKey[] = ['transcodeConcurrency', 'downloadConcurrency'];
+/**
+ * Settings that take effect at once (and are saved for the next start too): the pull policy, the
+ * size limits, the registration limits, the expiry of registrations and how many jobs run at
+ * once. The rest (addresses, the port, the ladder) are read when the server starts.
+ */
+export const LIVE_SETTINGS: readonly SettingKey[] = [
+  'maxUploadBytesFlash',
+  'maxUploadBytesSilverlight',
+  'multipartMaxBytes',
+  'pullMaxBytes',
+  'pullAllow',
+  'pullDeny',
+  'registrationsPerMinute',
+  'maxVideosPerApp',
+  'expireUnuploadedDays',
+  'transcodeConcurrency',
+  'downloadConcurrency',
+];
 
 const KEYS: readonly SettingKey[] = [
   'publicUrl',

@@ -6,7 +6,7 @@
  * `console_settings`), because each node has a data folder of its own: every node starts from it
  * (bootstrap.ts, through {@link readClusterSettings}) and follows every save made through any node
  * ({@link followSharedSettings}): the settings that apply at once on the node that saved them
- * (LIVE_SETTINGS, the transcodes and downloads at once) apply at once on all; the others wait for
+ * (LIVE_SETTINGS: limits, the pull policy, the jobs at once) apply at once on all; the others wait for
  * a restart everywhere, as the console says.
  */
 import path from 'node:path';
@@ -15,7 +15,8 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { SharedSettingsStore } from '../storage/types.js';
-import { LIVE_SETTINGS, loadSavedSettings, pickSettings, saveSettings, settingsFile, type ConsoleSettings, type SettingKey } from './consoleSettings.js';
+import type { ServerOptions } from '../config.js';
+import { LIVE_SETTINGS, loadSavedSettings, pickSettings, runningSettings, saveSettings, settingsFile, type ConsoleSettings, type SettingKey } from './consoleSettings.js';
 
 /** The saved settings, wherever this node keeps them. */
 export interface SavedSettings {
@@ -62,20 +63,52 @@ const LIVE_JOB_TYPES: Partial<Record<SettingKey, string>> = {
 };
 
 /**
- * Applies the live settings among `keys` that `settings` holds to this node's running queue, the
- * one way a save takes effect without a restart (the console's save and a save heard from another
- * node alike). Returns the keys applied.
+ * Where each live setting that is an option lives in the running options: the services read
+ * these objects at each use (the pull policy, the upload limits, the registration limits, the
+ * expiry sweep), so writing them applies the setting to the next request.
  */
-export function applyLiveSettings(jobs: JobQueue, settings: Partial<ConsoleSettings>, keys: readonly SettingKey[]): SettingKey[] {
+const LIVE_OPTIONS: Partial<Record<SettingKey, (o: ServerOptions, v: never) => void>> = {
+  maxUploadBytesFlash: (o, v: number) => (o.ingest.maxUploadBytes.flash = v),
+  maxUploadBytesSilverlight: (o, v: number) => (o.ingest.maxUploadBytes.silverlight = v),
+  multipartMaxBytes: (o, v: number) => (o.ingest.multipartMaxBytes = v),
+  pullMaxBytes: (o, v: number) => (o.ingest.pull.maxBytes = v),
+  pullAllow: (o, v: string[]) => (o.ingest.pull.allow = [...v]),
+  pullDeny: (o, v: string[]) => (o.ingest.pull.deny = [...v]),
+  registrationsPerMinute: (o, v: number) => (o.videos.registrationsPerMinute = v),
+  maxVideosPerApp: (o, v: number) => (o.videos.maxVideosPerApp = v),
+  expireUnuploadedDays: (o, v: number) => (o.housekeeping.expireUnuploadedDays = v),
+};
+
+/** What a live setting is applied to: the node's queue and its running options. */
+export interface LiveTarget {
+  jobs: JobQueue;
+  options: ServerOptions;
+}
+
+/**
+ * Applies the live settings among `keys` that `settings` holds to this node (its queue's
+ * concurrency, its running options), the one way a save takes effect without a restart (the
+ * console's save and a save heard from another node alike). Returns the keys applied.
+ */
+export function applyLiveSettings(target: LiveTarget, settings: Partial<ConsoleSettings>, keys: readonly SettingKey[]): SettingKey[] {
   const applied: SettingKey[] = [];
   for (const key of LIVE_SETTINGS) {
-    const type = LIVE_JOB_TYPES[key];
     const value = settings[key];
-    if (!type || typeof value !== 'number' || !keys.includes(key)) continue;
-    jobs.setConcurrency(type, value);
+    if (value === undefined || value === null || !keys.includes(key)) continue;
+    const type = LIVE_JOB_TYPES[key];
+    if (type && typeof value === 'number') target.jobs.setConcurrency(type, value);
+    else if (LIVE_OPTIONS[key]) LIVE_OPTIONS[key](target.options, value as never);
+    else continue;
     applied.push(key);
   }
   return applied;
+}
+
+/** The running value of a live setting on this node, to compare with what is saved. */
+function runningValue(target: LiveTarget, key: SettingKey): unknown {
+  const type = LIVE_JOB_TYPES[key];
+  if (type) return target.jobs.concurrency(type);
+  return runningSettings(target.options, { port: null, transcodeConcurrency: 0, downloadConcurrency: 0 })[key];
 }
 
 /**
@@ -85,17 +118,14 @@ export function applyLiveSettings(jobs: JobQueue, settings: Partial<ConsoleSetti
  * {@link applyLiveSettings}; the node's own saves are already applied, so hearing them changes
  * nothing. Returns the function that stops following.
  */
-export function followSharedSettings(store: SharedSettingsStore, jobs: JobQueue, log: (line: string) => void): () => Promise<void> {
+export function followSharedSettings(store: SharedSettingsStore, target: LiveTarget, log: (line: string) => void): () => Promise<void> {
   return store.watch((doc) => {
     const saved = pickSettings(doc.settings);
-    const differs = LIVE_SETTINGS.filter((k) => {
-      const type = LIVE_JOB_TYPES[k];
-      return type !== undefined && saved[k] !== undefined && saved[k] !== jobs.concurrency(type);
-    });
+    const differs = LIVE_SETTINGS.filter((k) => saved[k] !== undefined && JSON.stringify(saved[k]) !== JSON.stringify(runningValue(target, k)));
     if (differs.length === 0) return;
     try {
-      const applied = applyLiveSettings(jobs, saved, differs);
-      log(`Shared settings (version ${doc.version}) applied here: ${applied.map((k) => `${k} ${String(saved[k])}`).join(', ')}.`);
+      const applied = applyLiveSettings(target, saved, differs);
+      log(`Shared settings (version ${doc.version}) applied here: ${applied.map((k) => `${k} ${JSON.stringify(saved[k])}`).join(', ')}.`);
     } catch (err) {
       log(`Shared settings (version ${doc.version}) could not be applied here: ${(err as Error).message}`);
     }

@@ -1,10 +1,10 @@
 import type { ConsoleSessionStore } from './types.js';
 
 /**
- * {@link ConsoleSessionStore} in this process's memory: the embedded mode's, where one process
- * serves the console. A restart logs the console out (the sessions are not written to the
- * embedded database: a login costs a person a few seconds, and no session outlives the process
- * that could check it).
+ * {@link ConsoleSessionStore} in this process's memory: what ConsoleSessions uses when given no
+ * store (tests, a server without a database). Both databases keep sessions in a table instead
+ * (storage/sqljs/sqljsConsoleSessions.ts, storage/postgres/postgresConsoleSessions.ts), so a
+ * restart keeps the console logged in.
  */
 export class MemoryConsoleSessionStore implements ConsoleSessionStore {
   /** Session id hash → expiry (Unix ms). */

@@ -420,8 +420,9 @@ export interface Stores {
    */
   apiCallers?: ApiCallerStore;
   /**
-   * The console's sessions, shared by the nodes of a cluster (PostgreSQL). Absent in the embedded
-   * mode, where the one process keeps them in memory (a restart logs the console out).
+   * The console's sessions: in the database, so that a restart keeps the console logged in (the
+   * embedded sql.js database), shared by the nodes of a cluster (PostgreSQL). Absent: this
+   * process's memory (a store built for a test).
    */
   consoleSessions?: ConsoleSessionStore;
   /**

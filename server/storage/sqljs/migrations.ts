@@ -189,4 +189,7 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (purpose, id)
      )`,
   ],
+  // 12: the console's sessions (ConsoleSessionStore; console/consoleSessions.ts), so that a
+  // restart keeps the console logged in: the SHA-256 of each session's id, never the id.
+  [`CREATE TABLE console_sessions (id_hash TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`, `CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at)`],
 ];

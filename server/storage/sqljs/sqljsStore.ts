@@ -3,6 +3,7 @@ import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type Ap
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
+import { SqlJsConsoleSessionStore } from './sqljsConsoleSessions.js';
 import { SqlJsSigningKeys } from './sqljsSigningKeys.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
 import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
@@ -28,6 +29,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     apps: new SqlJsAppStore(db),
     videos: new SqlJsVideoStore(db),
     signingKeys: new SqlJsSigningKeys(db),
+    consoleSessions: new SqlJsConsoleSessionStore(db),
     close: () => db.close(),
     warnings: () => [...db.warnings],
   };
