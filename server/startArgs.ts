@@ -2,6 +2,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { NODE_ROLES, type NodeRole, type ServerOptionsInput } from './config.js';
 import { isLoopback } from './http/clientAddress.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logging/logger.js';
 import { s3OptionsFromEnv } from './storage/media/s3Options.js';
 
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then defaults. */
@@ -13,15 +14,27 @@ export interface StartConfig {
   options: ServerOptionsInput;
   /** The admin token came from --admin-token, where every local user can read it (issue 12, item 3). */
   adminTokenFromFlag?: boolean;
+  /** The operator's log: --log-format, --log-level, --log-requests (absent: readable lines at info, no request lines). */
+  logging?: StartLogging;
+}
+
+/** How `npm start` writes its log (logging/logger.ts). */
+export interface StartLogging {
+  format: LogFormat;
+  level: LogLevel;
+  /** A line per HTTP request too. */
+  requests: boolean;
 }
 
 export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
                     [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
+                    [--log-format text|json] [--log-level debug|info|warn|error] [--log-requests]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
              VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_ROLE, VOP_JOB_LEASE_MS, VOP_TRUSTED_PROXIES,
              VOP_SHARED_MEDIA; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
-             VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
+             VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE;
+             VOP_LOG_FORMAT, VOP_LOG_LEVEL, VOP_LOG_REQUESTS=1.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
 
@@ -43,6 +56,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'trusted-proxies': { type: 'string' },
       'shared-media': { type: 'boolean' },
       role: { type: 'string' },
+      'log-format': { type: 'string' },
+      'log-level': { type: 'string' },
+      'log-requests': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -60,6 +76,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   return {
     port,
     portGiven,
+    logging: startLogging(values, env),
     adminTokenFromFlag: values['admin-token'] !== undefined,
     host: values.host ?? env.VOP_HOST ?? '0.0.0.0',
     options: {
@@ -84,6 +101,16 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
 }
 
 export class HelpRequested extends Error {}
+
+/** The log's flags, then their VOP_* variables, then readable lines at info without request lines. */
+function startLogging(values: { 'log-format'?: string; 'log-level'?: string; 'log-requests'?: boolean }, env: NodeJS.ProcessEnv): StartLogging {
+  const format = values['log-format'] ?? (env.VOP_LOG_FORMAT || 'text');
+  if (!LOG_FORMATS.includes(format as LogFormat)) throw new Error(`--log-format "${format}" is not one of ${LOG_FORMATS.join(', ')}.`);
+  const level = values['log-level'] ?? (env.VOP_LOG_LEVEL || 'info');
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new Error(`--log-level "${level}" is not one of ${LOG_LEVELS.join(', ')}.`);
+  const requests = values['log-requests'] ?? ['1', 'true', 'yes'].includes((env.VOP_LOG_REQUESTS ?? '').toLowerCase());
+  return { format: format as LogFormat, level: level as LogLevel, requests };
+}
 
 /** An address the console and the start-up banner show for the server. */
 export interface ReachableUrl {
