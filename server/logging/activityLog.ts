@@ -3,6 +3,7 @@
  * naming the application (`appId`) and the video (`videoId`). Every event-to-line rule is here,
  * listening on the bus, so that the features emit events and never format log lines.
  */
+import { RESULT_CODES } from '../core/errors.js';
 import type { VopEventBus, VopEvents } from '../core/events.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { VopLogger } from './logger.js';
@@ -22,7 +23,7 @@ export const PULL_ALLOW_SETTING = 'ingest.pull.allow (--pull-allow, VOP_PULL_ALL
  * The result code of a pull that the pull policy refused for an address only an `allow` entry
  * opts in (ACCESS_DENIED; ingest/downloadJob.ts): its line names {@link PULL_ALLOW_SETTING}.
  */
-export const PULL_ALLOW_REFUSAL_CODE = '302';
+export const PULL_ALLOW_REFUSAL_CODE = RESULT_CODES.ACCESS_DENIED.code;
 
 /** Jobs whose start is worth a line, as the operator says it. */
 const STARTED: Record<string, string> = { download: 'pull started', transcode: 'transcode started', ladder: 'ladder started' };
