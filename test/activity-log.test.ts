@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CALLBACK_OPTIONS } from '../server/callbacks/options.js';
 import { createLogger } from '../server/logging/logger.js';
 import { SpecClient } from './helpers/client.js';
 import { waitUntil } from './helpers/processing.js';
@@ -22,7 +23,7 @@ afterEach(async () => {
 async function serverWithLog(): Promise<{ s: TestServer; records: () => Array<Record<string, unknown>> }> {
   const out: string[] = [];
   const logger = createLogger({ format: 'json', level: 'debug', destination: { write: (t) => out.push(t) } });
-  s = await startServer({ operatorLog: { logger, requests: false }, callbacks: { retry: { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 10, jitter: false } } });
+  s = await startServer({ operatorLog: { logger, requests: false }, callbacks: { ...DEFAULT_CALLBACK_OPTIONS, retry: { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 10, jitter: false } } });
   return { s, records: () => out.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
