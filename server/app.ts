@@ -58,6 +58,8 @@ import { addressLimitKey } from './core/addressLimitKey.js';
 import { openStores } from './storage/openStores.js';
 import { loadOrCreateSecret } from './storage/secretFile.js';
 import type { Stores } from './storage/types.js';
+import { listenActivity } from './logging/activityLog.js';
+import { requestLogger } from './logging/requestLog.js';
 
 /** A running vop: listen and close it; its services are there for jobs, the CLI and tests. */
 export interface VopServer {
@@ -139,6 +141,11 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   // cluster each have their own data dir).
   scratch.clearAll();
   const events = new VopEventBus();
+  // The operator's lines, from this node's own events (each node of a cluster logs what it did).
+  if (options.operatorLog) {
+    const stop = listenActivity({ events, logger: options.operatorLog.logger, appOf: async (videoId) => (await stores.videos.get(videoId))?.appId });
+    opened.push(stop);
+  }
   // Cluster mode: every node's events reach this one's console streams and caches (events.everywhere).
   const relay = options.databaseUrl ? new (await import('./storage/postgres/eventRelay.js')).PostgresEventRelay(options.databaseUrl, events, log) : undefined;
   if (relay) {
@@ -329,6 +336,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     listen(port, host) {
       return new Promise((resolve, reject) => {
         const proxies = new TrustedProxies(options.trustedProxies);
+        const logRequest = options.operatorLog?.requests ? requestLogger(options.operatorLog.logger) : undefined;
         // A worker answers /healthz only (its supervisor's and load balancer's question).
         const serve = options.role === 'worker' ? workerOnly(health, log) : (req: IncomingMessage, res: http.ServerResponse) => {
           // The hot paths skip Express (see http/hotPaths.ts); everything else goes to it.
@@ -336,6 +344,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
         };
         server = http.createServer((req, res) => {
           noteClientAddress(req, proxies);
+          logRequest?.(req, res);
           // Once closing, answers say so: the client takes a new connection for its next request
           // instead of sending it on one that is about to go.
           if (closing) res.setHeader('Connection', 'close');

@@ -9,6 +9,7 @@ import { assertRetryConfig, type RetryConfig } from './core/retry.js';
 import { assertTimeZone } from './core/localTime.js';
 import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
 import { DEFAULT_VIDEO_OPTIONS, type VideoServiceOptions } from './services/videoService.js';
+import type { VopLogger } from './logging/logger.js';
 
 /** Options of {@link createServer}; every field but `dataDir` has a default (see {@link resolveOptions}). */
 export interface ServerOptions {
@@ -96,6 +97,12 @@ export interface ServerOptions {
   housekeeping: HousekeepingOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
+  /**
+   * The operator's log (logging/activityLog.ts): a structured line per upload, pull, transcode and
+   * callback, naming the application and the video; with `requests`, a line per HTTP request too.
+   * `npm start` sets it (--log-format, --log-level, --log-requests). Absent: only `log`'s lines.
+   */
+  operatorLog?: { logger: VopLogger; requests: boolean };
 }
 
 /** What a node does: see ServerOptions.role. */

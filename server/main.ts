@@ -3,10 +3,18 @@
  * shell builds its own. package.json runs it through scripts/start.mjs, which imports the bundle
  * of this file (dist/server/main.js); it can also be run directly.
  */
+import os from 'node:os';
 import path from 'node:path';
 import type { VopServer } from './app.js';
 import { bootstrapServer } from './bootstrap.js';
-import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses } from './startArgs.js';
+import { createLogger, lineLog, type VopLogger } from './logging/logger.js';
+import { HelpRequested, START_USAGE, parseStartArgs, servedAddresses, type StartConfig } from './startArgs.js';
+
+/**
+ * Where everything this process says goes once its flags are read: with `--log-format json`
+ * every line it prints is a record. Until then (a bad flag, --help), plain text.
+ */
+let logger: VopLogger | undefined;
 
 /**
  * A second signal this soon after the first is the same request delivered twice, not a demand to
@@ -29,9 +37,16 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  const log = (logger = startLogger(config));
+  // The server's own lines, and its operator's lines (uploads, transcodes, callbacks), go to it.
+  config.options.log = lineLog(log);
+  config.options.operatorLog = { logger: log, requests: config.logging?.requests ?? false };
+  // What the process says of itself (its addresses, that it stops) is said whatever the level:
+  // supervisors, scripts and tests read the listening line for the port.
+  const say = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   if (config.adminTokenFromFlag) {
     // Never the token itself: this line ends up in logs too.
-    console.warn(
+    log.warn(
       'WARNING: --admin-token is on the command line, where every local user can read it (ps, /proc/<pid>/cmdline) and npm prints it. ' +
         'Set VOP_ADMIN_TOKEN instead, or leave it out: the token is then kept in <data dir>/admin-token (readable by its owner only).',
     );
@@ -44,12 +59,12 @@ async function main(): Promise<void> {
   const stop = (signal: string) => {
     if (stopSignal) {
       if (Date.now() - stopAt < SAME_REQUEST_MS) return;
-      console.log(`${signal} again: exiting now.`);
+      say.info(`${signal} again: exiting now.`);
       process.exit(1);
     }
     stopSignal = signal;
     stopAt = Date.now();
-    console.log(`${signal}: shutting down…`);
+    say.info(`${signal}: shutting down…`);
     if (vop) shutDown(vop);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -64,37 +79,52 @@ async function main(): Promise<void> {
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
   if (vop.options.role === 'worker') {
     // A worker serves no API and no console (issue 11): its port answers /healthz only.
-    console.log(`vop worker (--role worker) transcoding and pulling from the shared queue; scratch in ${vop.options.dataDir}`);
-    console.log(`  health: ${addresses[0]}/healthz`);
+    say.info(`vop worker (--role worker) transcoding and pulling from the shared queue; scratch in ${vop.options.dataDir}`);
+    say.info(`  health: ${addresses[0]}/healthz`);
   } else {
     const role = vop.options.role === 'api' ? ' (--role api: the workers transcode)' : '';
-    console.log(`vop serving the Video Open Platform API from ${vop.options.dataDir}${role}`);
-    for (const a of addresses) console.log(`  ${a}/Api/Video`);
-    console.log(`  console: ${addresses[0]}/console`);
-    console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
+    say.info(`vop serving the Video Open Platform API from ${vop.options.dataDir}${role}`);
+    for (const a of addresses) say.info(`  ${a}/Api/Video`);
+    say.info(`  console: ${addresses[0]}/console`);
+    say.info(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
   }
-  console.log(
+  say.info(
     config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,
   );
-  for (const w of vop.stores.warnings()) console.log(`  WARNING: ${w}`);
+  for (const w of vop.stores.warnings()) log.warn(`  WARNING: ${w}`);
   // Tests and scripts read this line for the port.
-  console.log(`vop listening on ${addresses[0]}`);
+  say.info(`vop listening on ${addresses[0]}`);
+}
+
+/**
+ * The log `config` asks for (--log-format, --log-level); in cluster mode each line names the node,
+ * by its host name and role, so that lines gathered from several nodes say whose they are.
+ */
+function startLogger(config: StartConfig): VopLogger {
+  const cluster = config.options.databaseUrl !== undefined;
+  return createLogger({
+    format: config.logging?.format ?? 'text',
+    level: config.logging?.level ?? 'info',
+    node: cluster ? `${os.hostname()}/${config.options.role ?? 'all'}` : undefined,
+  });
 }
 
 function shutDown(vop: VopServer): void {
   vop.close().then(
     () => {
-      console.log('vop stopped cleanly.');
+      logger!.child({}, { level: 'info' }).info('vop stopped cleanly.');
       process.exit(0);
     },
     (err) => {
-      console.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
+      logger!.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
       process.exit(1);
     },
   );
 }
 
 main().catch((err) => {
-  console.error(`vop could not start: ${(err as Error).message}`);
+  const line = `vop could not start: ${(err as Error).message}`;
+  if (logger) logger.error(line);
+  else console.error(line);
   process.exit(1);
 });

@@ -18,6 +18,7 @@ import {
 import { optionCatalogue } from './configuration/optionCatalogue.js';
 import { isLoopback } from './http/clientAddress.js';
 import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './logging/logger.js';
 
 /** How `npm start` was asked to run: flags first, then VOP_* environment variables, then the configuration file, then defaults. */
 export interface StartConfig {
@@ -32,16 +33,28 @@ export interface StartConfig {
   sources?: OptionSources;
   /** The configuration file read (`--config`, `VOP_CONFIG`), as an absolute path. */
   configFile?: string;
+  /** The operator's log: --log-format, --log-level, --log-requests (absent: readable lines at info, no request lines). */
+  logging?: StartLogging;
+}
+
+/** How `npm start` writes its log (logging/logger.ts). */
+export interface StartLogging {
+  format: LogFormat;
+  level: LogLevel;
+  /** A line per HTTP request too. */
+  requests: boolean;
 }
 
 export const START_USAGE = `Usage: npm start -- [--config <file.json>] [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
                     [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
+                    [--log-format text|json] [--log-level debug|info|warn|error] [--log-requests]
 Environment: VOP_CONFIG (the configuration file), and every option as a VOP_* variable named after its path
              (ingest.pull.connectTimeoutMs: VOP_INGEST_PULL_CONNECT_TIMEOUT_MS), among them VOP_PORT, VOP_HOST,
              VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_PULL_ALLOW, VOP_DATABASE_URL;
              VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION, VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY.
 Precedence: a flag, then a variable, then the configuration file, then the console's saved settings, then the default.
+Log: VOP_LOG_FORMAT, VOP_LOG_LEVEL, VOP_LOG_REQUESTS=1.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 See the options and their effective values: npm run vop -- config print [--config <file>].
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
@@ -86,6 +99,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'trusted-proxies': { type: 'string' },
       'shared-media': { type: 'boolean' },
       role: { type: 'string' },
+      'log-format': { type: 'string' },
+      'log-level': { type: 'string' },
+      'log-requests': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -124,6 +140,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   return {
     port: port === undefined ? 8080 : (port as number),
     portGiven: port !== undefined,
+    logging: startLogging(values, env),
     adminTokenFromFlag: values['admin-token'] !== undefined,
     host: (host as string | undefined) ?? '0.0.0.0',
     options: { ...options, dataDir: (options.dataDir as string | undefined) ?? './data', adminRemote: (options.adminRemote as boolean | undefined) ?? false } as ServerOptionsInput,
@@ -138,6 +155,16 @@ function checkPort(text: string, where: string): void {
 }
 
 export class HelpRequested extends Error {}
+
+/** The log's flags, then their VOP_* variables, then readable lines at info without request lines. */
+function startLogging(values: { 'log-format'?: string; 'log-level'?: string; 'log-requests'?: boolean }, env: NodeJS.ProcessEnv): StartLogging {
+  const format = values['log-format'] ?? (env.VOP_LOG_FORMAT || 'text');
+  if (!LOG_FORMATS.includes(format as LogFormat)) throw new Error(`--log-format "${format}" is not one of ${LOG_FORMATS.join(', ')}.`);
+  const level = values['log-level'] ?? (env.VOP_LOG_LEVEL || 'info');
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new Error(`--log-level "${level}" is not one of ${LOG_LEVELS.join(', ')}.`);
+  const requests = values['log-requests'] ?? ['1', 'true', 'yes'].includes((env.VOP_LOG_REQUESTS ?? '').toLowerCase());
+  return { format: format as LogFormat, level: level as LogLevel, requests };
+}
 
 /** An address the console and the start-up banner show for the server. */
 export interface ReachableUrl {

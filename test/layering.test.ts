@@ -83,6 +83,8 @@ describe('layering: routes reach services, never stores', () => {
 export const FLOORS: readonly (readonly string[])[] = [
   // Vocabulary: statuses, ids, errors and result codes, events, tokens. Imports nothing of ours.
   ['core/'],
+  // The operator's log: its format, and the lines it makes of the events and requests.
+  ['logging/'],
   // The stores (metadata, media objects, records) and the ffmpeg layer, which know nothing of each other.
   ['storage/', 'media/'],
   // The HTTP toolkit: client addresses, parameters, file answers, error envelopes, hot paths.

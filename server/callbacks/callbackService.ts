@@ -380,6 +380,18 @@ export class CallbackService {
     }
     // Recording frees the next attempt; should this node stop before queueing it, a sweep does.
     const recorded = await this.store.recordAttempt(record, { ...patch, firstAttemptAt, updatedAt: done });
+    if (recorded) {
+      this.deps.events.emit('callback.attempt', {
+        videoId: d.videoId,
+        appId: d.appId,
+        deliveryId: d.id,
+        status: d.videoStatus,
+        outcome: outcome.ok ? 'delivered' : patch.state === 'pending' ? 'failed' : 'given-up',
+        httpStatus: outcome.httpStatus,
+        error: outcome.error,
+        durationMs: outcome.latencyMs,
+      });
+    }
     if (recorded && retryAt !== undefined) await this.queue([{ ...d, ...patch, seriesAttempts: attempt, firstAttemptAt, attemptJob: '', updatedAt: done }]);
     return outcome;
   }

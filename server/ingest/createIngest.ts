@@ -73,7 +73,7 @@ export interface Ingest {
  */
 export function createIngest(deps: IngestDeps): Ingest {
   const { stores, media, lifecycle, log } = deps;
-  const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log });
+  const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log, events: deps.events });
   const shared = sharedReservations(deps);
   const service = new IngestService({
     auth: deps.auth,
@@ -105,7 +105,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     log,
   });
 
-  deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle }));
+  deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }));
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
     log(`WARNING: pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use pull.deny to keep pulls off other networks.`);
   }

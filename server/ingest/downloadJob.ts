@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, RESULT_CODES } from '../core/errors.js';
+import type { VopEventBus } from '../core/events.js';
 import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobContext, type JobQueue, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
@@ -26,6 +27,8 @@ export interface DownloadJobDeps {
   lifecycle: VideoLifecycle;
   /** Swap point for tests (DNS answers); the options' allow and deny lists by default. */
   policy?: PullPolicy;
+  /** Told when a pull fails for good (upload.refused); the file's arrival is told by the intake. */
+  events?: VopEventBus;
 }
 
 /**
@@ -39,6 +42,8 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
   const policy = deps.policy ?? new PullPolicy(pull);
   const partial = (videoId: string) => deps.media.path('incoming', videoId, 'download.part');
   const videoIdOf = (job: JobRecord) => String(job.payload.videoId ?? job.videoId);
+  // Pulls of this node the policy refused that an allow entry would let through, until their give-up says so.
+  const allowable = new Set<string>();
 
   return {
     concurrency: pull.concurrency,
@@ -53,6 +58,7 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
       if (await deps.ingest.intake.finishStored(videoId, VideoStatus.Downloading)) return;
 
       const file = partial(videoId);
+      const startedAt = Date.now();
       await fs.promises.mkdir(path.dirname(file), { recursive: true });
       await fs.promises.rm(file, { force: true });
       try {
@@ -66,9 +72,10 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
           onProgress: progressReporter(ctx),
           beforeSave: (total) => deps.ingest.ensureRoomFor(total ?? 0),
         });
-        await deps.ingest.intake.accept(videoId, file, { from: VideoStatus.Downloading, keepSource: false });
+        await deps.ingest.intake.accept(videoId, file, { from: VideoStatus.Downloading, keepSource: false, arrival: { via: 'pull', appId: video.appId, startedAt } });
       } catch (err) {
         await fs.promises.rm(file, { force: true });
+        if (err instanceof DownloadError && err.allowable) allowable.add(videoId);
         if (err instanceof DownloadError && err.permanent) throw new PermanentJobError(err.message);
         // Someone else moved the video meanwhile (deleted, say): there is nothing left to do.
         if (err instanceof ApiError && err.def === RESULT_CODES.VIDEO_STATE_CONFLICT) return;
@@ -81,10 +88,17 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
     async onGiveUp(job, reason) {
       const videoId = videoIdOf(job);
       await fs.promises.rm(partial(videoId), { force: true });
-      await deps.lifecycle.move(videoId, VideoStatus.DownloadFailed, {
+      const moved = await deps.lifecycle.move(videoId, VideoStatus.DownloadFailed, {
         from: [VideoStatus.WaitingForDownload, VideoStatus.Downloading],
         reason: `download failed: ${reason}`,
       });
+      // A pull answers no request, so it has no result code of its own: one the allow list would
+      // have let through says ACCESS_DENIED, for the log to name that setting; others say none.
+      const code = allowable.delete(videoId) ? RESULT_CODES.ACCESS_DENIED.code : '';
+      if (moved && deps.events) {
+        const video = await deps.videos.get(videoId);
+        deps.events.emit('upload.refused', { videoId, appId: video?.appId ?? '', via: 'pull', code, reason: `download failed: ${reason}` });
+      }
     },
   };
 }

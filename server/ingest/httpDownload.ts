@@ -30,9 +30,14 @@ export interface DownloadOptions extends DownloadLimits {
 /** A failed download; `permanent` ones (4xx, refused address, too large) are not worth retrying. */
 export class DownloadError extends Error {
   override name = 'DownloadError';
+  /**
+   * @param allowable The pull policy refused the address, and an `allow` CIDR naming it would let
+   *   the pull through (RefusedAddressError.allowable).
+   */
   constructor(
     message: string,
     readonly permanent: boolean,
+    readonly allowable = false,
   ) {
     super(message);
   }
@@ -90,7 +95,7 @@ async function check(url: URL, policy: PullPolicy): Promise<CheckedAddress> {
   try {
     return await policy.resolve(url.hostname);
   } catch (err) {
-    if (err instanceof RefusedAddressError) throw new DownloadError(err.message, true);
+    if (err instanceof RefusedAddressError) throw new DownloadError(err.message, true, err.allowable);
     const code = (err as NodeJS.ErrnoException).code;
     throw new DownloadError(`${url.hostname} could not be resolved (${code ?? String(err)})`, code !== 'ENOTFOUND');
   }

@@ -13,7 +13,7 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 import { formatBytes } from '../core/formatBytes.js';
 import type { IngestService } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
-import { notAVideoError } from './sourceIntake.js';
+import { notAVideoError, type Arrival } from './sourceIntake.js';
 
 /** Room for the form fields and part headers around the file, in the early Content-Length check. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
@@ -70,7 +70,7 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
   return new Promise((resolve, reject) => {
     const fields: Record<string, string> = {};
     let failure: unknown;
-    let received: Promise<{ videoId: string; file: string; keepSource: boolean }> | undefined;
+    let received: Promise<{ videoId: string; file: string; keepSource: boolean; arrival: Arrival }> | undefined;
 
     const fail = (err: unknown) => {
       if (failure !== undefined) return;
@@ -111,8 +111,8 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
       if (failure !== undefined) return;
       if (!received) return fail(new ApiError('MISSING_PARAMETER', 'file (send it as the last part of the form)'));
       received
-        .then(async ({ videoId, file, keepSource }) => {
-          const result = await ingest.intake.accept(videoId, file, { from: VideoStatus.NotUploaded, keepSource });
+        .then(async ({ videoId, file, keepSource, arrival }) => {
+          const result = await ingest.intake.accept(videoId, file, { from: VideoStatus.NotUploaded, keepSource, arrival });
           // Not a video: refused (307), the file dropped; the video, in 7, takes another upload.
           const refused = notAVideoError(result);
           if (refused) throw refused;
@@ -133,7 +133,8 @@ async function storeFile(
   fields: Record<string, string>,
   req: IncomingMessage,
   { ingest, media, auth }: MultipartUploadDeps,
-): Promise<{ videoId: string; file: string; keepSource: boolean }> {
+): Promise<{ videoId: string; file: string; keepSource: boolean; arrival: Arrival }> {
+  const startedAt = Date.now();
   const params = new ParamBag(fields);
   const absent = REQUIRED_FIELDS.find((f) => !params.has(f));
   if (absent) throw new ApiError('MISSING_PARAMETER', `${absent} (form fields must come before the file part)`);
@@ -142,15 +143,34 @@ async function storeFile(
   // targetFromToken, shared with the browser's paths, leaves out. A bad token fails here, once.
   await auth.authenticate({ appId: creds.appId?.trim(), timestamp: creds.timestamp?.trim(), token: creds.token?.trim() }, clientAddress(req), { apiCall: true });
   const target = await ingest.targetFromToken(creds, params.get('VideoId'), { needHandleSepcial: params.get('NeedHandleSepcial') }, clientAddress(req));
-  const declared = Number(req.headers['content-length'] ?? NaN);
   const videoId = target.video.id;
+  const arrival: Arrival = { via: 'multipart', appId: target.video.appId, startedAt };
+  try {
+    return await storeChecked(stream, req, { ingest, media }, videoId, target.keepSource, arrival);
+  } catch (err) {
+    // Refused once the video is known (no room, too large, cut off): the log names it.
+    ingest.intake.refused(videoId, arrival, err);
+    throw err;
+  }
+}
+
+/** Writes the file part of a checked request to disk, within a reservation of room for it. */
+async function storeChecked(
+  stream: NodeJS.ReadableStream & { truncated?: boolean },
+  req: IncomingMessage,
+  { ingest, media }: Pick<MultipartUploadDeps, 'ingest' | 'media'>,
+  videoId: string,
+  keepSource: boolean,
+  arrival: Arrival,
+): Promise<{ videoId: string; file: string; keepSource: boolean; arrival: Arrival }> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
   const maxBytes = ingest.options.multipartMaxBytes;
+  const key = `multipart:${crypto.randomBytes(8).toString('hex')}`;
   // Reserved while the body arrives (issue 12, item 7): the body's size, or the largest file when
   // it is sent chunked; refused with 303 while the video has another upload under way. The body
   // lands whole in the media folder: the shared one in a cluster that mounts one, this node's own
   // with media in a bucket (until intake hands it over), and the reservation counts against it.
-  const key = `multipart:${crypto.randomBytes(8).toString('hex')}`;
-  await ingest.reserveRoom(key, { kind: 'multipart', videoId, appId: target.video.appId, size: Number.isFinite(declared) ? declared : maxBytes }, clientAddress(req), 'media');
+  await ingest.reserveRoom(key, { kind: 'multipart', videoId, appId: arrival.appId, size: Number.isFinite(declared) ? declared : maxBytes }, clientAddress(req), 'media');
   try {
     const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
@@ -170,7 +190,7 @@ async function storeFile(
       await fs.promises.rm(file, { force: true });
       throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
     }
-    return { videoId, file, keepSource: target.keepSource };
+    return { videoId, file, keepSource, arrival };
   } finally {
     // The file is on disk (or gone): nothing more is promised to it.
     await ingest.release(key);

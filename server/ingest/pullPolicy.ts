@@ -35,6 +35,13 @@ export interface CheckedAddress {
 /** Why a source was refused; the message is kept as the video's reason. */
 export class RefusedAddressError extends Error {
   override name = 'RefusedAddressError';
+  /** @param allowable An `allow` CIDR naming the address would let the pull through (the setting to name). */
+  constructor(
+    message: string,
+    readonly allowable = false,
+  ) {
+    super(message);
+  }
 }
 
 export type LookupAll = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
@@ -116,10 +123,19 @@ export class PullPolicy {
     }
     for (const a of addresses) {
       const why = this.refusal(a.address);
-      if (why) throw new RefusedAddressError(`${why}${host === a.address ? '' : ` for host ${host}`}`);
+      if (why) throw new RefusedAddressError(`${why}${host === a.address ? '' : ` for host ${host}`}`, this.wantsAllow(a.address));
     }
     const first = addresses[0]!;
     return { address: first.address, family: first.family === 6 ? 6 : 4 };
+  }
+
+  /** The same rules with every address opted in: what an `allow` entry could let through. */
+  private allowingAll: PullPolicy | undefined;
+
+  /** Whether `address` is refused only for want of an `allow` CIDR that names it. */
+  wantsAllow(address: string): boolean {
+    this.allowingAll ??= new PullPolicy({ allow: ['0.0.0.0/0', '::/0'], deny: this.opts.deny }, this.lookup);
+    return this.refusal(address) !== undefined && this.allowingAll.refusal(address) === undefined;
   }
 }
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError } from '../core/errors.js';
+import { ApiError, RESULT_CODES } from '../core/errors.js';
+import type { VopEventBus, VopEvents } from '../core/events.js';
 import { defaultFfmpegBinaries } from '../media/ffmpegBinaries.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
@@ -34,6 +35,14 @@ export function notAVideoError(result: IntakeResult): ApiError | undefined {
   return new ApiError('NOT_A_VIDEO', result.reason.slice(NOT_A_VIDEO_REASON.length));
 }
 
+/** How a file came, for the events that say it arrived or was refused (upload.received, upload.refused). */
+export interface Arrival {
+  via: VopEvents['upload.received'][0]['via'];
+  appId: string;
+  /** When its first byte came (Unix ms). */
+  startedAt: number;
+}
+
 /** What {@link SourceIntake.accept} did with a file. */
 export interface IntakeResult {
   /** The video's status afterwards: 5 (a video, waiting for transcoding) or 7 (not a video). */
@@ -54,6 +63,8 @@ export interface SourceIntakeDeps {
   lifecycle: VideoLifecycle;
   probeTimeoutMs: number;
   log: (line: string) => void;
+  /** Told of each file that arrives or is refused (this node's bus); absent, nobody is. */
+  events?: VopEventBus;
   /** Swap point for tests; the ffmpeg layer's probe by default. */
   probe?: (file: string, opts: { timeoutMs: number }) => Promise<ProbeResult>;
 }
@@ -118,7 +129,36 @@ export class SourceIntake {
    * the video is gone, in another state, or another file got there first. `from` 8 (an upload)
    * also takes a video that {@link awaitsUpload} after a file that was not a video.
    */
-  accept(videoId: string, file: string, opts: { from: number; keepSource: boolean }): Promise<IntakeResult> {
+  async accept(videoId: string, file: string, opts: { from: number; keepSource: boolean; arrival?: Arrival }): Promise<IntakeResult> {
+    const { arrival } = opts;
+    // Measured before the file is moved (claimed) or removed (refused).
+    const bytes = arrival ? await fs.promises.stat(file).then((st) => st.size, () => 0) : 0;
+    let result: IntakeResult;
+    try {
+      result = await this.acceptFile(videoId, file, opts);
+    } catch (err) {
+      if (arrival) this.refused(videoId, arrival, err);
+      throw err;
+    }
+    if (arrival) {
+      const refusal = notAVideoError(result);
+      if (refusal) this.refused(videoId, arrival, refusal);
+      else this.deps.events?.emit('upload.received', { videoId, appId: arrival.appId, via: arrival.via, bytes, durationMs: Date.now() - arrival.startedAt });
+    }
+    return result;
+  }
+
+  /**
+   * Tells the bus that `videoId`'s file was refused (upload.refused): `err`'s result code and
+   * message; an error that is no ApiError is the server's own failure (500), its text kept out.
+   */
+  refused(videoId: string, arrival: Arrival, err: unknown): void {
+    const code = err instanceof ApiError ? err.def.code : RESULT_CODES.SERVER_ERROR.code;
+    const reason = err instanceof ApiError ? err.message : 'the file could not be stored';
+    this.deps.events?.emit('upload.refused', { videoId, appId: arrival.appId, via: arrival.via, code, reason });
+  }
+
+  private acceptFile(videoId: string, file: string, opts: { from: number; keepSource: boolean }): Promise<IntakeResult> {
     return this.exclusive(videoId, async () => {
       const { videos } = this.deps;
       const video = await videos.get(videoId);

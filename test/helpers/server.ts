@@ -104,7 +104,7 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv 
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), 30_000);
     const onData = () => {
-      const m = /vop listening on (http:\/\/\S+)/.exec(output());
+      const m = /vop listening on (http:\/\/[^\s"]+)/.exec(output());
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -169,7 +169,7 @@ export async function startNodeGroup(name: string, args: string[], env: NodeJS.P
     node.baseUrl = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start in time:\n${out}`)), 60_000);
       child.stdout!.on('data', () => {
-        const m = /vop listening on (http:\/\/\S+)/.exec(out);
+        const m = /vop listening on (http:\/\/[^\s"]+)/.exec(out);
         if (m) (clearTimeout(timer), resolve(m[1]!));
       });
       void exited.then((code) => (clearTimeout(timer), reject(new Error(`${name} exited with ${code} before listening:\n${out}`))));

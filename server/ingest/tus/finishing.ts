@@ -94,6 +94,8 @@ export class TusFinishing {
         this.ctx.ingest.intake.accept(meta.videoId ?? '', file, {
           from: VideoStatus.NotUploaded,
           keepSource: meta.needHandleSepcial === 'true',
+          // Its first byte came after its creation: the upload's age is how long it took.
+          arrival: { via: 'tus', appId: meta.appId ?? '', startedAt: Date.parse(upload.creation_date ?? '') || Date.now() },
         }),
       );
     } catch (err) {
