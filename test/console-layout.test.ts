@@ -143,6 +143,7 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
             { name: 'overview', path: '/', heading: t.overview.title, loaded: '.facts' },
             { name: 'applications', path: '/apps', heading: t.apps.title, loaded: 'table tbody tr' },
             { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name', loaded: '[data-testid="integrate"] pre' },
+            { name: 'try-upload', path: `/apps/${appId}/try-upload`, heading: t.tryUpload.title, loaded: 'input[name="widget-form"]' },
             { name: 'videos', path: '/videos', heading: t.videos.title, loaded: 'table.videos tbody tr' },
             { name: 'video', path: `/videos/${videoId}`, heading: 'A walk along the harbour wall at dawn', loaded: 'video[data-engine]' },
             { name: 'transfers', path: '/transfers', heading: t.transfers.title },
