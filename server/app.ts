@@ -293,7 +293,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   );
 
   // Routes reach services, never stores (issue 11, item 7): the console's are composed here.
-  const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, processing, tus: ingest.tus, log });
+  const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, videos, processing, tus: ingest.tus, log });
   opened.push(() => consoleServices.close());
   const consoleApi = createConsoleApi({
     options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, log,

@@ -40,6 +40,8 @@ export const FULL_TIER: Record<string, string> = {
   'console-player': 'Chromium',
   'console-queue-actions': 'Chromium',
   'console-settings': 'Chromium',
+  'console-first-hour': 'Chromium',
+  'console-try-upload': 'Chromium, two transcodes',
   'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
   'widget-outcomes': 'Chromium',

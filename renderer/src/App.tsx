@@ -3,6 +3,7 @@ import { api, errorMessage, logIn, logOut, onUnauthorized } from './api.js';
 import { connectEvents, disconnectEvents, useEventsLive } from './events.js';
 import { LanguageSwitch } from './components/LanguageSwitch.js';
 import { useT } from './i18n.js';
+import type { Messages } from './messages/en.js';
 import { Link, match, useLocation } from './router.js';
 import { AppPage } from './pages/AppPage.js';
 import { Applications } from './pages/Applications.js';
@@ -11,6 +12,7 @@ import { OverviewPage } from './pages/Overview.js';
 import { SettingsPage } from './pages/Settings.js';
 import { Transcode } from './pages/Transcode.js';
 import { Transfers } from './pages/Transfers.js';
+import { TryUploadPage } from './pages/TryUpload.js';
 import { VideoPage } from './pages/VideoPage.js';
 import { Videos } from './pages/Videos.js';
 
@@ -22,6 +24,18 @@ const NAV = [
   { to: '/transfers', key: 'transfers' },
   { to: '/settings', key: 'settings' },
 ] as const;
+
+/**
+ * The browser tab's title for a console path, in the chosen language: the page's name (a whole
+ * page's, not the record it shows, which loads later), or none for a path that is no page.
+ */
+function pageTitle(t: Messages, path: string): string {
+  if (match('/apps/:appId/try-upload', path)) return t.tryUpload.title;
+  if (match('/apps/:appId', path)) return t.app.title;
+  if (match('/videos/:id', path)) return t.video.title;
+  const nav = NAV.find((n) => n.to === (path || '/'));
+  return nav ? t.shell.nav[nav.key] : t.shell.notFound;
+}
 
 type Auth = { state: 'checking' } | { state: 'out'; message: string } | { state: 'in' };
 
@@ -36,6 +50,10 @@ const OWN_REASONS: ReadonlySet<string> = new Set<OwnReason>(['sessionEnded', 'lo
 export function App() {
   const t = useT();
   const [auth, setAuth] = useState<Auth>({ state: 'checking' });
+  const { path } = useLocation();
+  useEffect(() => {
+    document.title = t.shell.documentTitle(auth.state === 'in' ? pageTitle(t, path) : auth.state === 'out' ? t.login.title : '');
+  }, [t, auth.state, path]);
 
   const start = useCallback(async () => {
     try {
@@ -143,6 +161,8 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (path === '/apps') return <Applications />;
   let m = match('/apps/:appId', path);
   if (m) return <AppPage appId={m.appId!} />;
+  m = match('/apps/:appId/try-upload', path);
+  if (m) return <TryUploadPage appId={m.appId!} />;
   if (path === '/videos') return <Videos search={search} />;
   m = match('/videos/:id', path);
   if (m) return <VideoPage id={m.id!} />;

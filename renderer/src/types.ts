@@ -5,12 +5,12 @@
  * are described here.
  */
 import type { AttemptView, DeliveryView } from '../../server/callbacks/deliveryView.js';
-import type { AppView, ConsoleSettings, JobView, LadderView, ServedAddress, SettingKey, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
+import type { AppView, ConsoleSettings, JobView, LadderView, ServedAddress, SettingKey, TryUploadValues, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
 import type { JobState } from '../../server/storage/jobRecords.js';
 import type { LadderRung } from '../../server/media/ladder.js';
 import type { RenditionRecord, StatusChange, VideoRecord } from '../../server/storage/types.js';
 
-export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, LadderView, ServedAddress, SettingKey, StatusChange, UploadInProgress, VideoRecord, VideoRow };
+export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, LadderView, ServedAddress, SettingKey, StatusChange, TryUploadValues, UploadInProgress, VideoRecord, VideoRow };
 
 /** The ffmpeg and ffprobe in use (server/media/ffmpegTools.ts FfmpegStatus, as far as the console reads it). */
 export type FfmpegStatus =

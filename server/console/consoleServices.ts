@@ -18,7 +18,9 @@ import { RegistrationExpiry } from './registrationExpiry.js';
 import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
 import { StorageUsage } from './storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from './uploadMonitor.js';
+import { TryUpload } from './tryUpload.js';
 import { VideoAdmin } from './videoAdmin.js';
+import type { VideoService } from '../services/videoService.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 
 export interface ConsoleServicesDeps {
@@ -32,6 +34,8 @@ export interface ConsoleServicesDeps {
   /** Media as objects: the overview's storage figures are counted through it (MediaStore.list). */
   objects: Pick<MediaStore, 'list'>;
   lifecycle: VideoLifecycle;
+  /** Registrations as the spec API makes them (the try-out of the upload widget). */
+  videos: VideoService;
   processing: Processing;
   /** The tus endpoint's store, for the uploads in progress. */
   tus: TusUploadSource;
@@ -49,6 +53,8 @@ export interface ConsoleServices {
   expiry: RegistrationExpiry;
   storage: StorageUsage;
   saved: SavedSettings;
+  /** The try-out of the upload widget: a video registered and its widget values. */
+  tryUpload: TryUpload;
   /** The data folder's disk (the overview's figure). */
   disk: () => Promise<{ freeBytes: number; totalBytes: number }>;
   /** Ends the sweep of expired registrations and the following of shared settings. */
@@ -94,6 +100,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
     expiry,
     storage: new StorageUsage(deps.objects, options.housekeeping.storageCacheMs),
     saved,
+    tryUpload: new TryUpload({ apps: stores.apps, videos: deps.videos, maxClockSkewSeconds: options.auth.maxClockSkewSeconds }),
     disk: () => deps.media.diskUsage(),
     close: () => {
       void expiry.stop();

@@ -155,3 +155,23 @@ export interface ConsoleSettings {
 }
 
 export type SettingKey = keyof ConsoleSettings;
+
+/**
+ * `POST /admin/api/apps/:appId/try-upload` (console/tryUpload.ts, routes/adminTryUpload.ts): the
+ * values `openUpload` takes for one video (spec 4.5), made with the application's secret on the
+ * server, and the widget scripts to load them with.
+ */
+export interface TryUploadValues {
+  appId: string;
+  /** Unix seconds, as a string: the spec's `Timestamp`. */
+  timestamp: string;
+  /** MD5(timestamp + AppSecret), the spec's `Token`. */
+  token: string;
+  videoId: string;
+  /** When the timestamp stops being accepted (ISO 8601): the upload page must be opened before. */
+  expiresAt: string;
+  /** The video as registered (or as it stands, when fresh values were asked for an existing one). */
+  video: { id: string; title: string; status: number; createUser: string };
+  /** The widget scripts at the address the console was opened at (its CSP allows its own origin only). */
+  scripts: { window: string; overlay: string };
+}

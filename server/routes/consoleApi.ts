@@ -1,7 +1,7 @@
 /**
  * The admin endpoints the console needs beyond the apps, callbacks and jobs ones, wired in one
  * place so that app.ts mounts them with a few lines: the login, the events stream, the overview,
- * videos, uploads and settings.
+ * videos, uploads, settings and the try-out of the upload widget.
  */
 import type { AddressInfo } from 'node:net';
 import express, { type Request, type Router } from 'express';
@@ -22,6 +22,7 @@ import { adminSettingsRouter } from './adminSettings.js';
 import { adminUploadsRouter } from './adminUploads.js';
 import { adminVideosRouter } from './adminVideos.js';
 import { adminKeysRouter } from './adminKeys.js';
+import { adminTryUploadRouter } from './adminTryUpload.js';
 import type { MediaAccess } from '../services/mediaAccess.js';
 import type { SigningKeysService } from '../services/signingKeys.js';
 
@@ -79,6 +80,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media }));
   router.use(adminKeysRouter(deps.keys));
   router.use(adminUploadsRouter(uploads));
+  router.use(adminTryUploadRouter(services.tryUpload));
   router.use(adminHousekeepingRouter({ storage: services.storage, expiry: services.expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));
   router.use(adminSettingsRouter({ options, jobs: deps.jobs, saved: services.saved, boundAddress: deps.boundAddress }));
 

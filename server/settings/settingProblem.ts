@@ -51,8 +51,10 @@ export const SETTING_LABELS = {
   port: 'Port',
   ladderRungs: 'Rendition ladder',
   audioBitrateKbps: 'Audio bitrate',
-  maxUploadBytesFlash: 'Largest flash upload',
-  maxUploadBytesSilverlight: 'Largest silverlight upload',
+  // The widget's two upload types in plain words: the spec's names for them (uploadType `flash`
+  // and `silverlight`) are values an integrator passes, not what an admin knows them by.
+  maxUploadBytesFlash: 'Largest widget upload, standard',
+  maxUploadBytesSilverlight: 'Largest widget upload, large files',
   multipartMaxBytes: 'Largest server-side upload',
   pullMaxBytes: 'Largest pulled file',
   pullAllow: 'Pull: allowed networks',

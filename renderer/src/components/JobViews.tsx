@@ -2,6 +2,7 @@ import { useState, type ReactNode } from 'react';
 import { useServerEvent } from '../events.js';
 import { formatTime, shortId } from '../format.js';
 import { useT } from '../i18n.js';
+import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
 import type { JobView, ServerEvents } from '../types.js';
 import { DataTable } from './DataTable.js';
@@ -29,6 +30,16 @@ export function useJobProgress(accept: (e: ServerEvents['job.progress']) => bool
     const p = pushed[job.id];
     return { percent: p?.percent ?? job.progress, speed: p?.speed ?? job.speed, etaSeconds: p?.etaSeconds ?? job.etaSeconds };
   };
+}
+
+/**
+ * Where a job stands among its attempts. A failed job is over: the queue runs it no more, either
+ * because its attempts ran out or because its failure was permanent (a refused pull, a source
+ * that is not a video) and it stopped early; "attempt 1 of 5" would promise four more.
+ */
+export function jobAttempts(t: Messages, job: Pick<JobView, 'state' | 'attempts' | 'maxAttempts'>): string {
+  if (job.state === 'failed') return job.attempts < job.maxAttempts ? t.jobs.notRetried(job.attempts) : t.jobs.gaveUp(job.attempts);
+  return t.jobs.attempt(job.attempts, job.maxAttempts);
 }
 
 /** A running job's progress bar, then its speed and time left; `children` (a Cancel button) goes beside those. */

@@ -26,11 +26,15 @@ export const en = {
     noAnswer: 'The server did not answer. Is vop running?',
     serverAnswered: (status: number, text: string) => `The server answered ${status} ${text}`,
     sessionEnded: 'Your session has ended.',
+    /** Above a table wider than the window: its last columns are out of sight. */
+    scrollHint: 'Scroll sideways for more columns →',
   },
   shell: {
     loading: 'Loading the console…',
     skip: 'Skip to content',
     console: 'console',
+    /** The browser tab's title: the page's, then the product's. */
+    documentTitle: (page: string) => (page ? `${page} · vop console` : 'vop console'),
     menu: 'Menu',
     navLabel: 'Console',
     live: 'Live',
@@ -124,6 +128,8 @@ export const en = {
     created: 'Created',
     videos: 'Videos',
     seeVideos: 'See its videos',
+    tryUpload: 'Upload widget',
+    tryUploadLink: 'Try the upload widget',
     playable: 'Playable',
     wholeLadderFirst: 'Only once every rendition is made (slower; off: with the first rendition)',
     wholeLadderOn: 'Its videos now become playable only once every rendition is made.',
@@ -230,6 +236,9 @@ export const en = {
   videos: {
     title: 'Videos',
     noMatch: 'No video matches.',
+    noneYet: 'No videos yet.',
+    noneYetHelp: 'An application registers a video through the API (POST /Api/Video/Post), then its user uploads the file with the upload widget. To see one now, open an application and try the upload widget.',
+    toApplications: 'Go to Applications',
     count: (total: number, from: number, to: number) => `${total} video${total === 1 ? '' : 's'}; showing ${from} to ${to}, newest first.`,
     cover: 'Cover',
     videoTitle: 'Title',
@@ -293,6 +302,9 @@ export const en = {
   jobs: {
     types: { transcode: 'transcode', ladder: 'rest of ladder', download: 'download', callback: 'callback' } as Record<string, string>,
     attempt: (n: number, of: number) => `attempt ${n} of ${of}`,
+    /** A failed job the queue will not run again: a permanent refusal (it stopped before its attempts ran out), or its last attempt. */
+    notRetried: (n: number) => `not retried (attempt ${n}): trying again would fail the same way`,
+    gaveUp: (n: number) => `gave up after ${n} attempt${n === 1 ? '' : 's'}`,
     progressOf: (what: string) => `${what} progress`,
   },
   queue: {
@@ -480,6 +492,7 @@ export const en = {
     audioHelp: 'AAC bitrate of every rendition, kbps.',
     sizeLimits: 'Size limits (MB)',
     sizeNow: (size: string) => `Now ${size}.`,
+    uploadTypes: 'The upload widget uploads in one of two kinds, standard or large files, as the application chooses (its uploadType:',
     pullPolicy: 'Pull policy',
     pullIntro:
       'Pulls reach addresses on your LAN and on the internet. This machine (loopback: 127.0.0.0/8, ::1) and link-local addresses (169.254.0.0/16, fe80::/10) are refused unless a network below allows them; multicast and cloud metadata addresses are always refused. One network per line, e.g.',
@@ -565,6 +578,32 @@ export const en = {
     cancelUploadBody: 'The bytes received so far are deleted. The video stays registered (status 8) and can take another upload.',
     cancelUploadConfirm: 'Cancel upload',
     uploadCancelled: (name: string) => `The upload of ${name} was cancelled.`,
+  },
+  tryUpload: {
+    title: 'Try the upload widget',
+    intro: 'This registers a video for the application as its server would (uploader “console”), then opens the real upload widget on it as the application’s pages would. Pick a video file and follow the video to playable.',
+    disabled: 'This application is disabled: enable it to try the widget.',
+    formTitle: 'A video to upload',
+    formLegend: 'Widget form',
+    overlay: 'Overlay: a layer over this page',
+    window: 'Window: a pop-up',
+    noWindowOnDesktop: 'The desktop app opens no pop-ups: the overlay here, or the window form in a browser.',
+    register: 'Register a try-out video',
+    registerAnother: 'Register another',
+    registered: 'A video was registered for this application. Open the widget and pick a video file.',
+    openWindow: 'Open the upload window',
+    openOverlay: 'Open the upload layer',
+    videoTitle: 'The try-out video',
+    video: 'Video',
+    status: 'Status',
+    valuesUntil: 'The widget opens until',
+    playable: 'It plays.',
+    playIt: 'Play it on its page',
+    callbacks: 'What the widget told the page',
+    onSuccess: (videoId: string) => `onSuccess: the file of ${videoId} is stored and is a video; transcoding follows.`,
+    onFailure: (code: string, reason: string) => `onFailure${code ? ` (code ${code})` : ''}: ${reason}`,
+    onCancel: 'onFailure: closed without a file.',
+    onError: (reason: string) => `onError: ${reason}`,
   },
 };
 

@@ -87,6 +87,12 @@ export function AppPage({ appId }: { appId: string }) {
               <dd>
                 <Link to={`/videos?appId=${a.appId}`}>{t.app.seeVideos}</Link>
               </dd>
+              <dt>{t.app.tryUpload}</dt>
+              <dd>
+                <Link to={`/apps/${a.appId}/try-upload`} data-testid="try-upload-link">
+                  {t.app.tryUploadLink}
+                </Link>
+              </dd>
               <dt>{t.app.playable}</dt>
               <dd>
                 <label>
@@ -217,7 +223,8 @@ function ApiNetworksForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
       <h2 id="networks-title">{t.app.callersTitle}</h2>
       <p className="muted small-text">{t.app.callersHelp}</p>
       {app.apiNetworks.length === 0 ? (
-        <p className="error" data-testid="networks-open">
+        // Advice, not an error: a new application is open to any address until its server has called.
+        <p className="info" data-testid="networks-open">
           {t.app.anyMayCall}
         </p>
       ) : null}

@@ -241,6 +241,9 @@ export function SettingsPage() {
 
           <fieldset className="card">
             <legend>{t.settings.sizeLimits}</legend>
+            <p className="muted small-text">
+              {t.settings.uploadTypes} <code>flash</code> / <code>silverlight</code>)
+            </p>
             {SIZE_KEYS.map((k) => (
               <Field key={k} {...fieldProps(k)} help={t.settings.sizeNow(formatBytes(Math.round(Number(draft[k]) * MIB)))}>
                 <input id={`s-${k}`} type="number" min={1} step="any" value={draft[k]} onChange={(e) => set({ [k]: e.target.value } as Partial<Draft>)} {...invalid(`s-${k}`)} />

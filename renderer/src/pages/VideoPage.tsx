@@ -4,7 +4,7 @@ import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyButton, CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorMessage, Notice, PageHeader, StateBadge, StatusBadge } from '../components/Feedback.js';
-import { JobProgress, useJobProgress, type JobFigures } from '../components/JobViews.js';
+import { jobAttempts, JobProgress, useJobProgress, type JobFigures } from '../components/JobViews.js';
 import { Player, renditionUrl } from '../components/Player.js';
 import { useServerEvent } from '../events.js';
 import { formatBytes, formatDuration, formatNumber, formatTime, statusName } from '../format.js';
@@ -223,7 +223,7 @@ export function VideoPage({ id }: { id: string }) {
                 <li key={j.id} className="job-line">
                   <strong>{t.jobs.types[j.type] ?? j.type}</strong> <StateBadge state={j.state} />{' '}
                   <span className="muted small-text">
-                    {t.jobs.attempt(j.attempts, j.maxAttempts)} · {formatTime(j.updatedAt)}
+                    {jobAttempts(t, j)} · {formatTime(j.updatedAt)}
                   </span>
                   {j.state === 'running' ? <JobProgress figures={figures(j)} label={t.jobs.progressOf(t.jobs.types[j.type] ?? j.type)} /> : null}
                   {j.error ? <div className="error-text">{j.error}</div> : null}

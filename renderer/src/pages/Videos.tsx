@@ -23,6 +23,8 @@ export function Videos({ search }: { search: URLSearchParams }) {
     offset: Number(search.get('offset') ?? 0) || 0,
   };
   const key = search.toString();
+  /** Whether the list is narrowed: an empty list then says nothing matched, else that there is no video yet. */
+  const filtered = Boolean(filters.q || filters.status || filters.createUser || filters.appId);
   const list = useResource(() => api<{ total: number; videos: VideoRow[] }>('GET', `/videos${query({ ...filters, offset: filters.offset || undefined, limit: PAGE })}`), [key]);
   const apps = useResource(() => api<{ apps: AppView[] }>('GET', '/apps'), []);
   const refresh = useDebounced(() => void list.reload(), 400);
@@ -69,11 +71,21 @@ export function Videos({ search }: { search: URLSearchParams }) {
       ) : null}
       {list.data ? (
         <>
-          <p className="muted" aria-live="polite">
-            {list.data.total === 0
-              ? t.videos.noMatch
-              : t.videos.count(list.data.total, filters.offset + 1, filters.offset + list.data.videos.length)}
-          </p>
+          {list.data.total === 0 && !filtered ? (
+            <div className="empty" aria-live="polite" data-testid="no-videos">
+              <p>
+                <strong>{t.videos.noneYet}</strong>
+              </p>
+              <p className="muted">{t.videos.noneYetHelp}</p>
+              <p>
+                <Link to="/apps">{t.videos.toApplications}</Link>
+              </p>
+            </div>
+          ) : (
+            <p className="muted" aria-live="polite">
+              {list.data.total === 0 ? t.videos.noMatch : t.videos.count(list.data.total, filters.offset + 1, filters.offset + list.data.videos.length)}
+            </p>
+          )}
           {list.data.videos.length > 0 ? (
             <div className="row bulk" role="group" aria-label={h.selected(selected.size)}>
               <label className="row">
