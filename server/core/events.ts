@@ -18,6 +18,12 @@ export interface VopEvents {
    * drop the video on it; the console shows it.
    */
   'video.renditions': [{ videoId: string; appId: string; ladder: '' | 'pending' | 'failed'; labels: string[] }];
+  /** A video's file arrived (the upload page, tus, multipart, or a pull) and was stored: `bytes` its size, `durationMs` from its first byte. */
+  'upload.received': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; bytes: number; durationMs: number }];
+  /** A video's file was refused or its pull failed: `code` the result code, `reason` for people (never a credential). */
+  'upload.refused': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; code: string; reason: string }];
+  /** A status callback's attempt ended: delivered, failed (it will be tried again) or given up. */
+  'callback.attempt': [{ videoId: string; appId: string; deliveryId: string; status: number; outcome: 'delivered' | 'failed' | 'given-up'; httpStatus: number | null; error: string; durationMs: number }];
   /**
    * The signing keys of `purpose` changed (keys/keyRing.ts): every node reads them again, so a new
    * key signs and an ended one checks nothing on all of them at once.
