@@ -94,16 +94,32 @@ export interface ServerOptions {
   processing: ProcessingOptions;
   /** The console's housekeeping: registrations never uploaded expire, stalled uploads, storage figures (defaults in services/housekeepingOptions.ts). */
   housekeeping: HousekeepingOptions;
+  /** `GET /metrics` in Prometheus's text format (docs/deployment.md, "Metrics"). */
+  metrics: MetricsOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
 }
+
+/** Options of the metrics (metrics/vopMetrics.ts). */
+export interface MetricsOptions {
+  /** Whether requests are timed and `GET /metrics` answers (to the admin token); false: neither, and nothing is counted. */
+  enabled: boolean;
+  /**
+   * A loopback port (127.0.0.1) that answers `GET /metrics` without the admin token, for a
+   * scraper on this machine; 0 picks a free one. Absent: none (the main port's /metrics only).
+   */
+  port?: number;
+}
+
+export const DEFAULT_METRICS_OPTIONS: MetricsOptions = { enabled: true };
 
 /** What a node does: see ServerOptions.role. */
 export type NodeRole = 'all' | 'api' | 'worker';
 export const NODE_ROLES: readonly NodeRole[] = ['all', 'api', 'worker'];
 
-export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping'>> & {
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'metrics'>> & {
   dataDir: string;
+  metrics?: Partial<MetricsOptions>;
   housekeeping?: Partial<HousekeepingOptions>;
   ingest?: IngestOptionsInput;
   processing?: ProcessingOptionsInput;
@@ -126,12 +142,13 @@ const DEFAULTS = {
   ingest: DEFAULT_INGEST_OPTIONS,
   processing: DEFAULT_PROCESSING_OPTIONS,
   housekeeping: DEFAULT_HOUSEKEEPING_OPTIONS,
+  metrics: DEFAULT_METRICS_OPTIONS,
   log: (line: string) => process.stderr.write(`${line}\n`),
 } satisfies Partial<ServerOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveOptions(input: ServerOptionsInput): ServerOptions {
-  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
+  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, metrics: { ...DEFAULTS.metrics, ...input.metrics }, auth: { ...DEFAULTS.auth, ...input.auth }, videos: { ...DEFAULTS.videos, ...input.videos } };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
   o.dataDir = path.resolve(o.dataDir);
   if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');
@@ -180,6 +197,11 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');
   assertTrustedProxies('trustedProxies', o.trustedProxies);
+  if (typeof o.metrics.enabled !== 'boolean') throw new Error('Option metrics.enabled must be true or false.');
+  if (o.metrics.port !== undefined && !(Number.isInteger(o.metrics.port) && o.metrics.port >= 0 && o.metrics.port <= 65535)) {
+    throw new Error('Option metrics.port must be a port number (0 to 65535; 0 picks a free one).');
+  }
+  if (o.metrics.port !== undefined && !o.metrics.enabled) throw new Error('Option metrics.port needs the metrics on (metrics.enabled).');
   if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
   const v = o.videos;
   if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {

@@ -73,6 +73,9 @@ async function main(): Promise<void> {
     console.log(`  console: ${addresses[0]}/console`);
     console.log(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
   }
+  if (vop.metrics) console.log(`  metrics: ${addresses[0]}/metrics (with the admin token)`);
+  const metricsPort = vop.metricsAddress();
+  if (metricsPort) console.log(`  metrics: http://127.0.0.1:${metricsPort.port}/metrics (this machine only, no token)`);
   console.log(
     config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,
   );

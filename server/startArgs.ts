@@ -17,10 +17,10 @@ export interface StartConfig {
 
 export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
-                    [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
+                    [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker] [--metrics-port <p>]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
              VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_ROLE, VOP_JOB_LEASE_MS, VOP_TRUSTED_PROXIES,
-             VOP_SHARED_MEDIA; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
+             VOP_SHARED_MEDIA, VOP_METRICS_PORT; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
              VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
@@ -43,6 +43,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'trusted-proxies': { type: 'string' },
       'shared-media': { type: 'boolean' },
       role: { type: 'string' },
+      'metrics-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -55,6 +56,11 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   const trustedProxies = values['trusted-proxies'] ?? (env.VOP_TRUSTED_PROXIES || undefined);
   const role = values.role ?? (env.VOP_ROLE || undefined);
   if (role !== undefined && !NODE_ROLES.includes(role as NodeRole)) throw new Error(`--role "${role}" is not one of ${NODE_ROLES.join(', ')}.`);
+  // A loopback port answering GET /metrics without the admin token (metrics/metricsPort.ts).
+  const metricsPortText = values['metrics-port'] ?? (env.VOP_METRICS_PORT || undefined);
+  if (metricsPortText !== undefined && !(/^\d+$/.test(metricsPortText) && Number(metricsPortText) <= 65535)) {
+    throw new Error(`--metrics-port "${metricsPortText}" is not a port number (0 to 65535).`);
+  }
   const leaseText = env.VOP_JOB_LEASE_MS || undefined;
   if (leaseText !== undefined && !/^\d+$/.test(leaseText)) throw new Error(`VOP_JOB_LEASE_MS "${leaseText}" is not a whole number of milliseconds.`);
   return {
@@ -74,6 +80,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       role: role as NodeRole | undefined,
       // Cluster mode: how soon another node takes over the jobs of a node that stopped answering.
       jobLeaseMs: leaseText === undefined ? undefined : Number(leaseText),
+      metrics: metricsPortText === undefined ? undefined : { port: Number(metricsPortText) },
       sharedMedia: values['shared-media'] ?? (['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()) || undefined),
       // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
       trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),
