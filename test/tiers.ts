@@ -58,6 +58,7 @@ export const FULL_TIER: Record<string, string> = {
   'media-probe': 'makes and probes many sources (about 14 s)',
   'media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',
   'processing-transcode': 'transcodes (about 30 s)',
+  metrics: 'a real upload, transcode and status callback, then promtool on the answer (about 10 s)',
   'playable-first': 'first renditions and ladders of real clips (about 15 s)',
   'console-ladder-state': 'transcodes a clip and its ladder, retrying the ladder twice (about 10 s)',
   'processing-crash': 'kills a server mid-transcode and restarts it (about 40 s)',
