@@ -8,6 +8,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VideoStatus } from '../server/core/videoStatus.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
@@ -15,7 +17,8 @@ import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, ROOT, startServer, type TestServer } from './helpers/server.js';
+import { code, readDoc, tables } from './docTables.js';
 
 let s: TestServer;
 let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
@@ -220,6 +223,30 @@ describe('GET /metrics, with the admin token, after an upload, a transcode and a
     expect(sample(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(samples(text, 'nodejs_eventloop_lag_seconds')).toHaveLength(1);
+  });
+
+  it("are the docs' table of metrics, no more and no fewer", () => {
+    const table = tables(readDoc('docs/deployment.md')).find((t) => t.marker === 'metrics')!;
+    const documented = table.rows.map((r) => code(r.metric!)).filter((n) => !n.includes('*'));
+    const served = new Set([...text.matchAll(/^# TYPE ((?:vop|http)_\w+) /gm)].map((m) => m[1]!));
+    expect(documented.sort()).toEqual([...served].sort());
+  });
+
+  it('the Grafana dashboard in deploy/ asks in valid PromQL for metrics that are served', () => {
+    const dashboard = JSON.parse(fs.readFileSync(path.join(ROOT, 'deploy/grafana-vop.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr as string));
+    expect(exprs.length).toBeGreaterThan(10);
+    // Grafana's variables as Prometheus would get them, each expression a recording rule for promtool to parse.
+    const rules = exprs.map((e, i) => `      - record: vop:dashboard:${i}\n        expr: ${JSON.stringify(e.replaceAll('$__rate_interval', '5m').replaceAll('$instance', '.*'))}`);
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vop-dashboard-')), 'rules.yml');
+    fs.writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`);
+    const r = spawnSync(promtool(), ['check', 'rules', file], { encoding: 'utf8' });
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    // A metric is named before its selector's `{` (every one here has one); label names are not.
+    const families = new Set([...text.matchAll(/^# TYPE (\w+) /gm)].map((m) => m[1]!));
+    for (const name of new Set(exprs.flatMap((e) => [...e.matchAll(/\b((?:vop|http|process|nodejs)_\w+)\{/g)].map((m) => m[1]!)))) {
+      expect(families.has(name.replace(/_(bucket|sum|count)$/, '')), name).toBe(true);
+    }
   });
 
   it('answers on the loopback metrics port without a token, and nothing else there', async () => {
