@@ -20,7 +20,7 @@ export const START_USAGE = `Usage: npm start -- [--port <p>] [--host <addr>] [--
                     [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker] [--metrics-port <p>]
 Environment: VOP_PORT, VOP_HOST, VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_TIME_ZONE,
              VOP_PULL_ALLOW, VOP_DATABASE_URL, VOP_ROLE, VOP_JOB_LEASE_MS, VOP_TRUSTED_PROXIES,
-             VOP_SHARED_MEDIA, VOP_METRICS_PORT; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
+             VOP_SHARED_MEDIA, VOP_METRICS_PORT, VOP_METRICS_ENABLED=0; VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION,
              VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY, VOP_S3_FORCE_PATH_STYLE.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
@@ -61,6 +61,9 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
   if (metricsPortText !== undefined && !(/^\d+$/.test(metricsPortText) && Number(metricsPortText) <= 65535)) {
     throw new Error(`--metrics-port "${metricsPortText}" is not a port number (0 to 65535).`);
   }
+  // The metrics off (no request timed, no /metrics): the bench compares the API with them on and off.
+  const metricsOff = ['0', 'false', 'no', 'off'].includes((env.VOP_METRICS_ENABLED ?? '').toLowerCase());
+  if (metricsOff && metricsPortText !== undefined) throw new Error('--metrics-port (VOP_METRICS_PORT) needs the metrics on: leave VOP_METRICS_ENABLED out.');
   const leaseText = env.VOP_JOB_LEASE_MS || undefined;
   if (leaseText !== undefined && !/^\d+$/.test(leaseText)) throw new Error(`VOP_JOB_LEASE_MS "${leaseText}" is not a whole number of milliseconds.`);
   return {
@@ -80,7 +83,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       role: role as NodeRole | undefined,
       // Cluster mode: how soon another node takes over the jobs of a node that stopped answering.
       jobLeaseMs: leaseText === undefined ? undefined : Number(leaseText),
-      metrics: metricsPortText === undefined ? undefined : { port: Number(metricsPortText) },
+      metrics: metricsOff ? { enabled: false } : metricsPortText === undefined ? undefined : { port: Number(metricsPortText) },
       sharedMedia: values['shared-media'] ?? (['1', 'true', 'yes'].includes((env.VOP_SHARED_MEDIA ?? '').toLowerCase()) || undefined),
       // Comma-separated CIDRs of the proxies whose X-Forwarded-For names the client.
       trustedProxies: trustedProxies?.split(',').map((c) => c.trim()).filter(Boolean),

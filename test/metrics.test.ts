@@ -12,6 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VideoStatus } from '../server/core/videoStatus.js';
+import { resolveOptions } from '../server/config.js';
+import { parseStartArgs } from '../server/startArgs.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
@@ -255,5 +257,20 @@ describe('GET /metrics, with the admin token, after an upload, a transcode and a
     expect(sample(there, 'vop_upload_bytes_total', { via: 'multipart' })).toBe(clipBytes);
     expect((await fetch(`http://127.0.0.1:${port}/Api/Video/Get`)).status).toBe(404);
     expect((await fetch(`http://127.0.0.1:${port}/metrics`, { method: 'POST' })).status).toBe(404);
+  });
+});
+
+describe('the metrics options', () => {
+  it('are read from --metrics-port, VOP_METRICS_PORT and VOP_METRICS_ENABLED, and checked', () => {
+    expect(parseStartArgs([], {}).options.metrics).toBeUndefined();
+    expect(parseStartArgs(['--metrics-port', '9464'], {}).options.metrics).toEqual({ port: 9464 });
+    expect(parseStartArgs([], { VOP_METRICS_PORT: '9465' }).options.metrics).toEqual({ port: 9465 });
+    expect(parseStartArgs(['--metrics-port', '9464'], { VOP_METRICS_PORT: '9465' }).options.metrics).toEqual({ port: 9464 });
+    expect(parseStartArgs([], { VOP_METRICS_ENABLED: '0' }).options.metrics).toEqual({ enabled: false });
+    expect(() => parseStartArgs(['--metrics-port', 'x'], {})).toThrow(/--metrics-port "x" is not a port number/);
+    expect(() => parseStartArgs(['--metrics-port', '9464'], { VOP_METRICS_ENABLED: 'off' })).toThrow(/needs the metrics on/);
+    expect(resolveOptions({ dataDir: 'x' }).metrics).toEqual({ enabled: true });
+    expect(() => resolveOptions({ dataDir: 'x', metrics: { port: 70_000 } })).toThrow(/Option metrics.port/);
+    expect(() => resolveOptions({ dataDir: 'x', metrics: { enabled: false, port: 9464 } })).toThrow(/metrics.port needs the metrics on/);
   });
 });
