@@ -6,6 +6,7 @@ import { apiSection } from './apiBench.js';
 import { clusterSection } from './clusterBench.js';
 import { consoleSection } from './consoleBench.js';
 import { deliverySection } from './deliveryBench.js';
+import { metricsSection } from './metricsBench.js';
 import { playableSection } from './playableBench.js';
 import { transcodeSection } from './transcodeBench.js';
 import { uploadSection } from './uploadBench.js';
@@ -13,7 +14,7 @@ import { buildServer } from '../scripts/build-server.mjs';
 import { verdict, type BenchSection, type Target } from './lib.js';
 
 /** The sections, in the order a full run takes them. */
-const SECTIONS: BenchSection[] = [apiSection, uploadSection, transcodeSection, playableSection, deliverySection, clusterSection, consoleSection];
+const SECTIONS: BenchSection[] = [apiSection, metricsSection, uploadSection, transcodeSection, playableSection, deliverySection, clusterSection, consoleSection];
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

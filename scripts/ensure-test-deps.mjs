@@ -18,22 +18,25 @@ const hasPostgres = () =>
 // S3 server (test/helpers/ceph.ts), from Debian's ceph-mon, ceph-osd and radosgw packages.
 const cephBinaries = ['ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'monmaptool', 'ceph-authtool', 'ceph'];
 const hasCeph = () => cephBinaries.every((b) => fs.existsSync(`/usr/bin/${b}`));
+// promtool too (Debian's prometheus package): the metrics test lints vop's /metrics answer with it.
+const hasPromtool = () => fs.existsSync('/usr/bin/promtool');
 const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter(Boolean);
 const found = candidates.find((p) => fs.existsSync(p));
 const hasFfmpeg = fs.existsSync('/usr/bin/ffmpeg') && fs.existsSync('/usr/bin/ffprobe');
-if (found && hasFfmpeg && hasPostgres() && hasCeph()) {
+if (found && hasFfmpeg && hasPostgres() && hasCeph() && hasPromtool()) {
   process.exit(0);
 }
 
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const isDebian = fs.existsSync('/etc/debian_version');
-const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg']), ...(hasPostgres() ? [] : ['postgresql']), ...(hasCeph() ? [] : ['ceph-mon', 'ceph-osd', 'radosgw'])];
+const wanted = [...(found ? [] : ['chromium']), ...(hasFfmpeg ? [] : ['ffmpeg']), ...(hasPostgres() ? [] : ['postgresql']), ...(hasCeph() ? [] : ['ceph-mon', 'ceph-osd', 'radosgw']), ...(hasPromtool() ? [] : ['prometheus'])];
 if (isRoot && isDebian) {
   console.log(`Installing Debian's ${wanted.join(' and ')} package for the tests…`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // RUNLEVEL=1 keeps invoke-rc.d from starting the packaged services (prometheus's): the tests want their binaries only.
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive', RUNLEVEL: '1' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
   const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', ...wanted], { stdio: 'inherit', env }) : update;
-  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe') && hasPostgres() && hasCeph()) {
+  if (install.status === 0 && (found || fs.existsSync('/usr/bin/chromium')) && fs.existsSync('/usr/bin/ffprobe') && hasPostgres() && hasCeph() && hasPromtool()) {
     if (!found) console.log(execFileSync('/usr/bin/chromium', ['--version'], { encoding: 'utf8' }).trim());
     process.exit(0);
   }
@@ -41,6 +44,11 @@ if (isRoot && isDebian) {
   process.exit(1);
 }
 
+if (!hasPromtool()) {
+  console.error(`The metrics test needs promtool in /usr/bin; it checks vop's /metrics answer with \`promtool check metrics\`.
+  Debian/Ubuntu:  sudo RUNLEVEL=1 apt-get install -y prometheus   (RUNLEVEL=1: the packaged service is not started)`);
+  if (found && hasFfmpeg && hasPostgres() && hasCeph()) process.exit(1);
+}
 if (!hasCeph()) {
   console.error(`The tests need Ceph's ${cephBinaries.join(', ')} in /usr/bin; they start a throwaway one-node Ceph with radosgw (a real S3 server) of their own.
   Debian/Ubuntu:  sudo apt-get install -y ceph-mon ceph-osd radosgw`);

@@ -21,6 +21,7 @@ import { adminCallbacksRouter } from './routes/adminCallbacks.js';
 import { adminJobsRouter } from './routes/adminJobs.js';
 import { consoleRouter } from './routes/console.js';
 import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
+import { noteExpressRoutes } from './http/routeTemplate.js';
 import { createConsoleApi } from './routes/consoleApi.js';
 import { createConsoleServices } from './console/consoleServices.js';
 import { receiveMultipartUpload } from './ingest/multipartUpload.js';
@@ -29,6 +30,9 @@ import { mediaDelivery } from './routes/media.js';
 import { uploadApiRouter } from './routes/uploadApi.js';
 import { videoApiRouter, videoReadCalls, type RequestOrigin } from './routes/videoApi.js';
 import { widgetAssets, widgetRouter } from './routes/widget.js';
+import { metricsRouter } from './routes/metrics.js';
+import { VopMetrics } from './metrics/vopMetrics.js';
+import { listenMetricsPort } from './metrics/metricsPort.js';
 import { AppService } from './services/appService.js';
 import { AuthService } from './auth/authService.js';
 import { makeLocalDateFormatter } from './core/localTime.js';
@@ -74,6 +78,10 @@ export interface VopServer {
   jobs: JobQueue;
   /** The tus endpoint (its expiry sweep, its uploads in progress). */
   tus: TusUploads;
+  /** What `GET /metrics` answers; absent with the metrics off (metrics.enabled false). */
+  metrics?: VopMetrics;
+  /** Where the loopback metrics port (metrics.port) listens, once listening; absent without one. */
+  metricsAddress(): AddressInfo | undefined;
   services: {
     apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing;
     /** A video's media addresses as its application serves them (public, or signed). */
@@ -216,6 +224,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   app.disable('x-powered-by');
   app.set('etag', false); // API answers change with every write; media sets its own validators
   app.set('query parser', 'simple');
+  // Each matched route's template, for the request metrics (http/routeTemplate.ts).
+  noteExpressRoutes(app.request);
 
   // /healthz's details go to the admin only, by the admin API's own checks (consoleApi is made
   // below; this runs per request, long after).
@@ -295,6 +305,23 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   // Routes reach services, never stores (issue 11, item 7): the console's are composed here.
   const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, videos, processing, tus: ingest.tus, log });
   opened.push(() => consoleServices.close());
+  // The metrics (GET /metrics): fed by this node's events; figures read at a scrape are the
+  // cheap ones (metrics/vopMetrics.ts).
+  const metrics = options.metrics.enabled
+    ? new VopMetrics({
+        events,
+        jobCounts: (states) => stores.jobs.countByTypeAndState(states),
+        jobTypes: () => jobs.describe().runs,
+        uploadsActive: () => ingest.service.uploads.underWay(),
+        storage: () => consoleServices.storage.get(),
+        storageMaxAgeMs: options.housekeeping.storageCacheMs,
+        statusHistory: (videoId) => stores.videos.statusHistory(videoId),
+        log,
+      })
+    : undefined;
+  if (metrics) opened.push(() => metrics.close());
+  const metricsRoute = metrics && metricsRouter({ metrics, gate: consoleServices.gate, allowRemote: options.adminRemote, ownNames, log });
+  if (metricsRoute) app.use(metricsRoute);
   const consoleApi = createConsoleApi({
     options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
@@ -321,6 +348,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   app.use(envelopeErrorHandler(log));
 
   let server: http.Server | undefined;
+  let metricsServer: http.Server | undefined;
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -332,13 +360,16 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     objects,
     jobs,
     tus: ingest.tus,
+    metrics,
+    metricsAddress: () => metricsServer?.address() as AddressInfo | undefined,
     services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing, mediaAccess },
     listen(port, host) {
       return new Promise((resolve, reject) => {
         const proxies = new TrustedProxies(options.trustedProxies);
         const logRequest = options.operatorLog?.requests ? requestLogger(options.operatorLog.logger) : undefined;
+        const requests = metrics?.requests;
         // A worker answers /healthz only (its supervisor's and load balancer's question).
-        const serve = options.role === 'worker' ? workerOnly(health, log) : (req: IncomingMessage, res: http.ServerResponse) => {
+        const serve = options.role === 'worker' ? workerOnly(health, metricsRoute, log) : (req: IncomingMessage, res: http.ServerResponse) => {
           // The hot paths skip Express (see http/hotPaths.ts); everything else goes to it.
           if (!hot(req, res)) app(req, res);
         };
@@ -348,6 +379,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
           // Once closing, answers say so: the client takes a new connection for its next request
           // instead of sending it on one that is about to go.
           if (closing) res.setHeader('Connection', 'close');
+          requests?.track(req, res);
           serve(req, res);
         });
         limitConnectionsPerAddress(server, options.maxConnectionsPerAddress);
@@ -359,8 +391,12 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
         server.listen(port, host, () => {
           server!.off('error', reject);
           // Jobs start once the server answers: they may need its address (callbacks, tests).
-          jobs
-            .start()
+          // The loopback metrics port, when asked for, before jobs start: a port taken fails the start.
+          (metrics && options.metrics.port !== undefined ? listenMetricsPort(metrics, options.metrics.port, log) : Promise.resolve(undefined))
+            .then((m) => {
+              metricsServer = m;
+              return jobs.start();
+            })
             .then(() => {
               // In the background: with a large library it takes seconds (callbackService.ts).
               void callbacks.startCatchUp();
@@ -389,6 +425,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
           await stopped;
           clearTimeout(timer);
         }
+        if (metricsServer) {
+          const m = metricsServer;
+          const stopped = new Promise<void>((resolve) => m.close(() => resolve()));
+          m.closeAllConnections(); // a scrape is short; a scraper's kept-alive connection would hold the close
+          await stopped;
+        }
+        metrics?.close();
         await ingest.stop();
         await callbacks.stop();
         await jobs.stop();
@@ -405,11 +448,14 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
 /** Job types only workers run: they need ffmpeg (issue 11: an API node never transcodes). */
 const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, LADDER_JOB, DOWNLOAD_JOB];
 
-/** A worker node's answers: /healthz, and for anything else a 404 that says why, in the spec's envelope. */
-function workerOnly(health: HotHandler, log: (line: string) => void): (req: IncomingMessage, res: http.ServerResponse) => void {
+/** A worker node's answers: /healthz, /metrics, and for anything else a 404 that says why, in the spec's envelope. */
+function workerOnly(health: HotHandler, metrics: express.Router | undefined, log: (line: string) => void): (req: IncomingMessage, res: http.ServerResponse) => void {
   const hot = hotPaths({ exact: { '/healthz': health }, prefixes: {} }, log);
   const rest = express();
   rest.disable('x-powered-by');
+  noteExpressRoutes(rest.request);
+  // Its own metrics too: the transcodes and pulls are timed on the workers.
+  if (metrics) rest.use(metrics);
   rest.all('/{*rest}', () => {
     throw new ApiError('NOT_FOUND', 'this is a worker node (--role worker): it answers /healthz only; the API is on the API nodes');
   });

@@ -95,6 +95,8 @@ export interface ServerOptions {
   processing: ProcessingOptions;
   /** The console's housekeeping: registrations never uploaded expire, stalled uploads, storage figures (defaults in services/housekeepingOptions.ts). */
   housekeeping: HousekeepingOptions;
+  /** `GET /metrics` in Prometheus's text format (docs/deployment.md, "Metrics"). */
+  metrics: MetricsOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
   /**
@@ -105,14 +107,28 @@ export interface ServerOptions {
   operatorLog?: { logger: VopLogger; requests: boolean };
 }
 
+/** Options of the metrics (metrics/vopMetrics.ts). */
+export interface MetricsOptions {
+  /** Whether requests are timed and `GET /metrics` answers (to the admin token); false: neither, and nothing is counted. */
+  enabled: boolean;
+  /**
+   * A loopback port (127.0.0.1) that answers `GET /metrics` without the admin token, for a
+   * scraper on this machine; 0 picks a free one. Absent: none (the main port's /metrics only).
+   */
+  port?: number;
+}
+
+export const DEFAULT_METRICS_OPTIONS: MetricsOptions = { enabled: true };
+
 /** What a node does: see ServerOptions.role. */
 export type NodeRole = 'all' | 'api' | 'worker';
 export const NODE_ROLES: readonly NodeRole[] = ['all', 'api', 'worker'];
 
-export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'auth' | 'databaseConnectRetry'>> & {
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'auth' | 'databaseConnectRetry' | 'metrics'>> & {
   dataDir: string;
   auth?: Partial<Omit<AuthOptions, 'perAddress' | 'perApp'>> & { perAddress?: Partial<AuthOptions['perAddress']>; perApp?: Partial<AuthOptions['perApp']> };
   databaseConnectRetry?: Partial<RetryConfig>;
+  metrics?: Partial<MetricsOptions>;
   housekeeping?: Partial<HousekeepingOptions>;
   ingest?: IngestOptionsInput;
   processing?: ProcessingOptionsInput;
@@ -135,6 +151,7 @@ const DEFAULTS = {
   ingest: DEFAULT_INGEST_OPTIONS,
   processing: DEFAULT_PROCESSING_OPTIONS,
   housekeeping: DEFAULT_HOUSEKEEPING_OPTIONS,
+  metrics: DEFAULT_METRICS_OPTIONS,
   log: (line: string) => process.stderr.write(`${line}\n`),
 } satisfies Partial<ServerOptions>;
 
@@ -143,7 +160,10 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   // Groups merge with their defaults field by field: a configuration file may give one field of a group.
   const auth = { ...DEFAULTS.auth, ...input.auth, perAddress: { ...DEFAULTS.auth.perAddress, ...input.auth?.perAddress }, perApp: { ...DEFAULTS.auth.perApp, ...input.auth?.perApp } };
   const databaseConnectRetry = { ...DEFAULTS.databaseConnectRetry, ...input.databaseConnectRetry };
-  const o: ServerOptions = { ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, auth, databaseConnectRetry, videos: { ...DEFAULTS.videos, ...input.videos } };
+  const o: ServerOptions = {
+    ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping,
+    metrics: { ...DEFAULTS.metrics, ...input.metrics }, auth, databaseConnectRetry, videos: { ...DEFAULTS.videos, ...input.videos },
+  };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
   o.dataDir = path.resolve(o.dataDir);
   if (o.adminToken !== undefined && o.adminToken.length < 16) throw new Error('Option adminToken must be at least 16 characters.');
@@ -192,6 +212,11 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');
   assertTrustedProxies('trustedProxies', o.trustedProxies);
+  if (typeof o.metrics.enabled !== 'boolean') throw new Error('Option metrics.enabled must be true or false.');
+  if (o.metrics.port !== undefined && !(Number.isInteger(o.metrics.port) && o.metrics.port >= 0 && o.metrics.port <= 65535)) {
+    throw new Error('Option metrics.port must be a port number (0 to 65535; 0 picks a free one).');
+  }
+  if (o.metrics.port !== undefined && !o.metrics.enabled) throw new Error('Option metrics.port needs the metrics on (metrics.enabled).');
   if (!(o.auth.maxClockSkewSeconds >= 0)) throw new Error('Option auth.maxClockSkewSeconds must be 0 or more.');
   const v = o.videos;
   if (!(v.maxPageSize >= 1 && v.defaultListPageSize <= v.maxPageSize && v.defaultUserPageSize <= v.maxPageSize)) {

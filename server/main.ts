@@ -88,6 +88,9 @@ async function main(): Promise<void> {
     say.info(`  console: ${addresses[0]}/console`);
     say.info(`  admin API: ${addresses[0]}/admin/api (${vop.options.adminRemote ? 'any address' : 'loopback only'})`);
   }
+  if (vop.metrics) say.info(`  metrics: ${addresses[0]}/metrics (with the admin token)`);
+  const metricsPort = vop.metricsAddress();
+  if (metricsPort) say.info(`  metrics: http://127.0.0.1:${metricsPort.port}/metrics (this machine only, no token)`);
   say.info(
     config.options.adminToken ? '  admin token: as given' : `  admin token: in ${path.join(vop.options.dataDir, 'admin-token')}`,
   );

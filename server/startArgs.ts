@@ -47,14 +47,14 @@ export interface StartLogging {
 
 export const START_USAGE = `Usage: npm start -- [--config <file.json>] [--port <p>] [--host <addr>] [--data-dir <dir>] [--public-url <url>]
                     [--admin-remote] [--time-zone <IANA zone>] [--pull-allow <cidr,…>] [--database-url <postgres://…>]
-                    [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker]
+                    [--trusted-proxies <cidr,…>] [--shared-media] [--role all|api|worker] [--metrics-port <p>]
                     [--log-format text|json] [--log-level debug|info|warn|error] [--log-requests]
 Environment: VOP_CONFIG (the configuration file), and every option as a VOP_* variable named after its path
              (ingest.pull.connectTimeoutMs: VOP_INGEST_PULL_CONNECT_TIMEOUT_MS), among them VOP_PORT, VOP_HOST,
              VOP_DATA_DIR, VOP_ADMIN_TOKEN, VOP_PUBLIC_URL, VOP_ADMIN_REMOTE=1, VOP_PULL_ALLOW, VOP_DATABASE_URL;
              VOP_S3_ENDPOINT, VOP_S3_BUCKET, VOP_S3_REGION, VOP_S3_ACCESS_KEY_ID, VOP_S3_SECRET_ACCESS_KEY.
 Precedence: a flag, then a variable, then the configuration file, then the console's saved settings, then the default.
-Log: VOP_LOG_FORMAT, VOP_LOG_LEVEL, VOP_LOG_REQUESTS=1.
+Log: VOP_LOG_FORMAT, VOP_LOG_LEVEL, VOP_LOG_REQUESTS=1. Metrics: VOP_METRICS_PORT, VOP_METRICS_ENABLED=false.
 Defaults: port 8080, host 0.0.0.0 (every interface), data dir ./data, the admin token in <data dir>/admin-token.
 See the options and their effective values: npm run vop -- config print [--config <file>].
 (--admin-token <t> still works, but every local user can read a command line: use VOP_ADMIN_TOKEN or the file.)`;
@@ -73,6 +73,7 @@ const FLAG_OPTIONS: Record<string, string> = {
   'trusted-proxies': 'trustedProxies',
   'shared-media': 'sharedMedia',
   role: 'role',
+  'metrics-port': 'metrics.port',
 };
 
 /**
@@ -102,6 +103,7 @@ export function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'log-format': { type: 'string' },
       'log-level': { type: 'string' },
       'log-requests': { type: 'boolean' },
+      'metrics-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

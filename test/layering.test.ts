@@ -100,6 +100,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['configuration/'],
   ['settings/', 'startArgs.ts'],
   ['console/'],
+  // What the operator watches: the metrics, fed by the events and by what the services count.
+  ['metrics/'],
   ['routes/'],
   // The composition, then the entry points.
   ['app.ts'],

@@ -61,6 +61,7 @@ export const FULL_TIER: Record<string, string> = {
   'media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',
   'processing-transcode': 'transcodes (about 30 s)',
   logging: 'starts four server processes, one of which transcodes (about 28 s)',
+  metrics: 'a real upload, transcode and status callback, then promtool on the answer (about 10 s)',
   'playable-first': 'first renditions and ladders of real clips (about 15 s)',
   'console-ladder-state': 'transcodes a clip and its ladder, retrying the ladder twice (about 10 s)',
   'processing-crash': 'kills a server mid-transcode and restarts it (about 40 s)',

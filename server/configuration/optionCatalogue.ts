@@ -39,6 +39,7 @@ const WITHOUT_DEFAULT: Array<Omit<OptionSpec, 'env'>> = [
   { path: 'databaseUrl', type: 'string', secret: 'urlPassword' },
   { path: 'processing.ffmpegPath', type: 'string' },
   { path: 'processing.ffprobePath', type: 'string' },
+  { path: 'metrics.port', type: 'number' },
   { path: 'objectStorage.endpoint', type: 'string' },
   { path: 'objectStorage.bucket', type: 'string' },
   { path: 'objectStorage.accessKeyId', type: 'string', secret: 'value' },

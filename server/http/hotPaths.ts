@@ -22,6 +22,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
 import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
+import { noteRoute } from './routeTemplate.js';
 
 /** A request as the hot paths see it. */
 export interface HotRequest {
@@ -87,8 +88,9 @@ export const REQUESTS_PER_TURN = 16;
  * the event loop or a later one ({@link turns}).
  */
 export function hotPaths(routes: HotRoutes, log: (line: string) => void, perTurn = REQUESTS_PER_TURN): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const exact = new Map<string, HotHandler>(Object.entries(routes.exact).map(([p, h]) => [p.toLowerCase(), h]));
-  const prefixes = Object.entries(routes.prefixes).map(([p, h]) => [p.toLowerCase(), h] as const);
+  // Each path keeps its spelling as the route template of the request metrics (http/routeTemplate.ts).
+  const exact = new Map<string, { handler: HotHandler; template: string }>(Object.entries(routes.exact).map(([p, h]) => [p.toLowerCase(), { handler: h, template: p }]));
+  const prefixes = Object.entries(routes.prefixes).map(([p, h]) => [p.toLowerCase(), h, `${p}{*rest}`] as const);
   const { answer, take } = turns(perTurn, log, (w) => {
     const { handler, req, res } = w;
     try {
@@ -103,8 +105,9 @@ export function hotPaths(routes: HotRoutes, log: (line: string) => void, perTurn
     const q = raw.indexOf('?');
     const path = q === -1 ? raw : raw.slice(0, q);
     const query = q === -1 ? '' : raw.slice(q + 1);
-    for (const [prefix, handler] of prefixes) {
+    for (const [prefix, handler, template] of prefixes) {
       if (path.length >= prefix.length && path.slice(0, prefix.length).toLowerCase() === prefix) {
+        noteRoute(res, template);
         take({ handler, req, res, path, query });
         return true;
       }
@@ -112,9 +115,10 @@ export function hotPaths(routes: HotRoutes, log: (line: string) => void, perTurn
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     let key = path.toLowerCase();
     if (key.length > 1 && key.endsWith('/')) key = key.slice(0, -1);
-    const handler = exact.get(key);
-    if (!handler) return false;
-    take({ handler, req, res, path, query });
+    const route = exact.get(key);
+    if (!route) return false;
+    noteRoute(res, route.template);
+    take({ handler: route.handler, req, res, path, query });
     return true;
   };
 }

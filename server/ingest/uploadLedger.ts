@@ -71,6 +71,13 @@ export class UploadLedger {
     return (e.expiresAt === undefined || e.expiresAt > now) && (e.idleUntil === undefined || e.idleUntil > now);
   }
 
+  /** How many uploads are under way (not expired; idle or not): the metrics' figure. */
+  underWay(now = this.now()): number {
+    let n = 0;
+    for (const _ of this.live(now)) n++;
+    return n;
+  }
+
   get(key: string): LiveUpload | undefined {
     return this.entries.get(key);
   }

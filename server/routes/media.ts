@@ -25,6 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { ApiError } from '../core/errors.js';
 import { sendHotError, type Answer, type HotHandler, type HotRequest } from '../http/hotPaths.js';
+import { noteRoute } from '../http/routeTemplate.js';
 import type { MediaDeliveryService } from '../services/mediaDelivery.js';
 import { SIGNED_SEGMENT } from '../keys/mediaTokens.js';
 
@@ -69,6 +70,21 @@ const CONTENT_TYPES: Record<string, string> = {
   jpg: 'image/jpeg',
   m3u8: 'application/vnd.apple.mpegurl',
 };
+
+/**
+ * The route templates of the shapes above, as the request metrics label them (http/routeTemplate.ts):
+ * never the raw path, which names a video. A path of no shape keeps the prefix's, `/media/{*rest}`.
+ */
+const PLAY = '/media/play/:date/:file';
+const DOWNLOAD = '/media/download/:date/:file';
+const COVER = '/media/cover/:file';
+const HLS_MASTER = '/media/hls/:videoId/:file';
+const HLS_VARIANT = '/media/hls/:videoId/:label/:file';
+const SIGNED_PLAY = `/media/${SIGNED_SEGMENT}/:token/play/:date/:file`;
+const SIGNED_DOWNLOAD = `/media/${SIGNED_SEGMENT}/:token/download/:date/:file`;
+const SIGNED_COVER = `/media/${SIGNED_SEGMENT}/:token/cover/:file`;
+const SIGNED_HLS_MASTER = `/media/${SIGNED_SEGMENT}/:token/hls/:videoId/:file`;
+const SIGNED_HLS_VARIANT = `/media/${SIGNED_SEGMENT}/:token/hls/:videoId/:label/:file`;
 
 /** The hot-path handler of `/media/`: every method, every path below it. */
 export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
@@ -127,17 +143,28 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
     let token: string | undefined;
     if (parts.length > 2 && parts[0] === SIGNED_SEGMENT) [token, parts] = [parts[1]!, parts.slice(2)];
     const [kind, a, b, c] = parts;
+    const signed = token !== undefined;
     switch (parts.length === 0 ? '' : kind!.toLowerCase()) {
       case 'play':
-      case 'download':
-        if (parts.length === 3) return rendition(req, res, hot.answer, token, a!, b!, kind!.toLowerCase() === 'download');
-        break;
+      case 'download': {
+        if (parts.length !== 3) break;
+        const download = kind!.toLowerCase() === 'download';
+        noteRoute(res, download ? (signed ? SIGNED_DOWNLOAD : DOWNLOAD) : signed ? SIGNED_PLAY : PLAY);
+        return rendition(req, res, hot.answer, token, a!, b!, download);
+      }
       case 'cover':
-        if (parts.length === 2) return cover(req, res, hot.answer, token, a!, hot.query);
-        break;
+        if (parts.length !== 2) break;
+        noteRoute(res, signed ? SIGNED_COVER : COVER);
+        return cover(req, res, hot.answer, token, a!, hot.query);
       case 'hls':
-        if (parts.length === 3) return hls(req, res, hot.answer, token, a!, undefined, b!);
-        if (parts.length === 4) return hls(req, res, hot.answer, token, a!, b!, c!);
+        if (parts.length === 3) {
+          noteRoute(res, signed ? SIGNED_HLS_MASTER : HLS_MASTER);
+          return hls(req, res, hot.answer, token, a!, undefined, b!);
+        }
+        if (parts.length === 4) {
+          noteRoute(res, signed ? SIGNED_HLS_VARIANT : HLS_VARIANT);
+          return hls(req, res, hot.answer, token, a!, b!, c!);
+        }
         break;
     }
     throw new ApiError('NOT_FOUND');
