@@ -22,6 +22,11 @@ export interface UploadPageData {
   retryDelays: number[];
   /** The result code the page shows, and reports, for a file that is not a video. */
   notAVideo: { code: string; message: string };
+  /**
+   * The quick look at a chosen file before it is sent (ingest/quickLook.ts): the names that are
+   * never videos, how many first bytes to read, and where to report such a file (relative to the page).
+   */
+  quickLook: { extensions: readonly string[]; bytes: number; report: string };
 }
 
 /** {@link UploadPageData.notAVideo}, from the one catalogue. */
