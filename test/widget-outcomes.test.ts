@@ -159,7 +159,7 @@ describe('a file that is not a video', () => {
 });
 
 describe('the error page', () => {
-  it('is the plain text of spec 4.5 to a client that does not ask for HTML, and the same line in HTML to a browser', async () => {
+  it('is the plain text of spec 4.5 to a client that does not ask for HTML, and a sentence in its language over the same line to a browser', async () => {
     const { vop, app } = rig;
     const a = app.auth();
     const url = `${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: a.Timestamp!, token: 'f'.repeat(32), videoId: await app.register(), origin: 'http://localhost:1' })}`;
@@ -172,7 +172,12 @@ describe('the error page', () => {
     expect(html.headers.get('vary')).toMatch(/Accept/);
     expect(html.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
     const body = await html.text();
-    expect(body).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
+    expect(body).toContain('<small><pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre></small>');
+    expect(body).toContain('<p id="sentence">This upload link is not valid.');
+    // A Chinese browser reads Chinese, the code's line under it as it is.
+    const zh = await (await fetch(url, { headers: { accept: 'text/html', 'accept-language': 'zh-CN,zh;q=0.9' } })).text();
+    expect(zh).toContain('<p id="sentence">此上传链接无效。');
+    expect(zh).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
     expect(body).toContain('"hostOrigin":"http://localhost:1"');
     expect(body).not.toContain('f'.repeat(32)); // the token is not echoed
   });
