@@ -112,3 +112,16 @@ export function fencedBlocks(text: string): Array<{ info: string; body: string }
   }
   return blocks;
 }
+
+/**
+ * The one fenced code block between `<!-- recipe: <name> -->` and `<!-- end recipe -->` in `text`:
+ * a recipe a test runs as it stands. Throws if the markers or the block are missing.
+ */
+export function markedBlock(text: string, name: string): { info: string; body: string } {
+  const start = text.indexOf(`<!-- recipe: ${name} -->`);
+  const end = start === -1 ? -1 : text.indexOf('<!-- end recipe -->', start);
+  if (start === -1 || end === -1) throw new Error(`no code block marked <!-- recipe: ${name} --> … <!-- end recipe -->`);
+  const blocks = fencedBlocks(text.slice(start, end));
+  if (blocks.length !== 1) throw new Error(`the recipe ${name} holds ${blocks.length} code blocks, not one`);
+  return blocks[0]!;
+}

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { makeClip } from './helpers/clips.js';
 import { ingestPath, sha256, sha256File, waitForIngest, waitForStatus } from './helpers/ingest.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { SETTING_LABELS } from '../server/settings/settingProblem.js';
 
 const CAP = 1_000_000;
 const quickRetry = { maxRetries: 2, baseDelayMs: 50, maxDelayMs: 100, jitter: false };
@@ -223,13 +224,18 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     const before = hits.get('/clip.mp4') ?? 0;
     const { status, video } = await pull(s, '/clip.mp4');
     expect(status).toBe(4);
-    expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(loopback; add it to pull\.allow, VOP_PULL_ALLOW, to pull from it\)/);
+    expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(loopback; /);
+    // The setting by every name it has (option, flag, variable, the console's field), and a CIDR for it.
+    for (const name of ['ingest.pull.allow', '--pull-allow 127.0.0.1/32', 'VOP_PULL_ALLOW=127.0.0.1/32', `console's Settings (${SETTING_LABELS.pullAllow})`]) {
+      expect(video.statusReason).toContain(name);
+    }
+    expect(video.statusReason).not.toMatch(/(?<![.\w])pull\.allow/);
     expect(hits.get('/clip.mp4') ?? 0).toBe(before);
   });
 
   it('warns at start about a saved allow entry that narrows nothing any more', async () => {
     const s = await boot({ ingest: { pull: { allow: [...LOOPBACK, '10.0.0.0/8'] } } });
-    expect(s.logs.join('\n')).toMatch(/WARNING: pull\.allow 10\.0\.0\.0\/8 holds no loopback or link-local address/);
+    expect(s.logs.join('\n')).toMatch(/WARNING: ingest\.pull\.allow 10\.0\.0\.0\/8 holds no loopback or link-local address.* Use ingest\.pull\.deny /);
     expect(s.logs.join('\n')).not.toMatch(/pull\.allow 127\.0\.0\.0\/8/);
   });
 
@@ -237,7 +243,7 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     const s = await boot({ ingest: { pull: { allow: LOOPBACK, deny: ['127.0.0.0/8'] } } });
     const { status, video } = await pull(s, '/clip.mp4');
     expect(status).toBe(4);
-    expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(in pull\.deny\)/);
+    expect(video.statusReason).toMatch(/refused address 127\.0\.0\.1 \(in ingest\.pull\.deny\)/);
   });
 
   it('a download cut by a restart starts again on the next start and completes', async () => {

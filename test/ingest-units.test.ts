@@ -30,8 +30,13 @@ describe('pull address policy', () => {
     for (const a of ['10.1.2.3', '172.16.0.9', '192.168.1.20', 'fd12:3456::1', '93.184.216.34', '2606:4700::1']) {
       expect(policy.refusal(a), a).toBeUndefined();
     }
-    for (const a of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '169.254.1.1', 'fe80::1']) {
-      expect(policy.refusal(a), a).toMatch(/\((loopback|linkLocal); add it to pull\.allow, VOP_PULL_ALLOW, to pull from it\)$/);
+    // Each refusal names the setting by its documented names, with a CIDR that holds the address
+    // (an IPv4-mapped one judged, and allowed, as its IPv4 address).
+    for (const [a, cidr] of [['127.0.0.1', '127.0.0.1/32'], ['127.9.9.9', '127.9.9.9/32'], ['::1', '::1/128'], ['::ffff:127.0.0.1', '127.0.0.1/32'], ['169.254.1.1', '169.254.1.1/32'], ['fe80::1', 'fe80::1/128']]) {
+      const why = policy.refusal(a!)!;
+      expect(why, a).toMatch(/\((loopback|linkLocal); to pull from it, allow a CIDR that holds it/);
+      for (const name of [`--pull-allow ${cidr}`, `VOP_PULL_ALLOW=${cidr}`, 'ingest.pull.allow', "the pull allow-list in the console's Settings"]) expect(why, a).toContain(name);
+      expect(new PullPolicy({ allow: [cidr!], deny: [] }).refusal(a!), `${a} with ${cidr} allowed`).toBeUndefined();
     }
     const optedIn = new PullPolicy({ allow: ['127.0.0.0/8', '::1/128', '169.254.0.0/16'], deny: [] });
     for (const a of ['127.0.0.1', '::1', '::ffff:127.0.0.1', '169.254.1.1']) expect(optedIn.refusal(a), a).toBeUndefined();
@@ -79,9 +84,9 @@ describe('pull address policy', () => {
   it('deny narrows everything, and no allow entry opens metadata, multicast or unspecified addresses', () => {
     const p = new PullPolicy({ allow: ['127.0.0.0/8', '169.254.0.0/16', '224.0.0.0/4', '0.0.0.0/8'], deny: ['10.9.0.0/16', '127.0.0.2/32'] });
     expect(p.refusal('10.1.1.1')).toBeUndefined();
-    expect(p.refusal('10.9.1.1')).toMatch(/in pull\.deny/);
+    expect(p.refusal('10.9.1.1')).toMatch(/in ingest\.pull\.deny/);
     expect(p.refusal('127.0.0.1')).toBeUndefined();
-    expect(p.refusal('127.0.0.2')).toMatch(/in pull\.deny/);
+    expect(p.refusal('127.0.0.2')).toMatch(/in ingest\.pull\.deny/);
     expect(p.refusal('::ffff:10.1.1.1')).toBeUndefined();
     expect(p.refusal('169.254.169.254')).toMatch(/cloud metadata service/);
     expect(p.refusal('169.254.170.2')).toMatch(/cloud metadata service/);

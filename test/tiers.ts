@@ -48,6 +48,7 @@ export const FULL_TIER: Record<string, string> = {
   'widget-overlay': 'Chromium',
   'widget-resume': 'Chromium',
   'widget-window': 'Chromium',
+  'not-a-video-rule': "sixteen refusals by ffprobe and the page's quick look, callbacks awaited (about 9 s)",
   // Slow without services (times from a run on a loaded machine).
   'main-shell': 'type-checks the whole project with tsc (about 60 s)',
   'widget-scripts': 'type-checks the widget scripts with tsc',

@@ -1,8 +1,10 @@
 /**
  * Honest widget outcomes (issue 10 item 6), in real Chromium against a real vop: a file that is
- * not a video is refused (by the page's quick look, or by the server's probe of the stored file),
- * the page takes another file for the same video, onSuccess fires only for a file that is a
- * video, and onFailure gets the code and message the page showed, distinct from a user's cancel.
+ * not a video is refused (by the page's quick look, which the server records, or by the server's
+ * probe of the stored file) with one sentence in the page's language and the code in small print,
+ * the video goes to 7 either way, the page takes another file for the same video, onSuccess
+ * fires only for a file that is a video, and onFailure gets the code and message of the refusal,
+ * distinct from a user's cancel.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -56,10 +58,13 @@ describe('a file that is not a video', () => {
     expect(accept).toEqual(expect.arrayContaining(['video/*', '.mkv', '.m2ts', '.ts', '.mts', '.avi', '.wmv', '.flv', '.mpg', '.vob']));
 
     await frame.setInputFiles('#file', textFile);
-    await expect.poll(() => frame.textContent('#message')).toMatch(/ErrorCode : 307, ErrorMessage : Not A Video: "notes\.txt" is a \.txt file/);
+    await expect.poll(() => frame.textContent('#message')).toBe('"notes.txt" is not a video the server can take. Choose a video file. code 307');
+    expect(await frame.textContent('#message small')).toBe('code 307');
     await expectIdle(frame);
-    // Refused by the page: nothing reached the server, the video still waits for its file.
-    expect((await vop.vop.stores.videos.get(videoId))!.status).toBe(8);
+    // Refused by the page before a byte of it was sent, and recorded by the server as ffprobe's
+    // verdict would be: 7 "not a video", nothing stored.
+    const refused = (await vop.vop.stores.videos.get(videoId))!;
+    expect(refused).toMatchObject({ status: 7, statusReason: 'not a video: "notes.txt" is a .txt file', sourceFile: '' });
     expect(await hostEvents(page)).toEqual([]);
 
     await frame.setInputFiles('#file', clip);
@@ -75,7 +80,7 @@ describe('a file that is not a video', () => {
     let frame = await openOverlay(page, videoId);
 
     await frame.setInputFiles('#file', fakeVideo);
-    await expect.poll(() => frame.textContent('#message'), { timeout: 30_000 }).toMatch(/"holiday\.mp4" was not accepted: ErrorCode : 307, ErrorMessage : Not A Video: /);
+    await expect.poll(() => frame.textContent('#message'), { timeout: 30_000 }).toBe('"holiday.mp4" is not a video the server can take. Choose a video file. code 307');
     await expectIdle(frame);
     const video = (await vop.vop.stores.videos.get(videoId))!;
     expect(video.status).toBe(7);
@@ -83,12 +88,11 @@ describe('a file that is not a video', () => {
     expect(fs.existsSync(vop.vop.media.path('sources', videoId, 'source'))).toBe(false);
     expect(await hostEvents(page)).toEqual([]); // onSuccess never fired
 
-    // Closing now reports why, not a cancel.
-    const shown = (await frame.textContent('#message'))!;
+    // Closing now reports why, not a cancel: the spec's line, for the host page's developer.
     await page.click('[data-vop-upload-close]');
     const [failure] = await waitForHostEvents(page);
     expect(failure!.type).toBe('failure');
-    expect(shown).toContain(failure!.value);
+    expect(failure!.value).toMatch(/^ErrorCode : 307, ErrorMessage : Not A Video: /);
     expect(await failureDetails(page)).toEqual([{ code: '307', message: expect.stringMatching(/^Not A Video: /), cancelled: false }]);
 
     // The same video, opened again: the page opens (7 "not a video" takes a file) and the clip is taken.
@@ -107,13 +111,32 @@ describe('a file that is not a video', () => {
     const [popup] = await Promise.all([page.waitForEvent('popup'), page.click('#open')]);
     await popup.waitForSelector('body[data-state="idle"]', { state: 'attached' }); // the page's script listens from here
     await popup.setInputFiles('#file', textFile);
-    await expect.poll(() => popup.textContent('#message')).toMatch(/ErrorCode : 307, /);
+    await expect.poll(() => popup.textContent('#message')).toMatch(/is not a video the server can take\. Choose a video file\. code 307$/);
     await popup.close();
     expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 307, ErrorMessage : Not A Video: "notes.txt" is a .txt file' }]);
     expect(await failureDetails(page)).toEqual([{ code: '307', message: 'Not A Video: "notes.txt" is a .txt file', cancelled: false }]);
     const a = app.auth();
+    expect((await vop.vop.stores.videos.get(videoId))!.status).toBe(7);
     const again = await fetch(`${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: a.Timestamp!, token: a.Token!, videoId })}`);
     expect(again.status).toBe(200);
+  });
+
+  it('speaks Chinese on a Chinese browser, with no English but the file name and the code', async () => {
+    const { vop, host, app, browser } = rig;
+    const ctx = await browser.newContext({ locale: 'zh-CN' });
+    try {
+      const page = await ctx.newPage();
+      const videoId = await app.register();
+      host.page('/zh.html', hostPageHtml(vop.baseUrl, 'initUploadABoxWidget.js', widgetOptions(app, videoId)));
+      await page.goto(`${host.origin}/zh.html`);
+      await page.click('#open');
+      const frame = await uploadFrame(page);
+      await frame.setInputFiles('#file', textFile);
+      await expect.poll(() => frame.textContent('#message')).toBe('“notes.txt”不是服务器能接受的视频。请选择视频文件。 错误代码 307');
+      expect((await vop.vop.stores.videos.get(videoId))!.status).toBe(7);
+    } finally {
+      await ctx.close();
+    }
   });
 
   it('closing without choosing a file is a cancel, told apart from an error', async () => {
@@ -136,7 +159,7 @@ describe('a file that is not a video', () => {
 });
 
 describe('the error page', () => {
-  it('is the plain text of spec 4.5 to a client that does not ask for HTML, and the same line in HTML to a browser', async () => {
+  it('is the plain text of spec 4.5 to a client that does not ask for HTML, and a sentence in its language over the same line to a browser', async () => {
     const { vop, app } = rig;
     const a = app.auth();
     const url = `${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: a.Timestamp!, token: 'f'.repeat(32), videoId: await app.register(), origin: 'http://localhost:1' })}`;
@@ -149,7 +172,12 @@ describe('the error page', () => {
     expect(html.headers.get('vary')).toMatch(/Accept/);
     expect(html.headers.get('content-security-policy')).toMatch(/script-src 'self'/);
     const body = await html.text();
-    expect(body).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
+    expect(body).toContain('<small><pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre></small>');
+    expect(body).toContain('<p id="sentence">This upload link is not valid.');
+    // A Chinese browser reads Chinese, the code's line under it as it is.
+    const zh = await (await fetch(url, { headers: { accept: 'text/html', 'accept-language': 'zh-CN,zh;q=0.9' } })).text();
+    expect(zh).toContain('<p id="sentence">此上传链接无效。');
+    expect(zh).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
     expect(body).toContain('"hostOrigin":"http://localhost:1"');
     expect(body).not.toContain('f'.repeat(32)); // the token is not echoed
   });

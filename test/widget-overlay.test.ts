@@ -146,7 +146,8 @@ describe('overlay form', () => {
     await page.goto(`${host.origin}/app.html`);
     await page.click('#open');
     const frame = await uploadFrame(page);
-    await expect.poll(async () => (await frame.textContent('body'))?.trim()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
+    await expect.poll(() => frame.textContent('small pre')).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
+    expect(await frame.textContent('#sentence')).toMatch(/^This upload link is not valid\./);
     // Reported as soon as it shows, not as a cancel when closed.
     expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 104, ErrorMessage : App SecretKey Error' }]);
     expect(await failureDetails(page)).toEqual([{ code: '104', message: 'App SecretKey Error', cancelled: false }]);

@@ -72,7 +72,9 @@ describe('window form', () => {
     const { app, page } = rig;
     const videoId = await app.register();
     const popup = await openFromHost({ ...widgetOptions(app, videoId), token: '0'.repeat(32) });
-    expect((await popup.textContent('body'))?.trim()).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
+    // A sentence for the person, the spec's line in small print for the site's developer.
+    expect(await popup.textContent('#sentence')).toBe('This upload link is not valid. Please tell the site you came from; the code below says why.');
+    expect(await popup.textContent('small pre')).toBe('ErrorCode : 104, ErrorMessage : App SecretKey Error');
     await popup.close();
     expect(await waitForHostEvents(page)).toEqual([{ type: 'failure', value: 'ErrorCode : 104, ErrorMessage : App SecretKey Error' }]);
     expect(await failureDetails(page)).toEqual([{ code: '104', message: 'App SecretKey Error', cancelled: false }]);

@@ -35,12 +35,21 @@ const commentSafe = (s: string) => s.replace(/[\r\n]+/g, ' ').replace(/\*\//g, '
 
 function node(v: SnippetValues): string {
   return `// Node.js 18+: your server's side of vop for "${commentSafe(v.appName)}" (spec sections 4.2, 4.5 and 5).
+// Run it as it stands to register a video and print its VideoId:
+//   VOP_APP_SECRET=<AppSecret> node vop.mjs "A first video"
+// or import registerVideo and widgetValues from it in your server.
 import crypto from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const VOP_API = ${lit(v.apiBase)};
 const APP_ID = ${lit(v.appId)};
-// The AppSecret stays on your server, never in a page.
+// The AppSecret stays on your server, never in a page: it comes from the environment.
 const APP_SECRET = process.env.VOP_APP_SECRET;
+if (!APP_SECRET) {
+  console.error('VOP_APP_SECRET is not set: set it to the AppSecret vop showed when the application was created (the console can issue a new one).');
+  process.exit(1);
+}
 
 /** AppId, Timestamp and Token: Token = lowercase hex MD5 of Timestamp followed by the AppSecret. */
 export function vopAuth() {
@@ -64,6 +73,16 @@ export async function registerVideo(title, createUser = '') {
 export function widgetValues(videoId) {
   const { AppId, Timestamp, Token } = vopAuth();
   return { appId: AppId, timestamp: Timestamp, token: Token, videoId };
+}
+
+// Run directly (not imported): register one video and print its VideoId.
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  try {
+    console.log(await registerVideo(process.argv[2] || 'A first video', process.argv[3] || ''));
+  } catch (err) {
+    console.error(err.message);
+    process.exit(1);
+  }
 }
 `;
 }

@@ -107,7 +107,7 @@ export function createIngest(deps: IngestDeps): Ingest {
 
   deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }));
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
-    log(`WARNING: pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use pull.deny to keep pulls off other networks.`);
+    log(`WARNING: ingest.pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use ingest.pull.deny (the console's Settings, Pull: denied networks) to keep pulls off other networks.`);
   }
   deps.events.on('video.registered', ({ videoId, sourceType }) => {
     if (sourceType !== SourceFileGetType.Download) return;

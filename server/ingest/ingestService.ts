@@ -6,7 +6,8 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { AppRecord, AppStore, ReservationView, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from '../core/formatBytes.js';
-import { SourceIntake, awaitsUpload } from './sourceIntake.js';
+import { SourceIntake, awaitsUpload, notAVideoError } from './sourceIntake.js';
+import { obviousNonVideo } from './quickLook.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
 import { MEDIA_DISK, NO_DISK, type SharedReservations } from './sharedReservations.js';
 import { MemoryUploadReservations, UploadLedger } from './uploadLedger.js';
@@ -241,6 +242,22 @@ export class IngestService {
     }
     if (!awaitsUpload(video)) throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
     return video;
+  }
+
+  /**
+   * The upload page's report of a file it found not to be a video before sending it (quickLook.ts):
+   * checked with the credential, judged again here on the file's name and first bytes, then
+   * recorded as any other verdict (7, `not a video: …`). Resolves with the NOT_A_VIDEO error the
+   * page shows; throws INVALID_PARAMETER if the file is not obviously not a video (the page
+   * should then upload it for ffprobe to judge), or the credential's or the video's refusal.
+   */
+  async refuseOnQuickLook(credential: string, name: string, head: Uint8Array): Promise<ApiError> {
+    const { video } = await this.targetFromCredential(credential);
+    const why = obviousNonVideo(name, head);
+    if (why === undefined) throw new ApiError('INVALID_PARAMETER', 'the file is not obviously not a video: upload it, and the server will judge it');
+    const refused = notAVideoError(await this.deps.intake.refuse(video.id, why));
+    if (!refused) throw new ApiError('VIDEO_STATE_CONFLICT', "the video's file was already received");
+    return refused;
   }
 
   /** For bytes arriving later on an upload: its application is still active and the video still takes a file. */

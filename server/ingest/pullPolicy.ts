@@ -100,10 +100,8 @@ export class PullPolicy {
       return `refused address ${address} (cloud metadata service)`;
     }
     const inList = (list: Array<[Address, number]>) => list.some(([net, bits]) => net.kind() === judged.kind() && judged.match(net, bits));
-    if (this.deny.length > 0 && inList(this.deny)) return `refused address ${address} (in pull.deny)`;
-    if (OPT_IN_RANGES.has(range) && !inList(this.allow)) {
-      return `refused address ${address} (${range}; add it to pull.allow, VOP_PULL_ALLOW, to pull from it)`;
-    }
+    if (this.deny.length > 0 && inList(this.deny)) return `refused address ${address} (in ingest.pull.deny)`;
+    if (OPT_IN_RANGES.has(range) && !inList(this.allow)) return `refused address ${address} (${range}; ${howToAllow(judged)})`;
     return undefined;
   }
 
@@ -137,6 +135,22 @@ export class PullPolicy {
     this.allowingAll ??= new PullPolicy({ allow: ['0.0.0.0/0', '::/0'], deny: this.opts.deny }, this.lookup);
     return this.refusal(address) !== undefined && this.allowingAll.refusal(address) === undefined;
   }
+}
+
+/**
+ * What opts `ip` in, in the words an operator can act on: the setting by its documented names
+ * (the option, the start flag and variable, the console's field, whose label is
+ * SETTING_LABELS.pullAllow) and a CIDR to give it. The flag and the variable are read at start;
+ * whether the console's list applies at once is the Settings page's to say, so nothing here
+ * promises or demands a restart for it.
+ */
+function howToAllow(ip: Address): string {
+  const cidr = `${ip.toString()}/${ip.kind() === 'ipv4' ? 32 : 128}`;
+  return (
+    `to pull from it, allow a CIDR that holds it, such as ${cidr}: start vop with --pull-allow ${cidr} ` +
+    `(or VOP_PULL_ALLOW=${cidr}, or the option ingest.pull.allow), ` +
+    `or add it to the pull allow-list in the console's Settings (Pull: allowed networks)`
+  );
 }
 
 function embeddedIPv4(ip: Address): ipaddr.IPv4 | undefined {

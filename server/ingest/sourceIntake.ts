@@ -203,6 +203,23 @@ export class SourceIntake {
   }
 
   /**
+   * Records that the file sent for `videoId` is not a video without storing it (the upload page's
+   * quick look found it out before a byte was sent, quickLook.ts): the video moves to 7 with
+   * `reason`, exactly as after ffprobe's verdict on a stored file, and takes another upload.
+   * Throws VIDEO_STATE_CONFLICT unless the video {@link awaitsUpload}.
+   */
+  refuse(videoId: string, reason: string): Promise<IntakeResult> {
+    return this.exclusive(videoId, async () => {
+      const video = await this.deps.videos.get(videoId);
+      if (!video || !awaitsUpload(video)) throw new ApiError('VIDEO_STATE_CONFLICT', video ? "the video's file was already received" : 'the video no longer exists');
+      const why = `${NOT_A_VIDEO_REASON}${reason}`;
+      if (await this.deps.lifecycle.move(videoId, VideoStatus.TranscodingFailed, { from: [video.status], reason: why })) return { status: VideoStatus.TranscodingFailed, reason: why };
+      const now = await this.deps.videos.get(videoId);
+      return { status: now?.status ?? -1, reason: now?.statusReason ?? '' };
+    });
+  }
+
+  /**
    * Finishes sources stored before a crash: a video still in status `from` (8, or 3 for a pull)
    * whose source file exists is probed and moved on; `from` 8 includes a video in 7 whose
    * earlier file was not a video (the new one was stored). Resolves with the outcome, or

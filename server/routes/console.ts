@@ -26,6 +26,7 @@ const CSP = [
  * Serves the console at `/console`: its hashed assets (cached for a year), and `index.html` for
  * every other path under it (the console routes in the browser). Answers 503 with what to run
  * when the console has not been built. The API it calls is the admin API; nothing here needs auth.
+ * `/` itself redirects to the console.
  */
 export function consoleRouter(opts: { distDir?: string } = {}): Router {
   const dist = opts.distDir ?? CONSOLE_DIST;
@@ -49,5 +50,12 @@ export function consoleRouter(opts: { distDir?: string } = {}): Router {
     });
   };
   r.get(['/console', '/console/{*rest}'], (_req, res) => sendIndex(res));
+  // The server's root is what a person types after reading the addresses vop prints: it leads to
+  // the console, for every client alike (a JSON 404 there told a new user nothing). The address
+  // is relative, so that a proxy serving vop under a path prefix keeps it. GET and HEAD only.
+  r.get('/', (_req, res) => {
+    res.set({ 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' });
+    res.redirect(302, 'console/');
+  });
   return r;
 }

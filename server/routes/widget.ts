@@ -8,8 +8,9 @@ import { logIfUnexpected, toApiError } from '../http/errorResponses.js';
 import type { HotHandler } from '../http/hotPaths.js';
 import { ParamBag } from '../http/params.js';
 import type { IngestService } from '../ingest/ingestService.js';
+import { NOT_VIDEO_EXTENSIONS, QUICK_LOOK_BYTES } from '../ingest/quickLook.js';
 import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
-import { NOT_A_VIDEO_FOR_PAGE, renderUploadPage, sendUploadPage, sendWidgetError, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
+import { NOT_A_VIDEO_FOR_PAGE, renderUploadPage, sendUploadPage, sendWidgetError, widgetErrorText, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
 
 /**
  * The repository's `widget/` folder: the sources of the two scripts (src/: the shared part and
@@ -42,7 +43,7 @@ export interface WidgetRouterDeps {
    * credential; reopenUploadSession reopens a page from its credential (a reload after the
    * spec's timestamp went stale).
    */
-  sessions: Pick<IngestService, 'openUploadSession' | 'reopenUploadSession'>;
+  sessions: Pick<IngestService, 'openUploadSession' | 'reopenUploadSession' | 'refuseOnQuickLook'>;
   /** The public address of the scripts (spec {script_url}) for this request, ending in `/`. */
   scriptBaseUrl: (req: Request) => string;
   log: (line: string) => void;
@@ -105,6 +106,7 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
         chunkSize,
         retryDelays: page.retryDelays,
         notAVideo: NOT_A_VIDEO_FOR_PAGE,
+        quickLook: { extensions: NOT_VIDEO_EXTENSIONS, bytes: QUICK_LOOK_BYTES, report: QUICK_LOOK_REPORT },
       };
     } catch (err) {
       const apiErr = toApiError(err);
@@ -116,6 +118,26 @@ export function widgetRouter(deps: WidgetRouterDeps): Router {
     }
     sendUploadPage(res, renderUploadPage(template, data), data.mode);
   });
+
+  // The page's report of a file it found not to be a video before sending it (ingest/quickLook.ts):
+  // the credential in its header, the file's name in X-File-Name (percent-encoded), its first
+  // bytes as the body. Answered like the last tus PATCH of such a file: 422 with the error line.
+  r.post(
+    '/widget/upload/not-a-video',
+    express.raw({ type: () => true, limit: QUICK_LOOK_BYTES }),
+    async (req: Request, res: Response) => {
+      let refusal: ApiError;
+      try {
+        const head = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        refusal = await deps.sessions.refuseOnQuickLook(req.get('x-upload-credential') ?? '', readFileName(req.get('x-file-name')), head);
+      } catch (err) {
+        refusal = toApiError(err);
+        logIfUnexpected(deps.log, refusal, err, req.method, req.path);
+      }
+      res.set({ 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+      res.status(refusal.def.httpStatus).type('text/plain; charset=utf-8').send(`${widgetErrorText(refusal)}\n`);
+    },
+  );
 
   return r;
 }
@@ -142,6 +164,20 @@ export function widgetAssets(deps: Pick<WidgetRouterDeps, 'log' | 'page' | 'widg
   if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);
   else deps.log('WARNING: tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).');
   return Object.fromEntries(Object.entries(assets).map(([route, asset]) => [route, (req, res, hot) => sendAsset(req, res, asset, page.assetMaxAgeSeconds, hot.answer)]));
+}
+
+/** Where the upload page reports a file it refused on a quick look, relative to the page (a path prefix is kept). */
+const QUICK_LOOK_REPORT = 'upload/not-a-video';
+
+/** A file name the page sent percent-encoded, as a name: cut to 255 characters, no control characters. */
+function readFileName(header: string | undefined): string {
+  let name = header ?? '';
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // Not percent-encoded: taken as it came.
+  }
+  return [...name.replace(/[\u0000-\u001f\u007f]/g, '')].slice(0, 255).join('') || 'the file';
 }
 
 /** The source files of a widget form's script, in the order they run. */

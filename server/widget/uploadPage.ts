@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { RESULT_CODES, type ApiError } from '../core/errors.js';
+import { ERROR_PAGE_TEXT, errorPageSentence, type ErrorPageLanguage } from './errorPageText.js';
 
 /** The two forms of spec 4.5: the page is the same, only where it posts its results differs. */
 export type WidgetMode = 'window' | 'overlay';
@@ -22,6 +23,11 @@ export interface UploadPageData {
   retryDelays: number[];
   /** The result code the page shows, and reports, for a file that is not a video. */
   notAVideo: { code: string; message: string };
+  /**
+   * The quick look at a chosen file before it is sent (ingest/quickLook.ts): the names that are
+   * never videos, how many first bytes to read, and where to report such a file (relative to the page).
+   */
+  quickLook: { extensions: readonly string[]; bytes: number; report: string };
 }
 
 /** {@link UploadPageData.notAVideo}, from the one catalogue. */
@@ -36,14 +42,8 @@ export interface ErrorPageData {
   mode: WidgetMode;
 }
 
-/**
- * The error page's title in the upload page's languages (widget/page/upload.js has the page's
- * catalogue); its one line of text is the spec's, the same in every language.
- */
-const ERROR_PAGE_TITLE = { en: 'Upload a video', 'zh-CN': '上传视频' } as const;
-
 /** The browser's language among the upload page's: any Chinese is zh-CN, else English. */
-export function pageLanguage(req: Request): keyof typeof ERROR_PAGE_TITLE {
+export function pageLanguage(req: Request): ErrorPageLanguage {
   const best = req.acceptsLanguages('en', 'zh', 'zh-CN', 'zh-Hans', 'zh-TW', 'zh-HK', 'zh-SG');
   return typeof best === 'string' && best.startsWith('zh') ? 'zh-CN' : 'en';
 }
@@ -119,10 +119,11 @@ export function widgetErrorText(err: ApiError): string {
  * shows it in its layer).
  *
  * Spec 4.5 says the text appears as a plain-text page, and so it does to any client that does not
- * prefer HTML. A browser opening the widget asks for HTML: it gets a page whose whole text is the
- * same line, plus one script of vop's (widget/page/failed.js) that posts the code and message to
- * the host page's origin, so that onFailure can say why instead of "closed". The message holds
- * nothing the URL's holder could not read by opening it.
+ * prefer HTML. A browser opening the widget asks for HTML: a person reads it, so it gets a
+ * sentence in its language (errorPageText.ts) with the same line in small print under it, plus
+ * one script of vop's (widget/page/failed.js) that posts the code and message to the host page's
+ * origin, so that onFailure can say why instead of "closed". The message holds nothing the URL's
+ * holder could not read by opening it.
  */
 export function sendWidgetError(req: Request, res: Response, err: ApiError, page: Omit<ErrorPageData, 'code' | 'message'>): void {
   commonPageHeaders(res);
@@ -137,10 +138,10 @@ export function sendWidgetError(req: Request, res: Response, err: ApiError, page
   const lang = pageLanguage(req);
   res.vary('Accept-Language');
   const html =
-    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${ERROR_PAGE_TITLE[lang]}</title>` +
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${ERROR_PAGE_TEXT[lang].title}</title>` +
     `<script type="application/json" id="vop-error">${jsonForScriptBlock(data)}</script>` +
     `<script src="page/failed.js" defer></script></head>` +
-    `<body><pre>${escapeHtml(text)}</pre></body></html>`;
+    `<body><p id="sentence">${escapeHtml(errorPageSentence(lang, err.code))}</p><small><pre>${escapeHtml(text)}</pre></small></body></html>`;
   res.set({
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Security-Policy': "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",

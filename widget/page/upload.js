@@ -11,9 +11,13 @@
  * line the page showed, code and message its `ErrorCode` and `ErrorMessage` when it had them):
  * - success: the server answered the last PATCH: the whole file is stored and its probe found a
  *   video (the server answers that PATCH only after the probe).
- * - refused: the file is not a video: the page's quick look said so before uploading (a name
- *   such as .txt or .pdf, or text bytes), or the server's probe did on the last PATCH (422, code
- *   307). The page takes another file; the host hears of the refusal only if the user closes.
+ * - refused: the file is not a video: the page's quick look said so before uploading (empty, a
+ *   name such as .txt or .pdf, or text bytes; reported to the server, which records it as it
+ *   records ffprobe's verdict), or the server's probe did on the last PATCH (422, code 307). The
+ *   page takes another file; the host hears of the refusal only if the user closes.
+ *
+ * The person sees a sentence in the page's language with the result code in small print; the
+ * `reason` posted to the host stays the spec's line (`ErrorCode : …, ErrorMessage : …`).
  * - failure: the server refused the upload for good (a 4xx other than 409/423: the credential
  *   expired, the file is too large, the video already has a file). The page offers nothing more.
  * - error: the network (or the server, 5xx) failed and tus-js-client's retries ran out. The upload
@@ -39,6 +43,9 @@
    * @property {number[]} retryDelays Milliseconds before each retry of a failed request.
    * @property {{ code: string, message: string }} notAVideo vop's result code for a file that is
    *   not a video (the page uses it for its own quick refusals too).
+   * @property {{ extensions: string[], bytes: number, report: string }} quickLook The quick look at
+   *   a chosen file (server/ingest/quickLook.ts): names that are never videos, how many first bytes
+   *   to read, and where to report such a file (relative to this page) so that the server records it.
    */
 
   const MESSAGE_TAG = 'vop-upload';
@@ -65,14 +72,25 @@
     duration: (h, m, s) => (h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s} s` : `${s} s`),
     /** @type {(d: string) => string} */
     left: (d) => `${d} left`,
-    /** @type {(name: string, line: string) => string} */
-    notAccepted: (name, line) => `"${name}" was not accepted: ${line}. Choose a video file.`,
-    /** @type {(name: string, ext: string) => string} */
-    isExtension: (name, ext) => `"${name}" is a .${ext} file`,
     /** @type {(name: string) => string} */
-    isText: (name) => `"${name}" is a text file`,
-    /** @type {(name: string) => string} */
-    isEmpty: (name) => `"${name}" is empty`,
+    notAVideo: (name) => `"${name}" is not a video the server can take. Choose a video file.`,
+    /** @type {(code: string) => string} */
+    code: (code) => `code ${code}`,
+    /** What each result code the server may answer an upload with means to the person uploading. */
+    codes: {
+      requestRefused: 'The server did not understand this upload page. Close it and open the upload again.',
+      101: 'This application no longer exists on the video server.',
+      102: 'This application is disabled on the video server, so it takes no uploads.',
+      106: 'Too many failed attempts from this network. Wait a minute, then open the upload again.',
+      107: 'This upload page has expired. Close it and open the upload again.',
+      301: 'This video no longer exists on the video server.',
+      302: 'This upload page is for another video. Close it and open the upload again.',
+      303: 'This video already has its file, or another upload of it is under way.',
+      401: 'The file is larger than the server accepts.',
+      500: 'The video server failed. Try again later.',
+      503: 'The video server cannot take uploads now. Try again later.',
+      507: 'The video server is short of disk space for this file now. Try again later.',
+    },
     /** @type {(attempt: number) => string} */
     connectionRetry: (attempt) => `Connection lost; retrying (attempt ${attempt})…`,
     /** @type {(attempt: number) => string} */
@@ -80,6 +98,7 @@
     networkLost: 'network error: the connection to the server was lost',
     /** @type {(status: number) => string} */
     serverFailed: (status) => `the server failed (HTTP ${status})`,
+    noSpace: 'the video server is short of disk space',
     /** @type {(reason: string, network: boolean) => string} */
     stopped: (reason, network) => `The upload stopped: ${reason}. It resumes where it stopped when you press Resume${network ? ' or the connection comes back' : ''}.`,
     sessionInvalid: 'the upload session is no longer valid; close this window and open the upload again',
@@ -117,14 +136,27 @@
     bytes: '字节',
     duration: (h, m, s) => (h > 0 ? `${h} 小时 ${m} 分` : m > 0 ? `${m} 分 ${s} 秒` : `${s} 秒`),
     left: (d) => `剩余 ${d}`,
-    notAccepted: (name, line) => `“${name}”未被接受：${line}。请选择视频文件。`,
-    isExtension: (name, ext) => `“${name}”是 .${ext} 文件`,
-    isText: (name) => `“${name}”是文本文件`,
-    isEmpty: (name) => `“${name}”是空文件`,
+    notAVideo: (name) => `“${name}”不是服务器能接受的视频。请选择视频文件。`,
+    code: (code) => `错误代码 ${code}`,
+    codes: {
+      requestRefused: '服务器无法识别此上传页面。请关闭后重新打开上传。',
+      101: '视频服务器上已没有此应用。',
+      102: '此应用已在视频服务器上停用，不接受上传。',
+      106: '来自此网络的失败尝试过多。请等一分钟后重新打开上传。',
+      107: '此上传页面已过期。请关闭后重新打开上传。',
+      301: '视频服务器上已没有此视频。',
+      302: '此上传页面属于另一个视频。请关闭后重新打开上传。',
+      303: '此视频已有文件，或它的另一次上传正在进行。',
+      401: '文件超过服务器接受的大小。',
+      500: '视频服务器出错。请稍后再试。',
+      503: '视频服务器现在无法接受上传。请稍后再试。',
+      507: '视频服务器现在没有足够的磁盘空间存放此文件。请稍后再试。',
+    },
     connectionRetry: (attempt) => `连接中断；正在重试（第 ${attempt} 次）…`,
     busyRetry: (attempt) => `服务器繁忙；正在重试（第 ${attempt} 次）…`,
     networkLost: '网络错误：与服务器的连接已断开',
     serverFailed: (status) => `服务器出错（HTTP ${status}）`,
+    noSpace: '视频服务器磁盘空间不足',
     stopped: (reason, network) => `上传已停止：${reason}。按“继续”${network ? '或连接恢复时' : ''}会从停止处接着上传。`,
     sessionInvalid: '上传会话已失效；请关闭此窗口并重新打开上传',
     tooLargeForType: (type) => `文件超过服务器对 ${type} 上传所接受的大小`,
@@ -249,10 +281,26 @@
   /**
    * @param {string} text
    * @param {'' | 'ok' | 'warn' | 'bad'} [tone]
+   * @param {string} [code] vop's result code, shown in small print after the sentence
    */
-  function say(text, tone = '') {
+  function say(text, tone = '', code = '') {
     ui.message.textContent = text;
     ui.message.className = `message ${tone}`.trim();
+    if (code) {
+      const small = document.createElement('small');
+      small.className = 'code';
+      small.textContent = T.code(code);
+      ui.message.append(' ', small);
+    }
+  }
+
+  /**
+   * What a result code of the server means to the person uploading, in the page's language.
+   * @param {string} code
+   */
+  function plainWords(code) {
+    const known = /** @type {Record<string, string>} */ (T.codes)[code];
+    return known ?? (Number(code) >= 500 ? T.codes[500] : T.codes.requestRefused);
   }
 
   /** @param {State} next */
@@ -298,35 +346,25 @@
 
   // ---- files that are not videos ----
 
-  /**
-   * Names that are never videos: documents, archives, programs, still images, sound. Refused
-   * before a byte is sent (the server would refuse them after the whole upload). Names that
-   * could be either (.ts is also TypeScript, .ogg may hold video, .gif moves) are left to the
-   * server's probe.
-   */
-  const NOT_VIDEO_EXTENSIONS = new Set(
-    ('txt md csv tsv json xml html htm log ini yaml yml pdf doc docx xls xlsx ppt pptx odt ods odp rtf epub ' +
-      'zip rar 7z gz bz2 xz tar tgz exe msi dmg apk deb rpm iso jpg jpeg png bmp heic heif webp tif tiff svg psd ' +
-      'mp3 wav flac m4a aac wma opus').split(' '),
-  );
+  /** Names that are never videos (the server's list, server/ingest/quickLook.ts). */
+  const NOT_VIDEO_EXTENSIONS = new Set(session.quickLook.extensions);
 
   /**
-   * A quick look at a file the user chose: why it is obviously not a video, or '' (then the
-   * server's probe decides). By its name, or by its first 4 KiB being text: every video
-   * container has binary bytes in its first 4 KiB (box sizes, sync words, NUL bytes).
+   * A quick look at a file the user chose, by the server's rule (server/ingest/quickLook.ts): its
+   * first bytes if it is obviously not a video (empty, a name that never is one, or text bytes),
+   * to report to the server; undefined otherwise (then it is uploaded and ffprobe decides).
    * @param {File} file
-   * @returns {Promise<string>}
+   * @returns {Promise<ArrayBuffer | undefined>}
    */
   async function obviousNonVideo(file) {
-    const ext = (/\.([^./\\]+)$/.exec(file.name)?.[1] ?? '').toLowerCase();
-    if (NOT_VIDEO_EXTENSIONS.has(ext)) return EN.isExtension(file.name, ext);
     let head;
     try {
-      head = new Uint8Array(await file.slice(0, 4096).arrayBuffer());
+      head = await file.slice(0, session.quickLook.bytes).arrayBuffer();
     } catch {
-      return ''; // unreadable here: let the server judge
+      return undefined; // unreadable here: let the server judge
     }
-    return looksLikeText(head) ? EN.isText(file.name) : '';
+    const ext = (/\.([^./\\]+)$/.exec(file.name)?.[1] ?? '').toLowerCase();
+    return head.byteLength === 0 || NOT_VIDEO_EXTENSIONS.has(ext) || looksLikeText(new Uint8Array(head)) ? head : undefined;
   }
 
   /** @param {Uint8Array} bytes */
@@ -342,6 +380,35 @@
     } catch {
       return false;
     }
+  }
+
+  /**
+   * Tells the server that `file` is not a video, with its first bytes, so that the video ends as
+   * after any other verdict (7, its callback, 307). Resolves with the server's refusal to show;
+   * `upload` when the server does not find it obviously not a video (it is then uploaded for
+   * ffprobe to judge); a refusal of the upload itself (an expired page, a video that has its
+   * file) as `failed`; undefined when the server could not be reached (the page refuses the file
+   * on its own: it is no video either way).
+   * @param {File} file
+   * @param {ArrayBuffer} head
+   * @returns {Promise<{ refused: { code: string, message: string } } | { failed: { code: string, message: string }, status: number } | 'upload' | undefined>}
+   */
+  async function reportNonVideo(file, head) {
+    let res;
+    try {
+      res = await fetch(new URL(session.quickLook.report, window.location.href), {
+        method: 'POST',
+        headers: { 'X-Upload-Credential': session.credential, 'X-File-Name': encodeURIComponent(file.name), 'Content-Type': 'application/octet-stream' },
+        body: head,
+      });
+    } catch {
+      return undefined;
+    }
+    const error = readErrorText(await res.text().catch(() => ''));
+    if (!error) return undefined;
+    if (error.code === session.notAVideo.code) return { refused: error };
+    if (res.status === 400) return 'upload';
+    return { failed: error, status: res.status };
   }
 
   /**
@@ -366,7 +433,8 @@
     ui.transfer.hidden = true;
     ui.input.value = '';
     const line = `ErrorCode : ${error.code}, ErrorMessage : ${error.message}`;
-    say(T.notAccepted(file.name, line), 'bad');
+    // The person sees a sentence in the page's language and the code; the host's developer gets the spec's line.
+    say(T.notAVideo(file.name), 'bad', error.code);
     notify('refused', line, error);
   }
 
@@ -405,25 +473,37 @@
     const response = /** @type {import('tus-js-client').DetailedError} */ (err).originalResponse;
     const status = response ? response.getStatus() : 0;
     clearFigures();
-    if (status === 0 || status >= 500 || status === 409 || status === 423) {
-      setState('stalled');
-      const reason = status === 0 ? EN.networkLost : EN.serverFailed(status);
-      say(T.stopped(status === 0 ? T.networkLost : T.serverFailed(status), status === 0), 'bad');
-      notify('error', reason);
-      return;
-    }
     // vop's tus endpoint answers a refusal with the spec's text (`ErrorCode : …, ErrorMessage : …`).
     const body = response?.getBody()?.trim() ?? '';
     const error = readErrorText(body);
+    if (status === 0 || status >= 500 || status === 409 || status === 423) {
+      setState('stalled');
+      const reason = status === 0 ? EN.networkLost : EN.serverFailed(status);
+      /** @param {typeof EN} m */
+      const said = (m) => (status === 0 ? m.networkLost : status === 507 ? m.noSpace : m.serverFailed(status));
+      say(T.stopped(said(T), status === 0), 'bad', error?.code);
+      notify('error', reason);
+      return;
+    }
     // The server's probe found no video in the stored file (the last PATCH): another file may do.
     if (error && error.code === session.notAVideo.code) return refuseFile(file, error);
+    showFailure(error, status, body);
+  }
+
+  /**
+   * The server refused the upload for good: a sentence in the page's language (the code in small
+   * print); the host gets the spec's line, or the English sentence when there was none.
+   * @param {{ code: string, message: string } | undefined} error
+   * @param {number} status
+   * @param {string} body
+   */
+  function showFailure(error, status, body) {
     setState('failed');
     /** @param {typeof EN} m */
-    const reasonIn = (m) =>
-      (error && body) ||
-      (status === 401 || status === 403 ? m.sessionInvalid : status === 413 ? m.tooLargeForType(session.uploadType) : m.refusedHttp(status));
-    say(T.failed(reasonIn(T)), 'bad');
-    notify('failure', reasonIn(EN), error);
+    const withoutCode = (m) => (status === 401 || status === 403 ? m.sessionInvalid : status === 413 ? m.tooLargeForType(session.uploadType) : m.refusedHttp(status));
+    if (error) say(plainWords(error.code), 'bad', error.code);
+    else say(T.failed(withoutCode(T)), 'bad');
+    notify('failure', (error && body) || withoutCode(EN), error);
   }
 
   /** @param {File} file */
@@ -432,16 +512,26 @@
       say(T.underWay, 'warn');
       return;
     }
-    if (file.size === 0) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: ${EN.isEmpty(file.name)}` });
     if (file.size > session.maxBytes) {
       say(T.tooLarge(file.name, formatBytes(file.size), session.uploadType, formatBytes(session.maxBytes)), 'bad');
       return;
     }
     setState('preparing');
     say(T.checking);
-    const why = await obviousNonVideo(file);
+    const head = await obviousNonVideo(file);
     if (/** @type {State} */ (state) !== 'preparing') return; // cancelled or closed meanwhile (the await let them run)
-    if (why) return refuseFile(file, { ...session.notAVideo, message: `${session.notAVideo.message}: ${why}` });
+    if (head) {
+      // Not a video, by the server's quick rule: the server records it as it records ffprobe's
+      // verdict on an uploaded file (one rule for a file that is not a video), without the upload.
+      const verdict = await reportNonVideo(file, head);
+      if (/** @type {State} */ (state) !== 'preparing') return;
+      if (verdict === undefined) return refuseFile(file, session.notAVideo);
+      if (verdict !== 'upload') {
+        if ('refused' in verdict) return refuseFile(file, verdict.refused);
+        const { failed, status } = verdict;
+        return showFailure(failed, status, `ErrorCode : ${failed.code}, ErrorMessage : ${failed.message}`);
+      }
+    }
     ui.fileName.textContent = file.name;
     ui.fileSize.textContent = formatBytes(file.size);
     ui.transfer.hidden = false;
