@@ -35,7 +35,11 @@ export class ConfigError extends Error {
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+  // Only an object written as a literal (or parsed from JSON) is a group of options: anything with
+  // a class of its own (the logger main.ts hands over, a function's state) is a value, kept whole.
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
 }
 
 /** Whether `value` fits `type` (a file's JSON values, or a variable's once parsed). */
