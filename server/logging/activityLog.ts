@@ -110,21 +110,20 @@ export function listenActivity(deps: ActivityLogDeps): () => void {
     else logger.error({ ...fields, error: withoutQueries(e.error) }, 'callback given up');
   };
 
-  events.on('video.registered', onRegistered);
-  events.on('upload.received', onReceived);
-  events.on('upload.refused', onRefused);
-  events.on('video.status', onStatus);
-  events.on('video.renditions', onRenditions);
-  events.on('job.state', onJob);
-  events.on('callback.attempt', onCallback);
+  // Each event with its line; attached now, detached by the function returned.
+  const listeners = [
+    ['video.registered', onRegistered],
+    ['upload.received', onReceived],
+    ['upload.refused', onRefused],
+    ['video.status', onStatus],
+    ['video.renditions', onRenditions],
+    ['job.state', onJob],
+    ['callback.attempt', onCallback],
+  ] as const;
+  type Listener = (...args: unknown[]) => void;
+  for (const [name, fn] of listeners) events.on(name, fn as Listener);
   return () => {
-    events.off('video.registered', onRegistered);
-    events.off('upload.received', onReceived);
-    events.off('upload.refused', onRefused);
-    events.off('video.status', onStatus);
-    events.off('video.renditions', onRenditions);
-    events.off('job.state', onJob);
-    events.off('callback.attempt', onCallback);
+    for (const [name, fn] of listeners) events.off(name, fn as Listener);
   };
 }
 

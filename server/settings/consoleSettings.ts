@@ -42,24 +42,8 @@ export const LIVE_SETTINGS: readonly SettingKey[] = [
   'downloadConcurrency',
 ];
 
-const KEYS: readonly SettingKey[] = [
-  'publicUrl',
-  'scriptBaseUrl',
-  'port',
-  'ladderRungs',
-  'audioBitrateKbps',
-  'maxUploadBytesFlash',
-  'maxUploadBytesSilverlight',
-  'multipartMaxBytes',
-  'pullMaxBytes',
-  'pullAllow',
-  'pullDeny',
-  'registrationsPerMinute',
-  'maxVideosPerApp',
-  'expireUnuploadedDays',
-  'transcodeConcurrency',
-  'downloadConcurrency',
-];
+/** Every setting, in the order the console shows them: those read at start, then the live ones. */
+const KEYS: readonly SettingKey[] = ['publicUrl', 'scriptBaseUrl', 'port', 'ladderRungs', 'audioBitrateKbps', ...LIVE_SETTINGS];
 
 /** Most rungs a ladder may have: each is one more encode of every source. */
 const MAX_RUNGS = 12;
