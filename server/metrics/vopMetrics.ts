@@ -182,8 +182,8 @@ export class VopMetrics {
       deps.events.off('upload.refused', onRefused);
       deps.events.off('callback.attempt', onCallback);
     };
-    // The first count starts now, so the first scrape finds figures.
-    this.storageFigures.peek();
+    // No count at start: the figures are the console's cached ones, and a count made now (of a
+    // store still empty) would be what the console's storage view shows for its cache time.
   }
 
   /** Every metric, in Prometheus's text format ({@link METRICS_CONTENT_TYPE}). */
