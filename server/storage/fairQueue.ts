@@ -89,21 +89,30 @@ const ENDED: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
 export async function listInQueueOrder(filter: JobFilter, parts: QueueListParts): Promise<JobRecord[]> {
   const states = filter.states?.length ? filter.states : ALL_STATES;
   const limit = filter.limit ?? 500;
-  const out: JobRecord[] = [];
-  if (states.includes('running')) out.push(...(await parts.plain({ ...filter, states: ['running'], limit })));
-  if (states.includes('queued') && out.length < limit) {
-    const want = limit - out.length;
-    // Only an application's first `want` jobs can be among the first `want` of the whole queue.
+  // The queued jobs are read before the running ones, though listed after them: a job moves from
+  // queued to running, and a claim that falls between two reads (each is its own await) would
+  // otherwise hide it from both, so that "is a job of this video live?" answered no while one was
+  // being claimed. Read in this order, a job claimed meanwhile is in both reads: kept once, as running.
+  let queued: JobRecord[] = [];
+  if (states.includes('queued')) {
+    // Only an application's first `limit` jobs can be among the first `limit` of the whole queue.
     const figures = (await parts.figures(filter.types ?? [])).filter((f) => filter.appId === undefined || f.appId === filter.appId);
-    const keys = (await Promise.all(figures.map((f) => parts.queuedKeys(filter, f.type, f.appId, want)))).flat();
+    const keys = (await Promise.all(figures.map((f) => parts.queuedKeys(filter, f.type, f.appId, limit)))).flat();
     if (keys.length > 0) {
-      const chosen = fairQueueOrder(keys, figures).slice(0, want);
+      const chosen = fairQueueOrder(keys, figures).slice(0, limit);
       const rows = new Map((await parts.byIds(chosen.map((k) => k.id))).map((j) => [j.id, j]));
-      for (const k of chosen) {
+      // Claimed or removed between the two reads: left out here (a claimed one is among the running).
+      queued = chosen.flatMap((k) => {
         const j = rows.get(k.id);
-        if (j) out.push(j); // claimed or removed between the two reads: left out
-      }
+        return j && j.state === 'queued' ? [j] : [];
+      });
     }
+  }
+  const out: JobRecord[] = states.includes('running') ? await parts.plain({ ...filter, states: ['running'], limit }) : [];
+  const running = new Set(out.map((j) => j.id));
+  for (const j of queued) {
+    if (out.length >= limit) break;
+    if (!running.has(j.id)) out.push(j);
   }
   const ended = states.filter((s) => ENDED.includes(s));
   if (ended.length > 0 && out.length < limit) out.push(...(await parts.plain({ ...filter, states: ended, limit: limit - out.length })));
