@@ -87,7 +87,7 @@ export async function buildServer() {
  *
  * The flags, and why: `--enable-source-maps`, so that stack traces name the TypeScript sources;
  * `--expose-gc`, so that durableDatabase.ts's releaseImage() frees an export's copy at once;
- * `--initial-old-space-size=64`, a 64 MB floor under V8's old-generation limit, without which
+ * `--initial-old-space-size=128`, a 128 MB floor under V8's old-generation limit, without which
  * every upload ran a full collection each 20 to 28 MB (test/upload-gc.test.ts says why).
  */
 export function startNodeFlags() {

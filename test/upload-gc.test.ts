@@ -6,7 +6,7 @@
  * above the size where V8 starts incremental marking at all, and the limit V8 sets for so small a
  * heap leaves about 16 MB of room: an upload used to run 37 to 50 full collections (mark-compact)
  * per GiB, one every 20 to 28 MB, and vop spent about twice the CPU it does now. `npm start` gives
- * the old generation a 64 MB floor (`--initial-old-space-size=64`), and the young-generation
+ * the old generation a 128 MB floor (`--initial-old-space-size=128`), and the young-generation
  * collections (scavenges) that free the buffers are then all it takes.
  *
  * Run on the bundle `npm start` runs, with its flags, and test/helpers/gcLines.mjs to report each
@@ -25,7 +25,7 @@ import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir, type 
 const MIB = 1024 * 1024;
 /** Big enough that the old flags ran a dozen full collections; small enough to take about a second. */
 const UPLOAD_MIB = 256;
-const FLOOR_FLAG = '--initial-old-space-size=64';
+const FLOOR_FLAG = '--initial-old-space-size=128';
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 afterAll(() => killStrayProcesses());
