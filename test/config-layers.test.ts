@@ -12,7 +12,8 @@ import { runCli } from '../server/cli.js';
 import { resolveOptions } from '../server/config.js';
 import { envNameOf, optionCatalogue } from '../server/configuration/optionCatalogue.js';
 import { parseStartArgs, withSavedSettings } from '../server/startArgs.js';
-import { tempDataDir } from './helpers/server.js';
+import { code, readDoc, tables } from './docTables.js';
+import { ROOT, tempDataDir } from './helpers/server.js';
 
 /** A configuration file holding `tree`, in a fresh folder. */
 function configFile(tree: unknown): string {
@@ -78,6 +79,21 @@ describe('every option as a VOP_* variable', () => {
     // The documented options are among them (docs/uploads.md, console.md, interface.md).
     for (const p of ['ingest.pull.connectTimeoutMs', 'callbacks.retry.maxRetries', 'housekeeping.stalledUploadMinutes', 'processing.ladder.rungs', 'auth.perApp.windowMs']) {
       expect(options.has(p), p).toBe(true);
+    }
+  });
+
+  it("gives every option of the docs' option tables a place in the file and a variable (an option, or a group set as JSON)", () => {
+    const { options, groups, byEnv } = optionCatalogue();
+    const pages = fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+    const documented = pages.flatMap((page) =>
+      tables(readDoc(page))
+        .filter((t) => t.marker === 'options')
+        .flatMap((t) => t.rows.flatMap((r) => code(r.option!).split(',').map((n) => n.trim()))),
+    );
+    expect(documented.length).toBeGreaterThan(30);
+    for (const p of documented) {
+      expect(options.has(p) || groups.has(p), `${p}: no place in the configuration`).toBe(true);
+      expect(byEnv.get(envNameOf(p)), `${p}: no variable`).toBe(p);
     }
   });
 
