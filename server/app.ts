@@ -40,6 +40,9 @@ import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from './core/tokens.js';
 import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
 import { SigningKeysService } from './services/signingKeys.js';
+import { BackupService } from './services/backupService.js';
+import { VOP_VERSION } from './core/version.js';
+import { ADDRESS_FILE, removeServerAddress, writeServerAddress } from './storage/serverAddress.js';
 import { KeyRing } from './keys/keyRing.js';
 import { MediaTokens } from './keys/mediaTokens.js';
 import { UploadCredentials } from './ingest/uploadCredential.js';
@@ -322,8 +325,14 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   if (metrics) opened.push(() => metrics.close());
   const metricsRoute = metrics && metricsRouter({ metrics, gate: consoleServices.gate, allowRemote: options.adminRemote, ownNames, log });
   if (metricsRoute) app.use(metricsRoute);
+  // Backups (docs/backup.md): the database at one instant, the settings files, the media.
+  const backups = new BackupService(
+    { stores, objects, dataDir: options.dataDir, mode: options.databaseUrl ? 'cluster' : 'embedded', vopVersion: VOP_VERSION },
+    path.join(options.dataDir, 'backups'),
+    log,
+  );
   const consoleApi = createConsoleApi({
-    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, backups, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
@@ -402,7 +411,17 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
               void callbacks.startCatchUp();
               return Promise.all([processing.start(), resumeDownloads({ jobs, stores, startedAt: builtAt, log })]);
             })
-            .then(() => resolve(server!.address() as AddressInfo), reject);
+            .then(() => {
+              const bound = server!.address() as AddressInfo;
+              // For `vop backup --data-dir` (storage/serverAddress.ts): an address that answers the admin API (loopback by default).
+              const host = ['0.0.0.0', '::'].includes(bound.address) ? '127.0.0.1' : bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+              try {
+                writeServerAddress(options.dataDir, { url: `http://${host}:${bound.port}`, pid: process.pid });
+              } catch (err) {
+                log(`Could not write ${ADDRESS_FILE} in the data folder (vop backup will need --server): ${(err as Error).message}`);
+              }
+              resolve(bound);
+            }, reject);
         });
       });
     },
@@ -439,6 +458,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
         await relay?.close();
         await stores.close();
         s3?.close();
+        removeServerAddress(options.dataDir);
       })();
       return closing;
     },

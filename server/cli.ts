@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { BACKUP_COMMANDS, BACKUP_USAGE, runBackupCommand } from './backupCommands.js';
 import { CONFIG_USAGE, runConfigCommand } from './configCommands.js';
 
 const USAGE = `Usage: npm run vop -- <command> [options]
@@ -20,6 +21,7 @@ Commands:
   apps enable <appId>
   apps rotate-secret <appId>
   ${CONFIG_USAGE}
+  ${BACKUP_USAGE}
 
 Options:
   --server <url>        the server (default http://127.0.0.1:8080, or VOP_SERVER)
@@ -36,6 +38,12 @@ export interface CliResult {
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
   // The configuration commands read files and variables only: no server, no token.
   if (argv[0] === 'config') return runConfigCommand(argv.slice(1), env);
+  // Backups write their messages to stderr as they go (stdout may be the backup itself).
+  if (BACKUP_COMMANDS.includes(argv[0] ?? '')) {
+    const lines: string[] = [];
+    const code = await runBackupCommand(argv, env, { stdout: process.stdout, say: (l) => lines.push(l) });
+    return { code, stdout: '', stderr: lines.length ? `${lines.join('\n')}\n` : '' };
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -133,7 +141,13 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
 
 class UsageError extends Error {}
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) {
+if ((import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) && BACKUP_COMMANDS.includes(process.argv[2] ?? '')) {
+  // Not 0 unless the command says so: a command whose work stalled must not look done.
+  process.exitCode = 1;
+  runBackupCommand(process.argv.slice(2), process.env, { stdout: process.stdout, say: (l) => process.stderr.write(`${l}\n`) }).then((code) => {
+    process.exitCode = code;
+  });
+} else if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) {
   runCli(process.argv.slice(2)).then((r) => {
     process.stdout.write(r.stdout);
     process.stderr.write(r.stderr);

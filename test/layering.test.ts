@@ -92,8 +92,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   // What the features share: the job queue, application authentication, a video's lifecycle and
   // view, the upload page, the signing keys.
   ['jobs/', 'auth/', 'videos/', 'widget/', 'keys/'],
-  // The features.
-  ['callbacks/', 'ingest/', 'processing/'],
+  // The features (backups among them: the database, the settings files and the media, copied and put back).
+  ['callbacks/', 'ingest/', 'processing/', 'backup/'],
   ['services/'],
   ['config.ts'],
   // The start configuration's layers: the option catalogue, the file, the variables, their sources.
@@ -105,7 +105,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['routes/'],
   // The composition, then the entry points.
   ['app.ts'],
-  ['bootstrap.ts', 'configCommands.ts'],
+  ['bootstrap.ts', 'configCommands.ts', 'backupCommands.ts'],
   ['main.ts', 'cli.ts'],
 ];
 

@@ -63,6 +63,10 @@ export const RESULT_CODES = {
   REGISTRATION_RATE_LIMITED: { code: '308', message: 'Too Many Registrations', httpStatus: 429, transport: false },
   /** The application has as many videos as its quota allows; delete some, or the admin raises it. */
   VIDEO_QUOTA_EXCEEDED: { code: '309', message: 'Video Quota Reached', httpStatus: 403, transport: false },
+  /** Admin API: no backup in the backup folder has this name. */
+  BACKUP_NOT_FOUND: { code: '310', message: 'Backup Not Found', httpStatus: 404, transport: false },
+  /** Admin API: this node is making a backup already; one at a time. */
+  BACKUP_IN_PROGRESS: { code: '311', message: 'Backup In Progress', httpStatus: 409, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

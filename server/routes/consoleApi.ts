@@ -23,6 +23,8 @@ import { adminUploadsRouter } from './adminUploads.js';
 import { adminVideosRouter } from './adminVideos.js';
 import { adminKeysRouter } from './adminKeys.js';
 import { adminTryUploadRouter } from './adminTryUpload.js';
+import { adminBackupsRouter } from './adminBackups.js';
+import type { BackupService } from '../services/backupService.js';
 import type { MediaAccess } from '../services/mediaAccess.js';
 import type { SigningKeysService } from '../services/signingKeys.js';
 
@@ -39,6 +41,8 @@ export interface ConsoleApiDeps {
   media: MediaAccess;
   /** The signing keys (media addresses, upload credentials). */
   keys: SigningKeysService;
+  /** Backups: made, listed and downloaded. */
+  backups: BackupService;
   /** Where the server listens (undefined before listen). */
   boundAddress: () => AddressInfo | undefined;
   log: (line: string) => void;
@@ -79,6 +83,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   );
   router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media }));
   router.use(adminKeysRouter(deps.keys));
+  router.use(adminBackupsRouter(deps.backups, deps.backups.defaultMedia));
   router.use(adminUploadsRouter(uploads));
   router.use(adminTryUploadRouter(services.tryUpload));
   router.use(adminHousekeepingRouter({ storage: services.storage, expiry: services.expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));

@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import { VOP_VERSION } from '../core/version.js';
 import type { HotHandler } from '../http/hotPaths.js';
 import { JSON_CONTENT_TYPE } from '../http/errorResponses.js';
-
-const VERSION = process.env.npm_package_version ?? '0.1.0';
 
 /** What anyone gets: made once. */
 const OK = Buffer.from(JSON.stringify({ status: 'ok' }));
@@ -30,7 +29,7 @@ export function healthCheck(deps: {
       body = Buffer.from(
         JSON.stringify({
           status: 'ok',
-          version: VERSION,
+          version: VOP_VERSION,
           uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
           videosByStatus,
           warnings,

@@ -204,3 +204,10 @@ function signalReaches(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** The live process (another than this one) that holds `dir`'s lock, if any: for commands that must not open it beside a server. */
+export function lockHolder(dir: string): LockOwner | undefined {
+  const raw = readRaw(path.join(path.resolve(dir), 'vop.lock'));
+  const owner = raw === undefined ? undefined : parseOwner(raw);
+  return owner && owner.pid !== process.pid && isLockOwnerAlive(owner) ? owner : undefined;
+}

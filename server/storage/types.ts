@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { CallbackStore } from './callbackRecords.js';
 import type { JobStore } from './jobRecords.js';
 
@@ -437,8 +438,27 @@ export interface Stores {
   uploadReservations?: UploadReservationStore;
   /** The keys that sign media addresses and upload credentials. */
   signingKeys: SigningKeyStore;
+  /**
+   * A copy of all the metadata as it is at one instant, for a backup (backup/writeBackup.ts). Every
+   * write acknowledged before the call is in it; writes go on meanwhile.
+   */
+  exportDatabase(): Promise<DatabaseExport>;
   /** Flushes and releases the storage. */
   close(): Promise<void>;
   /** Problems found when the storage was opened (damaged files set aside). */
   warnings(): string[];
+}
+
+/** The metadata at one instant ({@link Stores.exportDatabase}), as the parts of a backup. */
+export interface DatabaseExport {
+  /** 'sqlite': one part, the embedded database's file. 'postgresql': one part per table. */
+  engine: 'sqlite' | 'postgresql';
+  /** The schema's migration count when the copy was taken. */
+  schemaVersion: number;
+  /** Rows at that instant. */
+  counts: { apps: number; videos: number; callbackDeliveries: number };
+  /** The parts, each read once, in order; their names start with `database/`. */
+  parts: Array<{ name: string; data: Uint8Array } | { name: string; size: number; open: () => Readable }>;
+  /** Frees what the copy holds (a transaction, temporary files); called once the parts are read or given up. */
+  release(): Promise<void>;
 }

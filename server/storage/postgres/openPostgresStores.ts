@@ -40,6 +40,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
     signingKeys: new PostgresSigningKeys(db),
+    exportDatabase: () => Promise.reject(new Error('Backups of a cluster database are not available yet.')),
     close: () => db.close(),
     warnings: () => [],
   };

@@ -4,6 +4,7 @@ import zlib from 'node:zlib';
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
 import { DataDirLock } from '../dataDirLock.js';
 import { fsyncDir, fsyncFile } from '../fsync.js';
+import { assertNoUnfinishedRestore } from '../restoreMarker.js';
 import { Journal, type JournalRecord, type SqlParam } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -90,6 +91,7 @@ export class DurableDatabase {
     const lock = DataDirLock.acquire(opts.dir);
     let opened: Database | undefined;
     try {
+      assertNoUnfinishedRestore(opts.dir);
       const SQL = await (sqlJs ??= initSqlJs());
       const warnings: string[] = [];
       const warn = (m: string) => {
@@ -217,6 +219,25 @@ export class DurableDatabase {
       this.snapshotting = undefined;
     });
     return this.snapshotting;
+  }
+
+  /**
+   * A copy of the database file as it is now, with every write executed so far, and what `read`
+   * finds in that same state (both before anything else runs), for a backup. Taken from the buffer
+   * sql.js keeps the file in when it still does (one copy of memory, about 40 ms for 117 MB), else
+   * through export().
+   */
+  copyNow<T>(read: () => T): { image: Uint8Array; read: T; schemaVersion: number } {
+    if (this.closed) throw new Error('The database is closed.');
+    const found = read();
+    const schemaVersion = pragmaNumber(this.db, 'user_version');
+    const live = this.liveImage();
+    if (live) return { image: Uint8Array.prototype.slice.call(live), read: found, schemaVersion };
+    for (const s of this.statements.values()) s.free();
+    this.statements.clear();
+    const image = this.db.export();
+    applyPragmas(this.db);
+    return { image, read: found, schemaVersion };
   }
 
   /** Flushes, snapshots and releases the lock. Further writes are refused. */

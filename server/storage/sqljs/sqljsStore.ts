@@ -11,6 +11,9 @@ import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows
 /** The fields VideoSearch.text looks in: title, uploader, tags, description. */
 const SEARCHED_FIELDS = ['title', 'create_user', 'tags', 'description'] as const;
 
+/** The embedded database's file in a backup. */
+export const SQLITE_BACKUP_PART = 'database/vop.db';
+
 /** Options of {@link openSqlJsStores}. */
 export interface SqlJsStoreOptions {
   /** The data directory; the database lives in it as `vop.db` plus `journal/`. */
@@ -30,6 +33,15 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     videos: new SqlJsVideoStore(db),
     signingKeys: new SqlJsSigningKeys(db),
     consoleSessions: new SqlJsConsoleSessionStore(db),
+    exportDatabase: async () => {
+      const { image, read: counts, schemaVersion } = db.copyNow(() => {
+        const row = db.get<{ apps: number; videos: number; deliveries: number }>(
+          'SELECT (SELECT COUNT(*) FROM apps) AS apps, (SELECT COUNT(*) FROM videos) AS videos, (SELECT COUNT(*) FROM callback_deliveries) AS deliveries',
+        )!;
+        return { apps: Number(row.apps), videos: Number(row.videos), callbackDeliveries: Number(row.deliveries) };
+      });
+      return { engine: 'sqlite', schemaVersion, counts, parts: [{ name: SQLITE_BACKUP_PART, data: image }], release: async () => undefined };
+    },
     close: () => db.close(),
     warnings: () => [...db.warnings],
   };

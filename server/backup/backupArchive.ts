@@ -1,0 +1,212 @@
+/**
+ * The backup file: a POSIX tar archive (so `tar tf` and `tar xf` read it too) of named parts,
+ * then `manifest.json` (what the parts are, with a SHA-256 of each), then a seal: a last entry
+ * holding the SHA-256 of every byte of the file before it.
+ *
+ * Why a seal as well as the parts' checksums: tar leaves bytes that no part covers (the padding
+ * after each part, the header's checksum field, whose terminator tar readers do not read), and a
+ * flipped byte there must be found too. With the seal every byte before it is covered, and the
+ * seal entry and the two zero blocks after it are checked byte for byte against what this writer
+ * makes (see checkTail). A copy cut off anywhere lacks the seal, so nothing cut short verifies.
+ */
+import crypto from 'node:crypto';
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import tar from 'tar-stream';
+
+/** What `manifest.json` says the file is. */
+export const BACKUP_FORMAT = 'vop-backup';
+/** Bumped when a reader of the old format could not read the new one. */
+export const BACKUP_FORMAT_VERSION = 1;
+export const MANIFEST_NAME = 'manifest.json';
+export const SEAL_NAME = 'vop-backup.seal';
+
+/** tar's block: every header and every part's padded length is a whole number of them. */
+const BLOCK = 512;
+/** The seal's entry, its 64 hex digits padded to a block, and tar's two zero blocks. */
+export const TAIL_BYTES = 4 * BLOCK;
+/** Longest entry name written as is; a longer media key is stored under a digest (see entryName). */
+const MAX_PLAIN_NAME = 100;
+
+/** One part as the manifest records it. */
+export interface PartRecord {
+  /** Its entry name in the archive. */
+  name: string;
+  size: number;
+  sha256: string;
+  /** A media part: the object key it restores to (the name is `media/<key>` when that fits). */
+  key?: string;
+}
+
+/** A part to write: its bytes in memory, or a stream of exactly `size` bytes. */
+export type PartSource = { name: string; key?: string; data: Uint8Array } | { name: string; key?: string; size: number; stream: Readable };
+
+/** The name a part is stored under: long media keys would need a pax header, which this format does not use. */
+export function entryName(prefix: string, key: string): string {
+  const plain = `${prefix}${key}`;
+  return Buffer.byteLength(plain) <= MAX_PLAIN_NAME ? plain : `${prefix}by-digest/${crypto.createHash('sha256').update(key).digest('hex')}`;
+}
+
+/**
+ * Writes one backup archive to `out`: add the parts in order, then finish with the manifest's
+ * fields. A failure of the output or of a part's source rejects add()/finish() and ends the
+ * archive without its seal, so the bytes written are never taken for a whole backup.
+ */
+export class BackupWriter {
+  private readonly pack = tar.pack();
+  private readonly hash = crypto.createHash('sha256');
+  private written = 0;
+  /** Bytes the entries added so far make, headers and padding included. */
+  private expected = 0;
+  private waiter: { at: number; resolve: () => void } | undefined;
+  private readonly parts: PartRecord[] = [];
+  private readonly done: Promise<void>;
+  private failure: unknown;
+  private readonly mtime = new Date();
+
+  constructor(out: Writable) {
+    const counter = new Transform({
+      transform: (chunk: Buffer, _enc, cb) => {
+        this.hash.update(chunk);
+        this.written += chunk.length;
+        if (this.waiter && this.written >= this.waiter.at) {
+          const w = this.waiter;
+          this.waiter = undefined;
+          w.resolve();
+        }
+        cb(null, chunk);
+      },
+    });
+    this.done = pipeline(this.pack as unknown as Readable, counter, out);
+    this.done.catch((err) => {
+      this.failure ??= err;
+      this.waiter?.resolve();
+    });
+  }
+
+  /** Adds a part; resolves with its record once its bytes are in the archive. */
+  async add(part: PartSource): Promise<PartRecord> {
+    this.throwIfFailed();
+    const size = 'data' in part ? part.data.length : part.size;
+    const record = await this.entry(part.name, size, 'data' in part ? part.data : part.stream);
+    if (part.key !== undefined) record.key = part.key;
+    this.parts.push(record);
+    return record;
+  }
+
+  /** The records of the parts added so far. */
+  records(): readonly PartRecord[] {
+    return this.parts;
+  }
+
+  /**
+   * Writes the manifest (the given fields, the format and the parts' records) and the seal, and
+   * waits for the output to take the last byte. Resolves with the archive's length and the manifest.
+   */
+  async finish<M extends object>(fields: M): Promise<{ bytes: number; manifest: M & ManifestBase }> {
+    this.throwIfFailed();
+    const manifest = { format: BACKUP_FORMAT, formatVersion: BACKUP_FORMAT_VERSION, ...fields, parts: this.parts } as M & ManifestBase;
+    await this.entry(MANIFEST_NAME, -1, Buffer.from(`${JSON.stringify(manifest, null, 1)}\n`));
+    // Everything before the seal has gone through the hash once the output took `expected` bytes.
+    await new Promise<void>((resolve) => {
+      if (this.written >= this.expected || this.failure) resolve();
+      else this.waiter = { at: this.expected, resolve };
+    });
+    this.throwIfFailed();
+    const seal = this.hash.copy().digest('hex');
+    this.pack.entry(sealHeader(), seal);
+    this.pack.finalize();
+    await this.done;
+    return { bytes: this.written, manifest };
+  }
+
+  /** Ends the archive unfinished (no manifest, no seal) and frees the output. */
+  abort(err: Error): void {
+    this.failure ??= err;
+    this.pack.destroy(err);
+  }
+
+  private entry(name: string, size: number, source: Uint8Array | Readable): Promise<PartRecord> {
+    const partHash = crypto.createHash('sha256');
+    return new Promise<PartRecord>((resolve, reject) => {
+      const header = { name, size: source instanceof Uint8Array ? source.length : size, mode: 0o600, mtime: this.mtime, type: 'file' as const };
+      if (Buffer.byteLength(name) > MAX_PLAIN_NAME) return reject(new Error(`Backup entry name too long: ${name}`));
+      this.expected += BLOCK + Math.ceil(header.size / BLOCK) * BLOCK;
+      if (source instanceof Uint8Array) {
+        partHash.update(source);
+        this.pack.entry(header, Buffer.from(source.buffer, source.byteOffset, source.length), (err) => {
+          if (err) reject(err);
+          else resolve({ name, size: header.size, sha256: partHash.digest('hex') });
+        });
+        return;
+      }
+      let seen = 0;
+      const sink = this.pack.entry(header, (err) => {
+        if (err) return reject(err);
+        if (seen !== header.size) return reject(new Error(`${name} gave ${seen} bytes, not the ${header.size} it was listed with`));
+        resolve({ name, size: header.size, sha256: partHash.digest('hex') });
+      });
+      const hashing = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          seen += chunk.length;
+          partHash.update(chunk);
+          cb(null, chunk);
+        },
+      });
+      pipeline(source, hashing, sink as unknown as Writable).catch((err) => {
+        this.abort(err as Error);
+        reject(err);
+      });
+    });
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
+  }
+}
+
+/** What every manifest holds, whatever else it says. */
+export interface ManifestBase {
+  format: typeof BACKUP_FORMAT;
+  formatVersion: number;
+  parts: PartRecord[];
+}
+
+/** The seal's header: fixed in every field (no time, no owner), so a reader can check it byte for byte. */
+function sealHeader(): tar.Headers {
+  return { name: SEAL_NAME, size: 64, mode: 0o600, mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '', type: 'file' };
+}
+
+let expectedTail: Promise<Buffer> | undefined;
+
+/** The last {@link TAIL_BYTES} of any backup whose seal is `seal`: this writer's own bytes for it. */
+async function tailFor(seal: string): Promise<Buffer> {
+  const template = await (expectedTail ??= (async () => {
+    const pack = tar.pack();
+    pack.entry(sealHeader(), '0'.repeat(64));
+    pack.finalize();
+    const chunks: Buffer[] = [];
+    for await (const c of pack as unknown as AsyncIterable<Buffer>) chunks.push(Buffer.from(c));
+    return Buffer.concat(chunks);
+  })());
+  if (template.length !== TAIL_BYTES) throw new Error(`tar-stream wrote a seal of ${template.length} bytes, not ${TAIL_BYTES}`);
+  const tail = Buffer.from(template);
+  tail.write(seal, BLOCK, 'ascii');
+  return tail;
+}
+
+/**
+ * Checks the last {@link TAIL_BYTES} of a backup against the digest of everything before them:
+ * undefined if they are exactly what the writer makes for that digest, else what is wrong.
+ * (The seal's header checksum covers its digits, so a changed digest also changes the header.)
+ */
+export async function checkTail(tail: Buffer, digestBefore: string): Promise<string | undefined> {
+  if (tail.length !== TAIL_BYTES) return 'it is too short to hold a seal: it was cut off';
+  const written = tail.subarray(BLOCK, BLOCK + 64).toString('ascii');
+  const nameOk = tail.subarray(0, SEAL_NAME.length).toString('ascii') === SEAL_NAME;
+  if (!nameOk) return 'it does not end with a seal: it was cut off, or is not a vop backup';
+  if (!/^[0-9a-f]{64}$/.test(written)) return 'its seal is damaged';
+  if (written !== digestBefore) return 'its bytes differ from what the seal says they were (the file is damaged)';
+  if (!tail.equals(await tailFor(written))) return 'its seal or its end is damaged';
+  return undefined;
+}

@@ -1,0 +1,204 @@
+/**
+ * `npm run vop -- backup | verify | restore` (docs/backup.md).
+ *
+ * backup: through the server that holds the data folder (it holds the folder's lock: no second
+ * process may open the database), found from `<dataDir>/vop.address` or --server; when none
+ * does, the command opens the folder itself. The file is written as `<out>.partial` and renamed
+ * once whole and on disk, then verified; `--out -` writes to standard output.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import { RestoreRefusedError, restoreIntoDataDir } from './backup/restoreBackup.js';
+import { verifyBackup } from './backup/verifyBackup.js';
+import { MEDIA_CHOICES, writeBackup, type BackupManifest, type MediaChoice } from './backup/writeBackup.js';
+import { VOP_VERSION } from './core/version.js';
+import { isLockOwnerAlive, lockHolder } from './storage/dataDirLock.js';
+import { LocalMediaStore } from './storage/mediaStore.js';
+import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
+import { readServerAddress } from './storage/serverAddress.js';
+import { openSqlJsStores } from './storage/sqljs/sqljsStore.js';
+
+export const BACKUP_USAGE = `backup --out <file|-> [--data-dir <dir>] [--with-media | --no-media | --media include|list|none]
+                                a backup of the data folder, through its server if one is running
+  verify --in <file>            check every checksum of a backup and its database's integrity
+  restore --in <file> --data-dir <new-dir>
+                                restore a backup into a new or empty folder`;
+
+export const BACKUP_COMMANDS = ['backup', 'verify', 'restore'];
+
+export interface BackupCommandIo {
+  /** Where `--out -` writes. */
+  stdout: Writable;
+  /** Progress and messages. */
+  say: (line: string) => void;
+}
+
+/** Runs one of the backup commands; resolves with the exit code. */
+export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, io: BackupCommandIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        out: { type: 'string' },
+        in: { type: 'string' },
+        'data-dir': { type: 'string' },
+        media: { type: 'string' },
+        'with-media': { type: 'boolean' },
+        'no-media': { type: 'boolean' },
+        server: { type: 'string' },
+        'admin-token': { type: 'string' },
+      },
+    });
+  } catch (err) {
+    io.say(`${(err as Error).message}\n\nUsage: npm run vop -- ${BACKUP_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command] = positionals;
+  const usage = (why: string) => {
+    io.say(`${why}\n\nUsage: npm run vop -- ${BACKUP_USAGE}`);
+    return 2;
+  };
+  try {
+    if (command === 'verify') {
+      if (!values.in) return usage('verify needs --in <file>');
+      return await verify(values.in, io);
+    }
+    if (command === 'restore') {
+      if (!values.in || !values['data-dir']) return usage('restore needs --in <file> and --data-dir <new folder>');
+      const result = await restoreIntoDataDir(values.in, values['data-dir'], io.say);
+      const c = result.manifest.counts;
+      io.say(
+        `Restored ${values.in} into ${path.resolve(values['data-dir'])}: ${c.apps} applications, ${c.videos} videos, ${c.callbackDeliveries} callback records, ` +
+          `${result.files} files (${result.bytes} bytes). Start it with: npm start -- --data-dir ${values['data-dir']}`,
+      );
+      return 0;
+    }
+    if (command === 'backup') {
+      if (!values.out) return usage('backup needs --out <file> (or --out - for standard output)');
+      const chosen = [values['with-media'] && 'include', values['no-media'] && 'none', values.media].filter(Boolean) as string[];
+      if (chosen.length > 1) return usage('give one of --with-media, --no-media and --media');
+      if (chosen[0] !== undefined && !(MEDIA_CHOICES as readonly string[]).includes(chosen[0])) return usage(`--media must be one of ${MEDIA_CHOICES.join(', ')}`);
+      return await backup({ out: values.out, dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data', media: chosen[0] as MediaChoice | undefined, server: values.server ?? env.VOP_SERVER, adminToken: values['admin-token'] ?? env.VOP_ADMIN_TOKEN }, io);
+    }
+  } catch (err) {
+    io.say(err instanceof RestoreRefusedError ? err.message : `Failed: ${(err as Error).message}`);
+    return 1;
+  }
+  return usage(`unknown command "${positionals.join(' ')}"`);
+}
+
+async function verify(file: string, io: BackupCommandIo): Promise<number> {
+  if (!fs.existsSync(file)) {
+    io.say(`${file}: no such file`);
+    return 1;
+  }
+  const result = await verifyBackup(file);
+  if (result.problems.length > 0) {
+    io.say(`${file} is NOT sound:\n  ${result.problems.join('\n  ')}`);
+    return 1;
+  }
+  io.say(describe(file, result.bytes, result.manifest as BackupManifest, 'verified: every checksum matches and the database is sound'));
+  return 0;
+}
+
+function describe(file: string, bytes: number, m: BackupManifest, verdict: string): string {
+  const c = m.counts;
+  return (
+    `${file}: ${verdict}. Made ${m.createdAt} by vop ${m.vopVersion} (${m.mode}); ${bytes} bytes; ` +
+    `${c.apps} applications, ${c.videos} videos, ${c.callbackDeliveries} callback records; media: ${m.media} (${c.mediaObjects} objects, ${c.mediaBytes} bytes` +
+    `${c.mediaMissing ? `, ${c.mediaMissing} deleted while the backup ran` : ''}).`
+  );
+}
+
+interface BackupArgs {
+  out: string;
+  dataDir: string;
+  media?: MediaChoice;
+  server?: string;
+  adminToken?: string;
+}
+
+async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
+  const toStdout = args.out === '-';
+  const target = toStdout ? undefined : path.resolve(args.out);
+  if (target && fs.existsSync(target)) {
+    io.say(`${target} exists: choose another name (a backup never overwrites a file).`);
+    return 1;
+  }
+  const partial = target && `${target}.partial`;
+  const server = args.server ?? runningServer(args.dataDir);
+  let out: Writable;
+  if (partial) {
+    fs.rmSync(partial, { force: true }); // a backup cut off before: never taken for a whole one
+    out = fs.createWriteStream(partial, { flags: 'wx', mode: 0o600 });
+  } else {
+    out = io.stdout;
+  }
+  try {
+    if (server) {
+      await throughServer(server, args, out);
+    } else {
+      const holder = lockHolder(args.dataDir);
+      if (holder) throw new Error(`${path.resolve(args.dataDir)} is in use by process ${holder.pid}, which left no address: pass --server <its URL>.`);
+      if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right?`);
+      const stores = await openSqlJsStores({ dir: args.dataDir });
+      try {
+        const objects = new LocalObjectMediaStore(new LocalMediaStore(args.dataDir));
+        await writeBackup(out, { stores, objects, dataDir: args.dataDir, mode: 'embedded', vopVersion: VOP_VERSION }, { media: args.media ?? 'include' });
+      } finally {
+        await stores.close();
+      }
+    }
+    if (!partial || !target) return 0;
+    const fh = await fs.promises.open(partial, 'r+');
+    await fh.sync();
+    await fh.close();
+    fs.renameSync(partial, target);
+  } catch (err) {
+    if (partial) fs.rmSync(partial, { force: true });
+    throw err;
+  }
+  const checked = await verifyBackup(target);
+  if (checked.problems.length > 0) {
+    io.say(`${target} was written but does NOT verify:\n  ${checked.problems.join('\n  ')}`);
+    return 1;
+  }
+  io.say(describe(target, checked.bytes, checked.manifest as BackupManifest, `written${server ? ` by the server at ${server}` : ''} and verified`));
+  return 0;
+}
+
+/** The server holding the data folder, from the address it left there, if it still runs. */
+function runningServer(dataDir: string): string | undefined {
+  const address = readServerAddress(dataDir);
+  return address && isLockOwnerAlive({ pid: address.pid }) ? address.url : undefined;
+}
+
+async function throughServer(server: string, args: BackupArgs, out: Writable): Promise<void> {
+  let token = args.adminToken;
+  if (!token) {
+    const file = path.join(args.dataDir, 'admin-token');
+    try {
+      token = fs.readFileSync(file, 'utf8').trim();
+    } catch {
+      throw new Error(`No admin token for the server at ${server}: pass --admin-token, set VOP_ADMIN_TOKEN, or point --data-dir at its data folder (looked in ${file}).`);
+    }
+  }
+  const url = `${server.replace(/\/+$/, '')}/admin/api/backup${args.media ? `?media=${args.media}` : ''}`;
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  } catch (err) {
+    throw new Error(`Cannot reach vop at ${server}: ${(err as Error).message}`);
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text().catch(() => '');
+    throw new Error(`The server at ${server} refused the backup (HTTP ${res.status}): ${text.slice(0, 500)}`);
+  }
+  await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), out);
+}
