@@ -25,6 +25,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-session-store': 'PostgreSQL',
   'store-contract': 'PostgreSQL',
   'signed-media': 'three transcodes, a wait for a cache to expire',
+  backup: 'a transcode, CLI processes, 200 MB backups killed part-way',
   'upload-reservation-store': 'PostgreSQL',
   'media-s3': 'Ceph',
   'media-store-contract': 'Ceph',
