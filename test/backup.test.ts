@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyBackup } from '../server/backup/verifyBackup.js';
+import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256File } from './helpers/ingest.js';
@@ -66,7 +67,7 @@ describe('a backup taken while registrations go on', () => {
   beforeAll(async () => {
     receiver = await startCallbackReceiver();
     // No rate limit: four clients register as fast as they can.
-    s = await startServer({ processing: TINY_PROCESSING, videos: { registrationsPerMinute: 0 } });
+    s = await startServer({ processing: TINY_PROCESSING, videos: { ...DEFAULT_VIDEO_OPTIONS, registrationsPerMinute: 0 } });
     const { appId, appSecret } = await s.admin.createApp('library', receiver.url);
     client = new (await import('./helpers/client.js')).SpecClient(s.baseUrl, appId, appSecret);
     expect((await s.admin.request('PUT', '/settings', { pullAllow: ['127.0.0.0/8'] })).status).toBe(200);
@@ -158,7 +159,7 @@ describe('a backup taken while registrations go on', () => {
     const damaged = path.join(work, 'damaged.tar');
     for (const at of offsets) {
       const copy = Buffer.from(bytes);
-      copy[at] ^= 0x10;
+      copy[at]! ^= 0x10;
       fs.writeFileSync(damaged, copy);
       expect((await verifyBackup(damaged)).problems.length, `byte ${at} of ${size}`).toBeGreaterThan(0);
     }
@@ -182,7 +183,7 @@ describe('a backup taken while registrations go on', () => {
 
   it('refuses a damaged backup before it writes anything', async () => {
     const copy = fs.readFileSync(file);
-    copy[Math.floor(copy.length / 2)] ^= 1;
+    copy[Math.floor(copy.length / 2)]! ^= 1;
     const damaged = path.join(work, 'damaged-restore.tar');
     fs.writeFileSync(damaged, copy);
     const into = path.join(work, 'never');

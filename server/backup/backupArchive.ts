@@ -10,7 +10,7 @@
  * makes (see checkTail). A copy cut off anywhere lacks the seal, so nothing cut short verifies.
  */
 import crypto from 'node:crypto';
-import { Transform, type Readable, type Writable } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 
@@ -88,7 +88,10 @@ export class BackupWriter {
   async add(part: PartSource): Promise<PartRecord> {
     this.throwIfFailed();
     const size = 'data' in part ? part.data.length : part.size;
-    const record = await this.entry(part.name, size, 'data' in part ? part.data : part.stream);
+    // A large part in memory (the embedded database, 117 MB at 100,000 videos) goes in slices: in
+    // one piece its two hashes and its copy would hold the server's thread for a quarter second.
+    const source = 'data' in part ? (part.data.length > SLICE ? Readable.from(slices(part.data)) : part.data) : part.stream;
+    const record = await this.entry(part.name, size, source);
     if (part.key !== undefined) record.key = part.key;
     this.parts.push(record);
     return record;
@@ -163,6 +166,13 @@ export class BackupWriter {
   private throwIfFailed(): void {
     if (this.failure) throw this.failure;
   }
+}
+
+/** Slices of a large part in memory (see add). */
+const SLICE = 256 * 1024;
+
+function* slices(data: Uint8Array): Generator<Buffer> {
+  for (let at = 0; at < data.length; at += SLICE) yield Buffer.from(data.buffer, data.byteOffset + at, Math.min(SLICE, data.length - at));
 }
 
 /** What every manifest holds, whatever else it says. */

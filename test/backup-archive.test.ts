@@ -1,0 +1,93 @@
+/** The backup file's own checks (server/backup/backupArchive.ts, backupReader.ts), on small archives. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { BackupWriter, TAIL_BYTES } from '../server/backup/backupArchive.js';
+import { readBackup } from '../server/backup/backupReader.js';
+import { tempDataDir } from './helpers/server.js';
+
+async function archive(file: string, small = false): Promise<Buffer> {
+  const w = new BackupWriter(fs.createWriteStream(file));
+  await w.add({ name: 'database/vop.db', data: Buffer.from('a database of 27 bytes.....') });
+  if (small) {
+    await w.add({ name: 'media/play/20261127/a.mp4', size: 3000, stream: Readable.from([Buffer.alloc(1000, 1), Buffer.alloc(2000, 2)]) });
+    await w.finish({ vopVersion: 'test' });
+    return fs.readFileSync(file);
+  }
+  const big = Buffer.alloc(300_000, 7);
+  await w.add({ name: 'media/play/20261127/a.mp4', size: big.length, stream: Readable.from([big.subarray(0, 100_000), big.subarray(100_000)]) });
+  // Over the slice size: given in memory, written in slices.
+  await w.add({ name: 'media/covers/b.jpg', data: Buffer.alloc(600_000, 3) });
+  await w.finish({ vopVersion: 'test' });
+  return fs.readFileSync(file);
+}
+
+describe('the backup archive', () => {
+  const dir = tempDataDir('vop-archive-');
+
+  it('reads back whole, with every part as written, and tar can list it', async () => {
+    const file = path.join(dir, 'whole.tar');
+    await archive(file);
+    const seen: string[] = [];
+    const r = await readBackup<{ vopVersion: string }>(file, {
+      onPart: async (part, stream) => {
+        let n = 0;
+        for await (const c of stream) n += (c as Buffer).length;
+        seen.push(`${part.name} ${n}`);
+      },
+    });
+    expect(r.problems).toEqual([]);
+    expect(r.manifest?.vopVersion).toBe('test');
+    expect(seen).toEqual(['database/vop.db 27', 'media/play/20261127/a.mp4 300000', 'media/covers/b.jpg 600000']);
+  });
+
+  it('finds one flipped byte anywhere: headers, data, padding, manifest, seal and tar\'s end', async () => {
+    const file = path.join(dir, 'flip.tar');
+    const bytes = await archive(file, true);
+    const damaged = path.join(dir, 'damaged.tar');
+    // Every byte of the first part's header and data block, of the manifest's and the seal's
+    // entries and the end; every 7th elsewhere.
+    const manifestAt = bytes.lastIndexOf(Buffer.from('manifest.json'));
+    const offsets = new Set<number>();
+    for (let i = 0; i < 1024; i++) offsets.add(i);
+    for (let i = manifestAt; i < bytes.length; i++) offsets.add(i);
+    for (let i = 0; i < bytes.length; i += 7) offsets.add(i);
+    expect(bytes.length - manifestAt).toBeGreaterThan(TAIL_BYTES);
+    const missed: number[] = [];
+    for (const at of offsets) {
+      const copy = Buffer.from(bytes);
+      copy[at]! ^= 0x20;
+      fs.writeFileSync(damaged, copy);
+      if ((await readBackup(damaged)).problems.length === 0) missed.push(at);
+    }
+    expect(missed).toEqual([]);
+  }, 120_000);
+
+  it('finds a file cut off anywhere, and bytes added at its end', async () => {
+    const file = path.join(dir, 'cut.tar');
+    const bytes = await archive(file);
+    const damaged = path.join(dir, 'cut-damaged.tar');
+    for (const length of [0, 511, 512, 1024, 50_000, bytes.length - TAIL_BYTES, bytes.length - 1024, bytes.length - 1]) {
+      fs.writeFileSync(damaged, bytes.subarray(0, length));
+      expect((await readBackup(damaged)).problems.length, `cut at ${length}`).toBeGreaterThan(0);
+    }
+    fs.writeFileSync(damaged, Buffer.concat([bytes, Buffer.alloc(512)]));
+    expect((await readBackup(damaged)).problems.length).toBeGreaterThan(0);
+  });
+
+  it('ends the archive without a seal when a part fails', async () => {
+    const file = path.join(dir, 'failed.tar');
+    const w = new BackupWriter(fs.createWriteStream(file));
+    await w.add({ name: 'database/vop.db', data: Buffer.from('x') });
+    const failing = new Readable({
+      read() {
+        this.destroy(new Error('disk gone'));
+      },
+    });
+    await expect(w.add({ name: 'media/play/x.mp4', size: 10, stream: failing })).rejects.toThrow(/disk gone/);
+    await expect(w.finish({})).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await readBackup(file)).problems.length).toBeGreaterThan(0);
+  });
+});
