@@ -91,3 +91,26 @@ describe('the backup archive', () => {
     expect((await readBackup(file)).problems.length).toBeGreaterThan(0);
   });
 });
+
+describe('a crafted backup', () => {
+  it('whose media part would land outside the media folder is refused before anything is written', async () => {
+    const dir = tempDataDir('vop-crafted-');
+    const { default: initSqlJs } = await import('sql.js');
+    const SQL = await initSqlJs();
+    const db = new SQL.Database();
+    db.run('CREATE TABLE t (x)');
+    const image = db.export();
+    db.close();
+    const file = path.join(dir, 'crafted.tar');
+    const w = new BackupWriter(fs.createWriteStream(file));
+    await w.add({ name: 'database/vop.db', data: image });
+    await w.add({ name: 'media/play/x.mp4', key: 'play/../../../escaped', data: Buffer.from('not yours') });
+    await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
+    expect((await readBackup(file)).problems).toEqual([]); // whole and sealed: only its content is hostile
+    const { restoreIntoDataDir } = await import('../server/backup/restoreBackup.js');
+    const into = path.join(dir, 'into');
+    await expect(restoreIntoDataDir(file, into)).rejects.toThrow(/not a media file/);
+    expect(fs.existsSync(into)).toBe(false);
+    expect(fs.existsSync(path.join(dir, 'escaped'))).toBe(false);
+  });
+});

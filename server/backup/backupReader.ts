@@ -53,10 +53,13 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
         cb(null, chunk);
       },
     });
-    const consumer = name !== MANIFEST_NAME && options.onPart ? options.onPart({ name, size }, hashing) : drain(hashing);
-    pipeline(stream as unknown as Readable, hashing as unknown as Writable)
-      .catch(() => undefined) // the consumer's promise reports it
-      .then(() => consumer)
+    // A consumer that gives up before the end must not leave the entry's stream waiting on it.
+    const consumer = (name !== MANIFEST_NAME && options.onPart ? options.onPart({ name, size }, hashing) : drain(hashing)).catch((err: unknown) => {
+      hashing.destroy(err as Error);
+      throw err;
+    });
+    const copied = pipeline(stream as unknown as Readable, hashing as unknown as Writable).catch(() => undefined); // the consumer's promise reports it
+    Promise.all([copied, consumer])
       .then(() => {
         if (name === MANIFEST_NAME) manifestText = Buffer.concat(chunks).toString('utf8');
         else seen.push({ name, size: got, sha256: partHash.digest('hex') });

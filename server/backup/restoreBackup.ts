@@ -55,6 +55,14 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
     throw new RestoreRefusedError(`${file} is a backup of a cluster (its metadata is PostgreSQL's): restore it with --database-url into an empty database; nothing was changed.`);
   }
   const keyOf = new Map(manifest.parts.filter((p) => p.key !== undefined).map((p) => [p.name, p.key!]));
+  // Every media part must land inside the media folder: checked before anything is written.
+  for (const part of manifest.parts.filter((p) => p.name.startsWith(MEDIA_PREFIX))) {
+    try {
+      splitMediaKey(keyOf.get(part.name) ?? part.name.slice(MEDIA_PREFIX.length));
+    } catch {
+      throw new RestoreRefusedError(`${file} holds a media part that is not a media file of vop's (${JSON.stringify(part.name)}), so nothing was restored.`);
+    }
+  }
 
   // 3. Write, under the folder's lock and its restore mark.
   await fs.promises.mkdir(dir, { recursive: true, mode: 0o700 });
