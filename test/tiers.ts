@@ -42,6 +42,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-settings': 'Chromium',
   'console-first-hour': 'Chromium',
   'console-try-upload': 'Chromium, two transcodes',
+  'console-backups': 'Chromium',
   'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
   'widget-outcomes': 'Chromium',

@@ -62,7 +62,12 @@ export function adminBackupsRouter(deps: AdminBackupsDeps): Router {
   });
   r.post('/backups', async (req, res) => {
     const body = knownFields(req.body ?? {}, ['media']);
-    res.json(await backups.make(mediaChoice(body.media, 'include'), 'console'));
+    const media = mediaChoice(body.media, 'include');
+    const record = await backups.make(media, 'console').catch((err: unknown) => {
+      // The admin asked and waited: the reason (a folder that cannot be written, a full disk) is theirs to fix.
+      throw err instanceof ApiError ? err : new ApiError('BACKUP_FAILED', (err as Error).message);
+    });
+    res.json(record);
   });
   r.get('/backups', async (_req, res) => {
     res.set('Cache-Control', 'no-store').json({
