@@ -20,6 +20,7 @@ export const FULL_TIER: Record<string, string> = {
   'cluster-queue': 'PostgreSQL, Ceph, four node processes, 40 s transcodes',
   'cluster-ladder': 'PostgreSQL, Ceph, three node processes, a worker killed mid-ladder',
   'cluster-settings': 'PostgreSQL',
+  'cluster-backup-schedule': 'PostgreSQL',
   'cluster-tus': 'PostgreSQL, Ceph',
   'cluster-upload-reservations': 'PostgreSQL, Ceph',
   'console-session-store': 'PostgreSQL',
