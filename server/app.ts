@@ -41,6 +41,7 @@ import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
 import { SigningKeysService } from './services/signingKeys.js';
 import { BackupService } from './services/backupService.js';
+import { ScheduledBackups } from './services/scheduledBackups.js';
 import { VOP_VERSION } from './core/version.js';
 import { ADDRESS_FILE, removeServerAddress, writeServerAddress } from './storage/serverAddress.js';
 import { KeyRing } from './keys/keyRing.js';
@@ -85,6 +86,8 @@ export interface VopServer {
   metrics?: VopMetrics;
   /** Where the loopback metrics port (metrics.port) listens, once listening; absent without one. */
   metricsAddress(): AddressInfo | undefined;
+  /** Backups: made, listed, downloaded (the service), and made on a schedule. */
+  backups: { service: BackupService; schedule: ScheduledBackups };
   services: {
     apps: AppService; videos: VideoService; auth: AuthService; lifecycle: VideoLifecycle; callbacks: CallbackService; ingest: IngestService; processing: Processing;
     /** A video's media addresses as its application serves them (public, or signed). */
@@ -245,7 +248,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     }
   };
   const health = healthCheck({
-    summary: async () => ({ videosByStatus: await stores.videos.countByStatus(), warnings: stores.warnings() }),
+    // backupSchedule is made below; this runs per request, long after.
+    summary: async () => ({ videosByStatus: await stores.videos.countByStatus(), warnings: [...stores.warnings(), ...backupSchedule.warnings()] }),
     startedAt: Date.now(),
     isAdmin,
     extra: async () => ({ role: options.role, queue: jobs.describe(), storage: storageSummary(options), ffmpeg: await processing.tools.status() }),
@@ -328,11 +332,23 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   // Backups (docs/backup.md): the database at one instant, the settings files, the media.
   const backups = new BackupService(
     { stores, objects, dataDir: options.dataDir, mode: options.databaseUrl ? 'cluster' : 'embedded', vopVersion: VOP_VERSION },
-    path.join(options.dataDir, 'backups'),
+    options.backups.dir ?? path.join(options.dataDir, 'backups'),
     log,
   );
+  // The schedule runs on the nodes that serve the console (their folder is the one it lists); in
+  // cluster mode each run is claimed once in the shared database, so one node of several makes it.
+  const counters = stores.counters;
+  const backupSchedule = new ScheduledBackups({
+    backups,
+    options: options.backups,
+    timeZone: options.timeZone,
+    fullMedia: 'include',
+    runsHere: options.role !== 'worker',
+    claim: counters && (async (slot, at) => (await counters.hit(`backup-schedule:${slot}`, SCHEDULE_CLAIM_WINDOW_MS, at)) === 1),
+    log,
+  });
   const consoleApi = createConsoleApi({
-    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, backups, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, backups, backupSchedule, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
@@ -371,6 +387,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     tus: ingest.tus,
     metrics,
     metricsAddress: () => metricsServer?.address() as AddressInfo | undefined,
+    backups: { service: backups, schedule: backupSchedule },
     services: { apps, videos, auth, lifecycle, callbacks, ingest: ingest.service, processing, mediaAccess },
     listen(port, host) {
       return new Promise((resolve, reject) => {
@@ -409,6 +426,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
             .then(() => {
               // In the background: with a large library it takes seconds (callbackService.ts).
               void callbacks.startCatchUp();
+              backupSchedule.start();
               return Promise.all([processing.start(), resumeDownloads({ jobs, stores, startedAt: builtAt, log })]);
             })
             .then(() => {
@@ -451,6 +469,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
           await stopped;
         }
         metrics?.close();
+        // Before the storage closes: a scheduled backup under way reads it.
+        await backupSchedule.stop(graceMs);
         await ingest.stop();
         await callbacks.stop();
         await jobs.stop();
@@ -464,6 +484,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     },
   };
 }
+
+/**
+ * The counter window of a scheduled backup's claim, counted at the run's own time: runs fall on
+ * whole minutes, so every node counts the same slot in the same window (the key names the slot
+ * too). The shared counters forget windows after an hour, long after the nodes claimed.
+ */
+const SCHEDULE_CLAIM_WINDOW_MS = 60_000;
 
 /** Job types only workers run: they need ffmpeg (issue 11: an API node never transcodes). */
 const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, LADDER_JOB, DOWNLOAD_JOB];

@@ -5,6 +5,7 @@ import { DEFAULT_INGEST_OPTIONS, resolveIngestOptions, type IngestOptions, type 
 import { DEFAULT_PROCESSING_OPTIONS, resolveProcessingOptions, type ProcessingOptions, type ProcessingOptionsInput } from './processing/processingOptions.js';
 import { DEFAULT_AUTH_OPTIONS, type AuthOptions } from './auth/authService.js';
 import { DEFAULT_HOUSEKEEPING_OPTIONS, resolveHousekeepingOptions, type HousekeepingOptions } from './services/housekeepingOptions.js';
+import { DEFAULT_BACKUP_OPTIONS, resolveBackupOptions, type BackupOptions, type BackupOptionsInput } from './backup/backupOptions.js';
 import { assertRetryConfig, type RetryConfig } from './core/retry.js';
 import { assertTimeZone } from './core/localTime.js';
 import { validateS3Options, type S3MediaStoreOptions } from './storage/media/s3Options.js';
@@ -97,6 +98,8 @@ export interface ServerOptions {
   housekeeping: HousekeepingOptions;
   /** `GET /metrics` in Prometheus's text format (docs/deployment.md, "Metrics"). */
   metrics: MetricsOptions;
+  /** The backup folder and the schedule of backups (defaults in backup/backupOptions.ts; docs/backup.md). */
+  backups: BackupOptions;
   /** Where log lines go; defaults to stderr. */
   log: (line: string) => void;
   /**
@@ -124,12 +127,13 @@ export const DEFAULT_METRICS_OPTIONS: MetricsOptions = { enabled: true };
 export type NodeRole = 'all' | 'api' | 'worker';
 export const NODE_ROLES: readonly NodeRole[] = ['all', 'api', 'worker'];
 
-export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'auth' | 'databaseConnectRetry' | 'metrics'>> & {
+export type ServerOptionsInput = Partial<Omit<ServerOptions, 'ingest' | 'processing' | 'housekeeping' | 'auth' | 'databaseConnectRetry' | 'metrics' | 'backups'>> & {
   dataDir: string;
   auth?: Partial<Omit<AuthOptions, 'perAddress' | 'perApp'>> & { perAddress?: Partial<AuthOptions['perAddress']>; perApp?: Partial<AuthOptions['perApp']> };
   databaseConnectRetry?: Partial<RetryConfig>;
   metrics?: Partial<MetricsOptions>;
   housekeeping?: Partial<HousekeepingOptions>;
+  backups?: BackupOptionsInput;
   ingest?: IngestOptionsInput;
   processing?: ProcessingOptionsInput;
 };
@@ -152,6 +156,7 @@ const DEFAULTS = {
   processing: DEFAULT_PROCESSING_OPTIONS,
   housekeeping: DEFAULT_HOUSEKEEPING_OPTIONS,
   metrics: DEFAULT_METRICS_OPTIONS,
+  backups: DEFAULT_BACKUP_OPTIONS,
   log: (line: string) => process.stderr.write(`${line}\n`),
 } satisfies Partial<ServerOptions>;
 
@@ -161,7 +166,7 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   const auth = { ...DEFAULTS.auth, ...input.auth, perAddress: { ...DEFAULTS.auth.perAddress, ...input.auth?.perAddress }, perApp: { ...DEFAULTS.auth.perApp, ...input.auth?.perApp } };
   const databaseConnectRetry = { ...DEFAULTS.databaseConnectRetry, ...input.databaseConnectRetry };
   const o: ServerOptions = {
-    ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping,
+    ...DEFAULTS, ...input, ingest: DEFAULTS.ingest, processing: DEFAULTS.processing, housekeeping: DEFAULTS.housekeeping, backups: DEFAULTS.backups,
     metrics: { ...DEFAULTS.metrics, ...input.metrics }, auth, databaseConnectRetry, videos: { ...DEFAULTS.videos, ...input.videos },
   };
   if (typeof o.dataDir !== 'string' || o.dataDir === '') throw new Error('Option dataDir is required.');
@@ -208,6 +213,9 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   o.ingest = resolveIngestOptions(input.ingest);
   o.processing = resolveProcessingOptions(input.processing);
   o.housekeeping = resolveHousekeepingOptions(input.housekeeping);
+  o.backups = resolveBackupOptions(input.backups);
+  // Relative to the working directory, as dataDir is.
+  if (o.backups.dir !== undefined) o.backups.dir = path.resolve(o.backups.dir);
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');

@@ -18,6 +18,7 @@ const COMPUTED: Record<string, string> = {
   'processing.concurrency': 'half the cores, at least 2',
   'processing.memoryLimitBytes': 'max(4 GiB, 2 GiB + 256 MiB a core)',
   'processing.ladder': 'checked against the default ladder table below',
+  'backups.dir': 'the data folder’s backups/, absent from the options until the server starts',
 };
 
 /**
@@ -33,6 +34,8 @@ function parseDefault(cell: string): unknown {
   if (text === '—') return undefined;
   if (text.startsWith('{')) return JSON.parse(text.replace(/(\w+):/g, '"$1":'));
   if (text === 'true' || text === 'false') return text === 'true';
+  // A time of day (`02:00`) is text, not a quantity.
+  if (/^\d{2}:\d{2}$/.test(text)) return text;
   if (/^\d/.test(text)) return quantity(text);
   return text;
 }

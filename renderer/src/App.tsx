@@ -6,6 +6,7 @@ import { useT } from './i18n.js';
 import type { Messages } from './messages/en.js';
 import { Link, match, useLocation } from './router.js';
 import { AppPage } from './pages/AppPage.js';
+import { BackupsPage } from './pages/Backups.js';
 import { Applications } from './pages/Applications.js';
 import { Login } from './pages/Login.js';
 import { OverviewPage } from './pages/Overview.js';
@@ -22,6 +23,7 @@ const NAV = [
   { to: '/videos', key: 'videos' },
   { to: '/transcode', key: 'transcode' },
   { to: '/transfers', key: 'transfers' },
+  { to: '/backups', key: 'backups' },
   { to: '/settings', key: 'settings' },
 ] as const;
 
@@ -168,6 +170,7 @@ function Page({ path, search }: { path: string; search: URLSearchParams }) {
   if (m) return <VideoPage id={m.id!} />;
   if (path === '/transcode') return <Transcode />;
   if (path === '/transfers') return <Transfers />;
+  if (path === '/backups') return <BackupsPage />;
   if (path === '/settings') return <SettingsPage />;
   return (
     <>

@@ -101,3 +101,39 @@ export interface ServerEvents {
   'video.renditions': { videoId: string; appId: string; ladder: LadderView['state']; labels: string[] };
   uploads: { uploads: UploadInProgress[] };
 }
+
+/** A backup in the backup folder (GET /admin/api/backups; server/services/backupService.ts). */
+export interface BackupRecord {
+  name: string;
+  bytes: number;
+  createdAt: string;
+  media: 'include' | 'list' | 'none';
+  by: 'console' | 'schedule' | 'api';
+  verified: boolean;
+  problems?: string[];
+  counts?: { apps: number; videos: number; callbackDeliveries: number; mediaObjects: number; mediaBytes: number; mediaMissing: number };
+}
+
+/** A scheduled run's outcome (server/services/scheduledBackups.ts). */
+export interface ScheduledRun {
+  at: string;
+  ok: boolean;
+  error?: string;
+  skipped?: boolean;
+  name?: string;
+}
+
+/** GET /admin/api/backups. */
+export interface BackupsView {
+  folder: string;
+  busy: string | null;
+  underWay: { what: string; since: string; bytes: number } | null;
+  backups: BackupRecord[];
+  schedule: {
+    timeZone: string | null;
+    daily: { enabled: boolean; at: string; keep: number; next: string | null };
+    full: { every: 'off' | 'daily' | 'weekly'; at: string; weekday: string; keep: number; next: string | null };
+    runsHere: boolean;
+    last: { daily?: ScheduledRun; full?: ScheduledRun };
+  };
+}

@@ -40,6 +40,7 @@ const WITHOUT_DEFAULT: Array<Omit<OptionSpec, 'env'>> = [
   { path: 'processing.ffmpegPath', type: 'string' },
   { path: 'processing.ffprobePath', type: 'string' },
   { path: 'metrics.port', type: 'number' },
+  { path: 'backups.dir', type: 'string' },
   { path: 'objectStorage.endpoint', type: 'string' },
   { path: 'objectStorage.bucket', type: 'string' },
   { path: 'objectStorage.accessKeyId', type: 'string', secret: 'value' },

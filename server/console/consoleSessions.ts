@@ -132,22 +132,23 @@ export class ConsoleSessions {
    * A ticket that opens the event stream for this session for `ticketTtlMs`. EventSource cannot
    * send a header, so the stream's URL carries this instead of the secret: a URL lands in
    * proxies' access logs, and a ticket found there is dead within a minute and opens nothing
-   * but the stream, and only with the session's cookie.
+   * but the stream, and only with the session's cookie. `purpose` names what else a ticket opens
+   * instead (`backup:<name>`, one backup's download, which a browser fetches by a plain link).
    */
-  ticketOf(session: ConsoleSession): { ticket: string; expiresAt: number } {
+  ticketOf(session: ConsoleSession, purpose = 'events'): { ticket: string; expiresAt: number } {
     const expiresAt = Math.min(this.now() + this.opts.ticketTtlMs, session.expiresAt);
-    return { ticket: `${expiresAt.toString(36)}.${this.mac(`events\0${session.id}\0${expiresAt}`)}`, expiresAt };
+    return { ticket: `${expiresAt.toString(36)}.${this.mac(`${purpose}\0${session.id}\0${expiresAt}`)}`, expiresAt };
   }
 
-  /** True if `presented` (a query value) is a ticket of this session that has not expired. */
-  holdsTicket(session: ConsoleSession, presented: unknown): boolean {
+  /** True if `presented` (a query value) is a ticket of this session for `purpose` that has not expired. */
+  holdsTicket(session: ConsoleSession, presented: unknown, purpose = 'events'): boolean {
     if (typeof presented !== 'string') return false;
     const m = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{43})$/.exec(presented);
     if (!m) return false;
     const expiresAt = parseInt(m[1]!, 36);
     const now = this.now();
     if (!(expiresAt > now && expiresAt <= now + this.opts.ticketTtlMs)) return false;
-    return safeEqual(m[2]!, this.mac(`events\0${session.id}\0${expiresAt}`));
+    return safeEqual(m[2]!, this.mac(`${purpose}\0${session.id}\0${expiresAt}`));
   }
 
   /** Ends the session `req`'s cookie names, if any, wherever it is checked next. */

@@ -67,6 +67,11 @@ export const RESULT_CODES = {
   BACKUP_NOT_FOUND: { code: '310', message: 'Backup Not Found', httpStatus: 404, transport: false },
   /** Admin API: this node is making a backup already; one at a time. */
   BACKUP_IN_PROGRESS: { code: '311', message: 'Backup In Progress', httpStatus: 409, transport: false },
+  /**
+   * Admin API: a backup into the backup folder failed (the folder cannot be written, the disk is
+   * full, the storage could not be read); the message says why, for the admin to fix.
+   */
+  BACKUP_FAILED: { code: '312', message: 'Backup Failed', httpStatus: 500, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

@@ -3,16 +3,43 @@ import { ApiError } from '../core/errors.js';
 import { knownFields } from '../http/knownFields.js';
 import { MEDIA_CHOICES, type MediaChoice } from '../backup/writeBackup.js';
 import type { BackupService } from '../services/backupService.js';
+import type { ScheduledBackups } from '../services/scheduledBackups.js';
+import type { ConsoleSessions } from '../console/consoleSessions.js';
+
+/** Where a backup's download is, under /admin/api: `/backups/<name>`. */
+const DOWNLOAD_PATH = /^\/backups\/([^/]+)$/;
+
+/**
+ * The ticket purpose that opens the download at `path` (a request's path under /admin/api), if it
+ * is one: requireAdmin takes such a ticket in the query on that one GET, because a browser follows
+ * a plain link without the console's header. A ticket opens one backup's download, no other.
+ */
+export function downloadTicketPurpose(path: string): string | undefined {
+  const name = DOWNLOAD_PATH.exec(path)?.[1];
+  return name === undefined ? undefined : `backup:${name}`;
+}
+
+export interface AdminBackupsDeps {
+  backups: BackupService;
+  schedule: ScheduledBackups;
+  /** The console's sessions, whose tickets open a download. */
+  sessions: ConsoleSessions;
+  /** Media in a streamed backup unless asked otherwise. */
+  defaultMedia: MediaChoice;
+}
 
 /**
  * Admin API: backups (docs/backup.md). Mounted at `/admin/api` behind requireAdmin.
  *
  *   GET  /backup?media=include|list|none   a new backup, streamed (what `vop backup` saves)
  *   POST /backups {media?}                  a new backup into the backup folder, verified: its record
- *   GET  /backups                           the folder's backups, newest first, and the last attempt
- *   GET  /backups/:name                     one of them, as a download
+ *   GET  /backups                           the folder's backups, newest first, the last attempt,
+ *                                           what is under way, and the schedule with its next runs
+ *   POST /backups/:name/ticket              the console's link to a download: {url, expiresAt}
+ *   GET  /backups/:name[?ticket=…]          one of them, as a download
  */
-export function adminBackupsRouter(backups: BackupService, defaultMedia: MediaChoice): Router {
+export function adminBackupsRouter(deps: AdminBackupsDeps): Router {
+  const { backups, defaultMedia } = deps;
   const r = express.Router();
   r.get('/backup', async (req, res) => {
     const media = mediaChoice(req.query.media, defaultMedia);
@@ -35,10 +62,31 @@ export function adminBackupsRouter(backups: BackupService, defaultMedia: MediaCh
   });
   r.post('/backups', async (req, res) => {
     const body = knownFields(req.body ?? {}, ['media']);
-    res.json(await backups.make(mediaChoice(body.media, 'include'), 'console'));
+    const media = mediaChoice(body.media, 'include');
+    const record = await backups.make(media, 'console').catch((err: unknown) => {
+      // The admin asked and waited: the reason (a folder that cannot be written, a full disk) is theirs to fix.
+      throw err instanceof ApiError ? err : new ApiError('BACKUP_FAILED', (err as Error).message);
+    });
+    res.json(record);
   });
   r.get('/backups', async (_req, res) => {
-    res.json({ folder: backups.folder, busy: backups.busy() ?? null, last: backups.last() ?? null, backups: await backups.list() });
+    res.set('Cache-Control', 'no-store').json({
+      folder: backups.folder,
+      busy: backups.busy() ?? null,
+      underWay: backups.underWay() ?? null,
+      last: backups.last() ?? null,
+      schedule: deps.schedule.view(),
+      backups: await backups.list(),
+    });
+  });
+  r.post('/backups/:name/ticket', async (req, res) => {
+    const session = await deps.sessions.sessionOf(req);
+    // A bearer token downloads with its header: tickets are the console session's.
+    if (!session) throw new ApiError('INVALID_PARAMETER', "tickets are for the console's session; send the bearer token with the download instead");
+    const found = await backups.file(req.params.name);
+    const name = encodeURIComponent(req.params.name);
+    const { ticket, expiresAt } = deps.sessions.ticketOf(session, downloadTicketPurpose(`/backups/${req.params.name}`));
+    res.set('Cache-Control', 'no-store').json({ url: `${req.baseUrl}/backups/${name}?ticket=${ticket}`, bytes: found.bytes, expiresAt: new Date(expiresAt).toISOString() });
   });
   r.get('/backups/:name', async (req, res) => {
     const found = await backups.file(req.params.name);

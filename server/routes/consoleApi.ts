@@ -25,6 +25,7 @@ import { adminKeysRouter } from './adminKeys.js';
 import { adminTryUploadRouter } from './adminTryUpload.js';
 import { adminBackupsRouter } from './adminBackups.js';
 import type { BackupService } from '../services/backupService.js';
+import type { ScheduledBackups } from '../services/scheduledBackups.js';
 import type { MediaAccess } from '../services/mediaAccess.js';
 import type { SigningKeysService } from '../services/signingKeys.js';
 
@@ -43,6 +44,8 @@ export interface ConsoleApiDeps {
   keys: SigningKeysService;
   /** Backups: made, listed and downloaded. */
   backups: BackupService;
+  /** The backup schedule, shown with the backups. */
+  backupSchedule: ScheduledBackups;
   /** Where the server listens (undefined before listen). */
   boundAddress: () => AddressInfo | undefined;
   log: (line: string) => void;
@@ -83,7 +86,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   );
   router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media }));
   router.use(adminKeysRouter(deps.keys));
-  router.use(adminBackupsRouter(deps.backups, deps.backups.defaultMedia));
+  router.use(adminBackupsRouter({ backups: deps.backups, schedule: deps.backupSchedule, sessions, defaultMedia: deps.backups.defaultMedia }));
   router.use(adminUploadsRouter(uploads));
   router.use(adminTryUploadRouter(services.tryUpload));
   router.use(adminHousekeepingRouter({ storage: services.storage, expiry: services.expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));

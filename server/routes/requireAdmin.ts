@@ -5,6 +5,7 @@ import { CONSOLE_HEADER, type ConsoleSession, type ConsoleSessions } from '../co
 import { clientAddress, isLoopback } from '../http/clientAddress.js';
 import { assertSameOrigin } from '../http/sameOrigin.js';
 import { EVENTS_PATH } from './adminEvents.js';
+import { downloadTicketPurpose } from './adminBackups.js';
 
 /**
  * The admin API's address rule, shared by requireAdmin and the login (routes/adminSession.ts):
@@ -26,6 +27,9 @@ export function assertConsoleRequest(req: Request, sessions: ConsoleSessions, se
   if (sessions.holdsSecret(session, req.headers[CONSOLE_HEADER])) return;
   // EventSource cannot send a header: the stream alone takes a short-lived ticket in its URL.
   if (req.method === 'GET' && req.path === EVENTS_PATH && sessions.holdsTicket(session, req.query.ticket)) return;
+  // Nor does a browser following a link: a backup's download takes a ticket for that backup.
+  const download = req.method === 'GET' ? downloadTicketPurpose(req.path) : undefined;
+  if (download && sessions.holdsTicket(session, req.query.ticket, download)) return;
   throw new ApiError('CONSOLE_SECRET_REQUIRED', "this page does not hold the console session's secret (X-Vop-Console): log in again");
 }
 

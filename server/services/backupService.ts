@@ -41,8 +41,16 @@ const NAME = /^vop-backup-\d{8}-\d{6}(-\d+)?(-full)?\.tar$/;
 const PARTIAL_SUFFIX = '.partial';
 const RECORD_SUFFIX = '.json';
 
+/** A backup under way: what it is, since when, and the bytes written so far. */
+export interface BackupUnderWay {
+  what: string;
+  since: string;
+  bytes: number;
+}
+
 export class BackupService {
   private running: string | undefined;
+  private underWayNow: BackupUnderWay | undefined;
   private lastAttempt: BackupAttempt | undefined;
 
   constructor(
@@ -62,6 +70,11 @@ export class BackupService {
     return this.running;
   }
 
+  /** What is under way now, with its progress (the console shows it). */
+  underWay(): BackupUnderWay | undefined {
+    return this.underWayNow && { ...this.underWayNow };
+  }
+
   /** The last backup attempted in this process (undefined before the first). */
   last(): BackupAttempt | undefined {
     return this.lastAttempt;
@@ -69,7 +82,7 @@ export class BackupService {
 
   /** Streams a new backup to `out` (the admin API's download). */
   async stream(out: Writable, media: MediaChoice, signal?: AbortSignal): Promise<{ bytes: number; manifest: BackupManifest }> {
-    return this.exclusive('a download', () => writeBackup(out, this.inputs, { media, signal }));
+    return this.exclusive('a download', () => writeBackup(out, this.inputs, { media, signal, progress: (p) => this.noteProgress(p.bytes) }));
   }
 
   /**
@@ -88,7 +101,7 @@ export class BackupService {
         const out = fs.createWriteStream(partial, { flags: 'wx', mode: 0o600 });
         let written;
         try {
-          written = await writeBackup(out, this.inputs, { media });
+          written = await writeBackup(out, this.inputs, { media, progress: (p) => this.noteProgress(p.bytes) });
           await syncFile(partial);
           await fs.promises.rename(partial, file);
           await fsyncDir(this.folder);
@@ -138,7 +151,8 @@ export class BackupService {
       // A file without its record (copied in, or its record lost): listed, not vouched for.
       records.push(record ?? { name, bytes: st.size, createdAt: st.mtime.toISOString(), media: name.endsWith('-full.tar') ? 'include' : 'none', by: 'api', verified: false });
     }
-    return records.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+    // By time, then name: names of one second (`…-123456.tar`, `…-123456-1.tar`) sort the wrong way as text.
+    return records.sort((a, b) => (a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
   }
 
   /** The file of a listed backup, for its download; a name not listed is not found. */
@@ -165,11 +179,17 @@ export class BackupService {
   private async exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (this.running) throw new ApiError('BACKUP_IN_PROGRESS', `${this.running} is under way; try again when it is done`);
     this.running = what;
+    this.underWayNow = { what, since: new Date().toISOString(), bytes: 0 };
     try {
       return await fn();
     } finally {
       this.running = undefined;
+      this.underWayNow = undefined;
     }
+  }
+
+  private noteProgress(bytes: number): void {
+    if (this.underWayNow) this.underWayNow.bytes = bytes;
   }
 
   /** Leftovers of backups cut off (a crash, a kill): never listed, removed before the next. */
