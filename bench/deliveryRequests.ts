@@ -66,6 +66,12 @@ export interface RequestCaseSettings {
    * vop at plain ones.
    */
   parity?: { server: string; reference: string; within: number };
+  /**
+   * A reference that is the faster (by req/s) of several servers in each case, by name: `nginx`
+   * as the better of its tunings (bench/nginx.ts). Ratios and targets name the alias; the line
+   * under each case says which it was.
+   */
+  bestOf?: Record<string, string[]>;
 }
 
 /** What one run on one server measured. */
@@ -144,8 +150,19 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
     await measurePhase([added.served]);
   }
   for (const c of cases) results.set(c.name, new Map([...runs.get(c.name)!].map(([name, list]) => [name, medians(list)])));
+  const chosen = new Map<string, string>(); // `${case} ${alias}` → the member taken
+  for (const c of cases) {
+    const row = results.get(c.name)!;
+    for (const [alias, members] of Object.entries(s.bestOf ?? {})) {
+      const measured = members.filter((m) => row.has(m));
+      if (measured.length === 0) continue;
+      const best = measured.reduce((a, b) => (row.get(b)!.reqPerSec > row.get(a)!.reqPerSec ? b : a));
+      row.set(alias, row.get(best)!);
+      chosen.set(`${c.name} ${alias}`, best);
+    }
+  }
 
-  const width = Math.max(...servers.map((x) => x.name.length));
+  const width = Math.max(...servers.map((x) => x.name.length), ...Object.keys(s.bestOf ?? {}).map((x) => x.length));
   const line = (r: Measured) =>
     `${whole(r.reqPerSec).padStart(7)} req/s  p99 ${ms(r.p99Ms).padStart(7)}  ${r.cpuUsPerResponse.toFixed(0).padStart(5)} µs CPU/req` +
     (r.backendCpuUsPerResponse !== undefined ? `  (+ ${r.backendCpuUsPerResponse.toFixed(0)} µs in its database and object store)` : '');
@@ -155,7 +172,11 @@ export async function runRequestCases(cases: RequestCase[], servers: Served[], s
   for (const c of cases) {
     const row = results.get(c.name)!;
     console.log(`  ${c.name} (${c.connections} connections, ${loadGenerator({ sequence: [], head: c.head })})`);
-    for (const [name, r] of row) console.log(`    ${name.padEnd(width)} ${line(r)}`);
+    for (const [name, r] of row) if (!(name in (s.bestOf ?? {}))) console.log(`    ${name.padEnd(width)} ${line(r)}`);
+    for (const alias of Object.keys(s.bestOf ?? {})) {
+      const best = chosen.get(`${c.name} ${alias}`);
+      if (best) console.log(`    ${alias} below: ${best}, the faster of ${s.bestOf![alias]!.join(' and ')} in this case`);
+    }
     for (const [name, reference] of s.ratios) {
       const v = row.get(name);
       const r = row.get(reference);
