@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManifestBase } from '../server/backup/backupArchive.js';
@@ -28,7 +29,7 @@ import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, ROOT, signalGroup, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { ROOT, signalGroup, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let pgServer: TestPostgres;
 let ceph: TestCeph;
@@ -110,7 +111,8 @@ beforeAll(async () => {
   work = tempDataDir('vop-cluster-backup-');
   sourceUrl = await pgServer.createDatabase();
   sourceBucket = bucketOptions('vop-bk-src');
-  node = await startServer({ databaseUrl: sourceUrl, objectStorage: sourceBucket, processing: TINY_PROCESSING });
+  // The node makes its own admin token (<dataDir>/admin-token): a settings file the backup keeps.
+  node = await startServer({ databaseUrl: sourceUrl, objectStorage: sourceBucket, processing: TINY_PROCESSING, adminToken: undefined });
   servers.push(node);
 
   // Two applications, one granted the other's videos; settings saved from the console.
@@ -129,6 +131,11 @@ beforeAll(async () => {
     return r[0]!.n > 0 && r[0]!.open === 0 ? true : undefined;
   }, 60_000);
   for (let i = 0; i < 20; i++) await plain.register({ Title: `before ${i}` });
+  // An object stored in parts (over the 8 MiB part size): its ETag is a multipart one, which the
+  // backup's conditional read (If-Match) must accept as well.
+  const big = plain.appId.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const stored = await (await view(sourceBucket)).put(`sources/${big}/source`, { stream: Readable.from([crypto.randomBytes(9 * 1024 * 1024)]) });
+  expect(stored.etag).toMatch(/-2$/);
 
   // The backup, through the node, while registrations go on.
   acknowledgedBefore = (await query<{ id: string }>(sourceUrl, 'SELECT id FROM videos')).map((r) => r.id);
@@ -142,7 +149,8 @@ beforeAll(async () => {
     }
   })();
   backupFile = path.join(work, 'cluster.tar');
-  const made = await runCli(['backup', '--server', node.baseUrl, '--admin-token', ADMIN_TOKEN, '--out', backupFile, '--with-media']);
+  // The admin token read from the node's data folder, as an operator on its machine would.
+  const made = await runCli(['backup', '--server', node.baseUrl, '--data-dir', node.dataDir, '--out', backupFile, '--with-media']);
   registering = false;
   await registrations;
   expect(made.stderr).toContain('verified');
@@ -183,7 +191,7 @@ describe('a cluster backup', () => {
 
   it('by default lists the bucket rather than copying it', async () => {
     const file = path.join(work, 'listed.tar');
-    const made = await runCli(['backup', '--server', node.baseUrl, '--admin-token', ADMIN_TOKEN, '--out', file]);
+    const made = await runCli(['backup', '--server', node.baseUrl, '--admin-token', node.admin.token, '--out', file]);
     expect(made.code).toBe(0);
     const read = await readBackup<BackupManifestFields>(file);
     expect(read.problems).toEqual([]);
@@ -210,14 +218,17 @@ describe('restore into a new database and bucket', () => {
   let targetUrl: string;
   let targetBucket: ReturnType<typeof bucketOptions>;
   let restored: TestServer;
+  let settingsDir: string;
 
   beforeAll(async () => {
     targetUrl = await pgServer.createDatabase();
     targetBucket = bucketOptions('vop-bk-dst');
-    const r = await runCli(['restore', '--in', backupFile, '--database-url', targetUrl], s3Env(targetBucket));
+    settingsDir = path.join(work, 'restored-node');
+    const r = await runCli(['restore', '--in', backupFile, '--database-url', targetUrl, '--data-dir', settingsDir], s3Env(targetBucket));
     expect(r.stderr).toMatch(/Restored/);
     expect(r.code).toBe(0);
-    restored = await startServer({ databaseUrl: targetUrl, objectStorage: targetBucket, processing: TINY_PROCESSING });
+    // A node on the restored data folder: the backed-up node's admin token is its own.
+    restored = await startServer({ databaseUrl: targetUrl, objectStorage: targetBucket, processing: TINY_PROCESSING, dataDir: settingsDir, adminToken: undefined });
     servers.push(restored);
   }, 120_000);
 
@@ -237,6 +248,11 @@ describe('restore into a new database and bucket', () => {
     const { apps } = (await restored.admin.request('GET', '/apps')).body as { apps: Array<{ appId: string }> };
     expect(apps.length).toBe(manifest.counts.apps);
     expect((await restored.admin.request('GET', '/settings')).body.saved).toMatchObject({ transcodeConcurrency: 2 });
+  });
+
+  it("gives the node's settings files to the data folder named", () => {
+    expect(fs.readFileSync(path.join(settingsDir, 'admin-token'), 'utf8')).toBe(fs.readFileSync(path.join(node.dataDir, 'admin-token'), 'utf8'));
+    expect(restored.admin.token).toBe(node.admin.token);
   });
 
   it('puts every object back byte-identical', async () => {
