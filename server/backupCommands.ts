@@ -190,7 +190,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
     } else {
       const holder = lockHolder(args.dataDir);
       if (holder) throw new Error(`${path.resolve(args.dataDir)} is in use by process ${holder.pid}, which left no address: pass --server <its URL>.`);
-      if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right?`);
+      if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right? (A cluster is backed up through one of its nodes: --server <its URL>.)`);
       const stores = await openSqlJsStores({ dir: args.dataDir });
       try {
         const objects = new LocalObjectMediaStore(new LocalMediaStore(args.dataDir));
