@@ -290,6 +290,19 @@ describe('refusals', () => {
     expect(await tableExists(url, RESTORE_MARK_TABLE)).toBe(false);
   });
 
+  it("refuses an embedded mode's backup, and writes nothing to the database", async () => {
+    const embedded = await startServer({});
+    servers.push(embedded);
+    await embedded.newApp('embedded');
+    const file = path.join(work, 'embedded.tar');
+    expect((await runCli(['backup', '--server', embedded.baseUrl, '--admin-token', embedded.admin.token, '--out', file, '--no-media'])).code).toBe(0);
+    const url = await pgServer.createDatabase();
+    const r = await runCli(['restore', '--in', file, '--database-url', url], s3Env(bucketOptions('vop-bk-emb')));
+    expect(r.code).toBe(1);
+    expect(await tableExists(url, 'apps')).toBe(false);
+    expect(await tableExists(url, RESTORE_MARK_TABLE)).toBe(false);
+  });
+
   it('rejects a backup with one flipped byte', async () => {
     const damaged = path.join(work, 'flipped.tar');
     const bytes = fs.readFileSync(backupFile);
