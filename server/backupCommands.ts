@@ -19,13 +19,18 @@ import { isLockOwnerAlive, lockHolder } from './storage/dataDirLock.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
 import { readServerAddress } from './storage/serverAddress.js';
+import { databaseAddress } from './storage/postgres/postgresDatabase.js';
 import { openSqlJsStores } from './storage/sqljs/sqljsStore.js';
+import { parseStartArgs } from './startArgs.js';
 
 export const BACKUP_USAGE = `backup --out <file|-> [--data-dir <dir>] [--with-media | --no-media | --media include|list|none]
                                 a backup of the data folder, through its server if one is running
   verify --in <file>            check every checksum of a backup and its database's integrity
   restore --in <file> --data-dir <new-dir>
-                                restore a backup into a new or empty folder`;
+                                restore a backup into a new or empty folder
+  restore --in <file> --database-url <postgres://…> [--config <file>] [--data-dir <new-dir>]
+                                restore a cluster's backup into an empty database (and its media
+                                into the empty bucket that --config or the VOP_S3_* variables name)`;
 
 export const BACKUP_COMMANDS = ['backup', 'verify', 'restore'];
 
@@ -52,6 +57,8 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
         'no-media': { type: 'boolean' },
         server: { type: 'string' },
         'admin-token': { type: 'string' },
+        'database-url': { type: 'string' },
+        config: { type: 'string' },
       },
     });
   } catch (err) {
@@ -69,8 +76,12 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
       if (!values.in) return usage('verify needs --in <file>');
       return await verify(values.in, io);
     }
+    if (command === 'restore' && values['database-url'] !== undefined) {
+      if (!values.in) return usage('restore needs --in <file>');
+      return await restoreCluster({ file: values.in, databaseUrl: values['database-url'], config: values.config, dataDir: values['data-dir'] }, env, io);
+    }
     if (command === 'restore') {
-      if (!values.in || !values['data-dir']) return usage('restore needs --in <file> and --data-dir <new folder>');
+      if (!values.in || !values['data-dir']) return usage('restore needs --in <file> and --data-dir <new folder> (or --database-url <postgres://…> for a cluster)');
       const result = await restoreIntoDataDir(values.in, values['data-dir'], io.say);
       const c = result.manifest.counts;
       io.say(
@@ -91,6 +102,39 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
     return 1;
   }
   return usage(`unknown command "${positionals.join(' ')}"`);
+}
+
+/**
+ * A cluster's restore. The database is named on the command line only (a restore writes into it:
+ * never one picked up from VOP_DATABASE_URL); the bucket comes from --config or the VOP_S3_*
+ * variables, read as `npm start` reads them.
+ */
+async function restoreCluster(args: { file: string; databaseUrl: string; config?: string; dataDir?: string }, env: NodeJS.ProcessEnv, io: BackupCommandIo): Promise<number> {
+  const start = parseStartArgs([...(args.config !== undefined ? ['--config', args.config] : []), '--database-url', args.databaseUrl], env);
+  const objectStorage = start.options.objectStorage;
+  // Loaded here: PostgreSQL's client and the S3 SDK are the cluster's, not every command's.
+  const { restoreIntoCluster } = await import('./backup/restoreCluster.js');
+  const result = await restoreIntoCluster(args.file, { databaseUrl: args.databaseUrl, objectStorage, dataDir: args.dataDir }, io.say);
+  const c = result.manifest.counts;
+  const lines = [
+    `Restored ${args.file} into the database at ${databaseAddress(args.databaseUrl)}: ${c.apps} applications, ${c.videos} videos, ${c.callbackDeliveries} callback records (${result.rows} rows).`,
+  ];
+  if (result.manifest.media === 'include') lines.push(`Media: ${result.objects} objects (${result.bytes} bytes) put into the bucket ${objectStorage!.bucket}.`);
+  if (result.manifest.media === 'list') {
+    lines.push(`Media: this backup lists the bucket's ${c.mediaObjects} objects (${c.mediaBytes} bytes) but does not hold them: they must come from the bucket's own copy.`);
+    if (!result.missingMedia) lines.push('No bucket was named (--config or VOP_S3_*), so nothing was checked against one.');
+    else if (result.missingMedia.count === 0) lines.push(`The bucket ${objectStorage!.bucket} holds every listed object.`);
+    else lines.push(`WARNING: the bucket ${objectStorage!.bucket} lacks ${result.missingMedia.count} listed object(s) (or holds them with another size): ${result.missingMedia.keys.join(', ')}${result.missingMedia.count > result.missingMedia.keys.length ? ', …' : ''}`);
+  }
+  if (result.manifest.media === 'none') lines.push('Media: this backup holds none and lists none; the bucket was not looked at.');
+  lines.push(
+    result.settingsFiles.length > 0
+      ? `Settings files written into ${path.resolve(args.dataDir!)}: ${result.settingsFiles.join(', ')}.`
+      : 'The node\'s settings files of the backup (settings/ in the archive: its admin token) were not written: pass --data-dir <new folder> for them.',
+  );
+  lines.push(`Start a node on it: npm start -- --database-url <the same URL>${objectStorage ? ' with the same bucket' : ''}.`);
+  io.say(lines.join('\n'));
+  return 0;
 }
 
 async function verify(file: string, io: BackupCommandIo): Promise<number> {
@@ -146,7 +190,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
     } else {
       const holder = lockHolder(args.dataDir);
       if (holder) throw new Error(`${path.resolve(args.dataDir)} is in use by process ${holder.pid}, which left no address: pass --server <its URL>.`);
-      if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right?`);
+      if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right? (A cluster is backed up through one of its nodes: --server <its URL>.)`);
       const stores = await openSqlJsStores({ dir: args.dataDir });
       try {
         const objects = new LocalObjectMediaStore(new LocalMediaStore(args.dataDir));

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 /** Full-tier files (under test/, without `.test.ts`) and what puts them there. */
 export const FULL_TIER: Record<string, string> = {
   'advisory-locker': 'PostgreSQL',
+  'cluster-backup': 'PostgreSQL, Ceph, a transcode, restores and a restore killed mid-way',
   'cluster-callbacks': 'PostgreSQL, nodes killed mid-write',
   'cluster-console': 'PostgreSQL',
   'cluster-keys': 'PostgreSQL',

@@ -64,7 +64,11 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
         if (name === MANIFEST_NAME) manifestText = Buffer.concat(chunks).toString('utf8');
         else seen.push({ name, size: got, sha256: partHash.digest('hex') });
         next();
-      }, (err) => next(err));
+      }, (err: unknown) => {
+        // The consumer's own failure (a restore's write), never to be taken for a damaged file.
+        const failure = err instanceof Error ? err : new Error(String(err));
+        next(Object.assign(failure, { fromConsumer: true }));
+      });
   });
   const body = fs.createReadStream(file, { start: 0, end: bodyEnd - 1, highWaterMark: 1 << 20 });
   const hashingBody = new Transform({

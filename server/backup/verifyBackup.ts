@@ -19,7 +19,8 @@ export interface VerifyResult {
 
 /**
  * Reads `file` through and checks it whole. `onPart` (restore's writing pass) sees every part but
- * the database's, which this checks itself; it is told of those too, after their check, with the bytes.
+ * the database's, which this checks itself; it is told of those too, after their check, with the
+ * bytes (an embedded database's file) or the rows (a cluster database's tables).
  */
 export async function verifyBackup(
   file: string,
@@ -33,6 +34,8 @@ export async function verifyBackup(
      * the seal are read either way).
      */
     database?: 'full' | 'structure';
+    /** A cluster database's table part (`database/<table>.jsonl`): its rows, a batch at a time, each line checked first. */
+    onTableRows?: (name: string, lines: string[]) => Promise<void>;
   } = {},
 ): Promise<VerifyResult> {
   const databaseProblems: string[] = [];
@@ -51,7 +54,8 @@ export async function verifyBackup(
         return;
       }
       if (part.name.startsWith('database/') && part.name.endsWith('.jsonl')) {
-        const problem = await checkJsonLines(stream);
+        const onRows = options.onTableRows;
+        const problem = await checkJsonLines(stream, onRows && ((lines) => onRows(part.name, lines)));
         if (problem) databaseProblems.push(`${part.name}: ${problem}`);
         return;
       }
@@ -62,10 +66,14 @@ export async function verifyBackup(
   return { ...result, problems: [...result.problems, ...databaseProblems] };
 }
 
-/** Every line of a table's part must be one JSON object (a row). */
-async function checkJsonLines(stream: Readable): Promise<string | undefined> {
+/** Rows handed on at once by checkJsonLines: a few hundred KB, whatever the table's size. */
+const ROWS_PER_BATCH = 500;
+
+/** Every line of a table's part must be one JSON object (a row); the rows go to `onRows` in batches until a line is not one. */
+async function checkJsonLines(stream: Readable, onRows?: (lines: string[]) => Promise<void>): Promise<string | undefined> {
   let n = 0;
   let problem: string | undefined;
+  let batch: string[] = [];
   for await (const line of readline.createInterface({ input: stream, crlfDelay: Infinity })) {
     n++;
     if (problem || line === '') continue;
@@ -75,7 +83,14 @@ async function checkJsonLines(stream: Readable): Promise<string | undefined> {
     } catch {
       problem = `line ${n} is not readable JSON`;
     }
+    if (problem || !onRows) continue;
+    batch.push(line);
+    if (batch.length >= ROWS_PER_BATCH) {
+      await onRows(batch);
+      batch = [];
+    }
   }
+  if (!problem && onRows && batch.length > 0) await onRows(batch);
   return problem;
 }
 

@@ -8,6 +8,7 @@
  */
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { mediaContentType } from '../storage/media/contentTypes.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import { COVER_FILE, HLS_MASTER } from './mediaNames.js';
 import type { WrittenRendition } from './renditionOutputs.js';
@@ -22,7 +23,7 @@ export async function storeHls(objects: MediaStore, videoId: string, dir: string
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep));
   const master = files.filter((parts) => parts.length === 1 && parts[0] === HLS_MASTER);
-  const put = (parts: string[]) => objects.put(mediaKey('hls', videoId, ...parts), { file: path.join(dir, ...parts), move: true }, { contentType: contentTypeOf(parts.at(-1)!) });
+  const put = (parts: string[]) => objects.put(mediaKey('hls', videoId, ...parts), { file: path.join(dir, ...parts), move: true }, { contentType: mediaContentType(parts.at(-1)!) });
   // An hour of video is some 1,500 segments: on S3, one request (and a HEAD) each, so several at
   // once; the master playlist only once every variant file is stored.
   const rest = files.filter((p) => !master.includes(p));
@@ -62,13 +63,7 @@ export async function storeCovers(objects: MediaStore, videoId: string, dir: str
 export async function storeRenditions(objects: MediaStore, renditions: readonly WrittenRendition[], signal?: AbortSignal): Promise<void> {
   for (const w of renditions) {
     signal?.throwIfAborted();
-    await objects.put(mediaKey('play', ...w.file.split('/')), { file: w.path, move: true }, { contentType: contentTypeOf(w.file) });
+    await objects.put(mediaKey('play', ...w.file.split('/')), { file: w.path, move: true }, { contentType: mediaContentType(w.file) });
   }
 }
 
-const TYPES: Record<string, string> = { mp4: 'video/mp4', m4s: 'video/mp4', ts: 'video/mp2t', m3u8: 'application/vnd.apple.mpegurl', jpg: 'image/jpeg', webm: 'video/webm' };
-
-/** What object storage answers a presigned GET with; delivery sets its own. */
-function contentTypeOf(name: string): string {
-  return TYPES[path.extname(name).slice(1).toLowerCase()] ?? 'application/octet-stream';
-}

@@ -1,4 +1,5 @@
 import type { RetryConfig } from '../core/retry.js';
+import { Scratch } from './scratch.js';
 import { openSqlJsStores } from './sqljs/sqljsStore.js';
 import type { Stores } from './types.js';
 
@@ -22,7 +23,12 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     // Loaded only in cluster mode (postgresDatabase.ts loads the client itself, for the bundle).
     const { openPostgresStores } = await import('./postgres/openPostgresStores.js');
     const { PostgresUploadReservations } = await import('./postgres/postgresUploadReservations.js');
-    const stores = await openPostgresStores({ url: options.databaseUrl, connectRetry: options.databaseConnectRetry, log: options.log });
+    const stores = await openPostgresStores({
+      url: options.databaseUrl,
+      connectRetry: options.databaseConnectRetry,
+      exportDir: new Scratch(options.dataDir).kindPath('backup'),
+      log: options.log,
+    });
     // Every node counts the uploads under way of all (issue 12, item 7); the embedded mode's one
     // process keeps them in memory instead.
     return { ...stores, uploadReservations: new PostgresUploadReservations(stores.db) };

@@ -9,7 +9,9 @@ export type ScratchKind =
   /** Cover sizes being made (spec 2.3 `?t=`). */
   | 'covers'
   /** Local copies of objects in S3 (MediaStore.withLocalCopy), for ffmpeg. */
-  | 's3';
+  | 's3'
+  /** A cluster database's tables, written out for a backup (postgres/postgresExport.ts) until they are sent. */
+  | 'backup';
 
 const SAFE_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
 

@@ -210,6 +210,12 @@ export class S3MediaStore implements MediaStore {
     return removed;
   }
 
+  /** The name of some object in the bucket, whatever its name (a key of ours or not); undefined if the bucket is empty. */
+  async anyObject(): Promise<string | undefined> {
+    const r = await this.client.send(new ListObjectsV2Command({ Bucket: this.options.bucket, MaxKeys: 1 }));
+    return r.Contents?.[0]?.Key;
+  }
+
   async listNames(prefix: string): Promise<string[]> {
     splitMediaKey(prefix);
     const names = new Set<string>();

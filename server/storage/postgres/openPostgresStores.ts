@@ -9,6 +9,7 @@ import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresSigningKeys } from './postgresSigningKeys.js';
 import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
+import { defaultExportDir, exportPostgresDatabase } from './postgresExport.js';
 
 /** Options of {@link openPostgresStores}. */
 export interface PostgresStoreOptions {
@@ -16,6 +17,8 @@ export interface PostgresStoreOptions {
   url: string;
   /** How long to wait for a database that does not answer yet (createServer's default: config.ts). */
   connectRetry: RetryConfig;
+  /** Where a backup's copy of the tables is written until it is sent (the node's scratch; default: the system's temporary folder). */
+  exportDir?: string;
   /** Where the waiting and storage lines go. */
   log?: (line: string) => void;
 }
@@ -40,7 +43,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
     signingKeys: new PostgresSigningKeys(db),
-    exportDatabase: () => Promise.reject(new Error('Backups of a cluster database are not available yet.')),
+    exportDatabase: () => exportPostgresDatabase(db, options.exportDir ?? defaultExportDir()),
     close: () => db.close(),
     warnings: () => [],
   };

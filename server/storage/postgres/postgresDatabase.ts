@@ -1,6 +1,7 @@
 import type { CustomTypesConfig, Pool, QueryResult, QueryResultRow } from 'pg';
 import { backoffDelay, type RetryConfig } from '../../core/retry.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { assertNoUnfinishedPostgresRestore } from './restoreMark.js';
 
 /** A query's parameters: what node-postgres sends (numbers, strings, booleans, null, arrays of them). */
 /**
@@ -44,6 +45,11 @@ export interface PostgresDatabaseOptions {
   connectRetry: RetryConfig;
   /** Connections this process keeps open at most. */
   maxConnections?: number;
+  /**
+   * The restore itself opens the database it is restoring (to migrate it): only it may open one
+   * that holds an unfinished restore (restoreMark.ts); every node refuses such a database.
+   */
+  restoring?: boolean;
   log: (line: string) => void;
 }
 
@@ -70,6 +76,7 @@ export class PostgresDatabase implements Queryable {
     const db = new PostgresDatabase(pool);
     try {
       await waitForDatabase(pool, options);
+      if (!options.restoring) await assertNoUnfinishedPostgresRestore(pool, databaseAddress(options.url));
       await db.migrate();
     } catch (err) {
       await pool.end().catch(() => undefined);
