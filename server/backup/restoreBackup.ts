@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import { DataDirLock } from '../storage/dataDirLock.js';
-import { fsyncDir, fsyncFile } from '../storage/fsync.js';
+import { fsyncDir, fsyncFile, writeFileSynced } from '../storage/fsync.js';
 import { splitMediaKey } from '../storage/media/mediaStore.js';
 import { LocalMediaStore } from '../storage/mediaStore.js';
 import { markRestoreFinished, markRestoreStarted, unfinishedRestore } from '../storage/restoreMarker.js';
@@ -115,16 +115,6 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
     return { manifest, files, bytes, clearedUnfinished: unfinished !== undefined };
   } finally {
     lock.release();
-  }
-}
-
-async function writeFileSynced(file: string, data: Uint8Array): Promise<void> {
-  const fh = await fs.promises.open(file, 'w', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 

@@ -25,3 +25,14 @@ export async function fsyncDir(dir: string): Promise<void> {
     await fh?.close();
   }
 }
+
+/** Writes `data` to a new `file` (owner-only) and fsyncs it before resolving. */
+export async function writeFileSynced(file: string, data: Uint8Array): Promise<void> {
+  const fh = await fs.promises.open(file, 'w', 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import initSqlJs, { type Database, type SqlJsStatic, type Statement } from 'sql.js';
 import { DataDirLock } from '../dataDirLock.js';
-import { fsyncDir, fsyncFile } from '../fsync.js';
+import { fsyncDir, fsyncFile, writeFileSynced } from '../fsync.js';
 import { assertNoUnfinishedRestore } from '../restoreMarker.js';
 import { Journal, type JournalRecord, type SqlParam } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
@@ -345,7 +345,7 @@ export class DurableDatabase {
     }
 
     if (image) {
-      await writeSynced(tmp, image);
+      await writeFileSynced(tmp, image);
       sumText = checksumText(image);
       image = undefined; // for releaseImage(): an async function's locals live until it returns
     } else {
@@ -354,7 +354,7 @@ export class DurableDatabase {
     // The checksum goes into place first: if a crash comes between the two renames, it names an
     // image that is not there and the one that is gets the full check on open, as before.
     const sum = checksumFile(file);
-    await writeSynced(`${sum}.tmp`, Buffer.from(sumText!, 'ascii'));
+    await writeFileSynced(`${sum}.tmp`, Buffer.from(sumText!, 'ascii'));
     await fs.promises.rename(`${sum}.tmp`, sum);
     await fs.promises.rename(tmp, file);
     await fsyncDir(this.opts.dir);
@@ -424,16 +424,6 @@ function writeNow(file: string, data: Uint8Array): void {
 
 function pragmaNumber(db: Database, name: string): number {
   return Number(db.exec(`PRAGMA ${name}`)[0]?.values[0]?.[0]);
-}
-
-async function writeSynced(file: string, data: Uint8Array): Promise<void> {
-  const fh = await fs.promises.open(file, 'w', 0o600);
-  try {
-    await fh.write(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 /**
