@@ -3,6 +3,7 @@
  * a function in its own file; with no names, every section runs in turn.
  */
 import { apiSection } from './apiBench.js';
+import { backupSection } from './backupBench.js';
 import { clusterSection } from './clusterBench.js';
 import { consoleSection } from './consoleBench.js';
 import { deliverySection } from './deliveryBench.js';
@@ -14,7 +15,7 @@ import { buildServer } from '../scripts/build-server.mjs';
 import { verdict, type BenchSection, type Target } from './lib.js';
 
 /** The sections, in the order a full run takes them. */
-const SECTIONS: BenchSection[] = [apiSection, metricsSection, uploadSection, transcodeSection, playableSection, deliverySection, clusterSection, consoleSection];
+const SECTIONS: BenchSection[] = [apiSection, metricsSection, uploadSection, transcodeSection, playableSection, deliverySection, clusterSection, consoleSection, backupSection];
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2);

@@ -34,7 +34,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     signingKeys: new SqlJsSigningKeys(db),
     consoleSessions: new SqlJsConsoleSessionStore(db),
     exportDatabase: async () => {
-      const { image, read: counts, schemaVersion } = db.copyNow(() => {
+      const { image, read: counts, schemaVersion } = await db.copySoon(() => {
         const row = db.get<{ apps: number; videos: number; deliveries: number }>(
           'SELECT (SELECT COUNT(*) FROM apps) AS apps, (SELECT COUNT(*) FROM videos) AS videos, (SELECT COUNT(*) FROM callback_deliveries) AS deliveries',
         )!;
