@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
+import { Pacer } from './pacer.js';
 
 /** What `manifest.json` says the file is. */
 export const BACKUP_FORMAT = 'vop-backup';
@@ -71,18 +72,21 @@ export class BackupWriter {
   private readonly done: Promise<void>;
   private failure: unknown;
   private readonly mtime = new Date();
+  private readonly pacer: Pacer;
 
-  constructor(out: Writable) {
+  /** `options.threadShare`: the part of the thread the archive's hashing may take (a serving server's backup; see pacer.ts). */
+  constructor(out: Writable, options: { threadShare?: number } = {}) {
+    this.pacer = new Pacer(options.threadShare);
     const counter = new Transform({
       transform: (chunk: Buffer, _enc, cb) => {
-        this.hash.update(chunk);
+        this.pacer.time(() => this.hash.update(chunk));
         this.written += chunk.length;
         if (this.waiter && this.written >= this.waiter.at) {
           const w = this.waiter;
           this.waiter = undefined;
           w.resolve();
         }
-        cb(null, chunk);
+        this.pacer.rest().then(() => cb(null, chunk));
       },
     });
     this.done = pipeline(this.pack as unknown as Readable, counter, out);
@@ -155,11 +159,12 @@ export class BackupWriter {
         if (seen !== header.size) return reject(new Error(`${name} gave ${seen} bytes, not the ${header.size} it was listed with`));
         resolve({ name, size: header.size, sha256: partHash.digest('hex') });
       });
+      const pacer = this.pacer;
       const hashing = new Transform({
         transform(chunk: Buffer, _enc, cb) {
           seen += chunk.length;
-          partHash.update(chunk);
-          cb(null, chunk);
+          pacer.time(() => partHash.update(chunk));
+          pacer.rest().then(() => cb(null, chunk));
         },
       });
       pipeline(source, hashing, sink as unknown as Writable).catch((err) => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
+import { Pacer } from './pacer.js';
 import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, checkTail, MANIFEST_NAME, TAIL_BYTES, type ManifestBase, type PartRecord } from './backupArchive.js';
 
 /** What a read found: `problems` is empty when every check passed. */
@@ -25,6 +26,8 @@ export interface ReadBackupOptions {
    * read stalls). A rejection ends the read with that error.
    */
   onPart?: (part: { name: string; size: number }, stream: Readable) => Promise<void>;
+  /** The part of the thread the read's hashing may take (a serving server's check; see pacer.ts). */
+  threadShare?: number;
 }
 
 /** Reads `file` through, checking it whole; never throws for a damaged file, only for an unreadable one. */
@@ -35,6 +38,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
     return { problems: [`${file} is not a whole backup (${bytes} bytes): it was cut off, or is not a vop backup`], bytes };
   }
   const bodyEnd = bytes - TAIL_BYTES;
+  const pacer = new Pacer(options.threadShare);
   const whole = crypto.createHash('sha256');
   const seen: PartRecord[] = [];
   let manifestText: string | undefined;
@@ -48,9 +52,9 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
     const hashing = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         got += chunk.length;
-        partHash.update(chunk);
+        pacer.time(() => partHash.update(chunk));
         if (name === MANIFEST_NAME) chunks.push(chunk);
-        cb(null, chunk);
+        pacer.rest().then(() => cb(null, chunk));
       },
     });
     // A consumer that gives up before the end must not leave the entry's stream waiting on it.
@@ -73,8 +77,8 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
   const body = fs.createReadStream(file, { start: 0, end: bodyEnd - 1, highWaterMark: 1 << 20 });
   const hashingBody = new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      whole.update(chunk);
-      cb(null, chunk);
+      pacer.time(() => whole.update(chunk));
+      pacer.rest().then(() => cb(null, chunk));
     },
   });
   try {

@@ -39,6 +39,8 @@ export interface VerifyOptions {
    * time of a pass (5 to 10 s of the 117 MB of a 100,000-video library, on a busy 2-core machine).
    */
   skipDatabaseCheck?: boolean;
+  /** The part of the thread the check's hashing may take (a serving server's; see pacer.ts). */
+  threadShare?: number;
 }
 
 /**
@@ -49,6 +51,7 @@ export interface VerifyOptions {
 export async function verifyBackup(file: string, options: VerifyOptions = {}): Promise<VerifyResult> {
   const databaseProblems: string[] = [];
   const result = await readBackup<BackupManifestFields>(file, {
+    threadShare: options.threadShare,
     onPart: async (part, stream) => {
       if (part.name === SQLITE_BACKUP_PART && options.database === 'structure') {
         const problem = await checkSqliteStructure(stream, part.size);
