@@ -476,6 +476,9 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
         await jobs.stop();
         await processing.stop();
         await relay?.close();
+        // Their refresh timers read the keys' table: stopped before the storage closes.
+        mediaKeys.close();
+        uploadKeys.close();
         await stores.close();
         s3?.close();
         removeServerAddress(options.dataDir);
