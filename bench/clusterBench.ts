@@ -1,10 +1,23 @@
 /**
- * `npm run bench -- cluster` (issue 11): the same node in cluster mode (metadata in PostgreSQL,
- * media in S3 on a Ceph RGW) against the embedded mode (sql.js, local disk), in the same run:
- * registrations per second, detail and list req/s, and the time from an upload to status 1. The
- * PostgreSQL and the Ceph RGW are the throwaway ones the tests start (test/helpers/), on loopback.
- * Then transcode throughput: one batch of uploads through an API node (`--role api`) with one and
- * with two workers (`--role worker`, real processes), against the embedded node with the same batch.
+ * `npm run bench -- cluster`: the same node in cluster mode against the embedded mode, in one run.
+ *
+ * Reads and registrations (bench/clusterReads.ts): for a library of one application with 20,000
+ * and with 100,000 videos, one embedded node and one cluster node (`--database-url
+ * --shared-media`, metadata in the throwaway PostgreSQL the tests start, test/helpers/postgres.ts),
+ * detail, an early and a deep list page at 50 connections and registrations from 8 clients, runs
+ * alternating between the nodes, medians printed with the ratio, the goals beside it and
+ * PostgreSQL's own time per call (pg_stat_statements).
+ *
+ * Then uploads and transcode throughput, with media in S3 on a Ceph RGW (test/helpers/ceph.ts):
+ * the time from an upload to status 1 on one node of each mode, and one batch of uploads through
+ * an API node (`--role api`) with one and with two workers (`--role worker`, real processes),
+ * against the embedded node with the same batch.
+ *
+ * For a quicker look: VOP_BENCH_SECONDS (seconds per measured run, default 8),
+ * VOP_BENCH_CLUSTER_ROUNDS (measured runs per call and mode, default 3),
+ * VOP_BENCH_CLUSTER_SIZES=20000 (library sizes, comma-separated; default 20000,100000; this one
+ * skips the 100,000-video library), VOP_BENCH_CLUSTER_TRANSCODE=0 (skips the uploads and the
+ * transcode throughput, and Ceph with them).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -13,124 +26,124 @@ import path from 'node:path';
 import { startCeph } from '../test/helpers/ceph.js';
 import { makeClip } from '../test/helpers/clips.js';
 import { startPostgres } from '../test/helpers/postgres.js';
+import { clusterReads, type ClusterReadSettings } from './clusterReads.js';
 import { ADMIN_TOKEN, benchApp, type BenchApp } from './uploadClients.js';
-import {
-  ServerFleet,
-  assertHealthyRun,
-  loadAverage,
-  median,
-  ms,
-  progress,
-  runLoad,
-  whole,
-  type BenchSection,
-  type ChildServer,
-  type LoadRequest,
-  type LoadResult,
-  type Target,
-  VOP_SERVER,
-} from './lib.js';
+import { ServerFleet, loadAverage, median, ms, progress, whole, type BenchSection, type ChildServer, type Target, VOP_SERVER } from './lib.js';
 
-
-/** Settings of the run; the environment may shrink them for a quick look. */
-interface ClusterBenchSettings {
-  registrations: number;
-  connections: number;
-  durationS: number;
-  warmupS: number;
+/** Settings of the run; the environment may shrink them for a quick look (see above). */
+interface ClusterBenchSettings extends ClusterReadSettings {
+  /** Whether to measure uploads and transcode throughput. */
+  transcode: boolean;
   /** Uploads timed to status 1 per mode; the median is reported. */
   uploads: number;
   /** Clips of the transcode-throughput batch, uploaded at once. */
   batch: number;
 }
 
-const DEFAULT_SETTINGS: ClusterBenchSettings = { registrations: 3_000, connections: 50, durationS: 8, warmupS: 2, uploads: 5, batch: 6 };
+const DEFAULT_SETTINGS: ClusterBenchSettings = {
+  sizes: [20_000, 100_000],
+  connections: 50,
+  registrationClients: 8,
+  durationS: 8,
+  warmupS: 2,
+  rounds: 3,
+  transcode: true,
+  uploads: 5,
+  batch: 6,
+};
 
 export const clusterSection: BenchSection = {
   name: 'cluster',
-  about: 'cluster mode (PostgreSQL + S3 on Ceph RGW) against the embedded mode: registrations, detail, list, upload to status 1 (VOP_BENCH_SECONDS)',
-  run: () => clusterBench({ ...DEFAULT_SETTINGS, ...(process.env.VOP_BENCH_SECONDS ? { durationS: Number(process.env.VOP_BENCH_SECONDS) } : {}) }),
+  about:
+    'cluster mode (PostgreSQL; S3 on Ceph RGW for uploads) against the embedded mode: detail, list pages, registrations at 20,000 and 100,000 videos, ' +
+    'upload to status 1, transcode throughput (VOP_BENCH_SECONDS, VOP_BENCH_CLUSTER_ROUNDS, VOP_BENCH_CLUSTER_SIZES, VOP_BENCH_CLUSTER_TRANSCODE=0)',
+  run: () => clusterBench(settingsFromEnv(process.env)),
 };
 
-/** What one mode measured. */
-interface ModeFigures {
-  registrations: LoadResult;
-  detail: LoadResult;
-  list: LoadResult;
-  uploadToPlayableMs: number[];
+function settingsFromEnv(env: NodeJS.ProcessEnv): ClusterBenchSettings {
+  const s = { ...DEFAULT_SETTINGS };
+  if (env.VOP_BENCH_SECONDS) s.durationS = Number(env.VOP_BENCH_SECONDS);
+  if (env.VOP_BENCH_CLUSTER_ROUNDS) s.rounds = Number(env.VOP_BENCH_CLUSTER_ROUNDS);
+  if (env.VOP_BENCH_CLUSTER_SIZES !== undefined) s.sizes = env.VOP_BENCH_CLUSTER_SIZES.split(',').filter(Boolean).map(Number);
+  if (env.VOP_BENCH_CLUSTER_TRANSCODE === '0') s.transcode = false;
+  if (!(s.durationS >= 1) || !(s.rounds >= 1) || s.sizes.some((n) => !Number.isInteger(n) || n < DEEP_LIBRARY)) {
+    throw new Error(`cluster bench: VOP_BENCH_SECONDS and VOP_BENCH_CLUSTER_ROUNDS must be 1 or more, each size a whole number of at least ${DEEP_LIBRARY}`);
+  }
+  return s;
 }
+
+/** The deep list page (PageIndex 200 of 50) must exist. */
+const DEEP_LIBRARY = 10_100;
 
 export async function clusterBench(s: ClusterBenchSettings): Promise<Target[]> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-bench-cluster-'));
   const fleet = new ServerFleet();
+  try {
+    console.log(
+      `cluster: ${s.sizes.map(whole).join(' and ')} videos; reads at ${s.connections} connections, registrations from ${s.registrationClients} clients; ` +
+        `${s.rounds} runs of ${s.durationS} s per call and mode after ${s.warmupS} s warm-up each, alternating; medians ` +
+        `(${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}; PostgreSQL${s.transcode ? ' and Ceph run' : ' runs'} on this machine too)`,
+    );
+    const targets = await clusterReads(s, work, fleet);
+    if (s.transcode) await uploadsAndTranscodes(s, work, fleet);
+    return targets;
+  } finally {
+    await fleet.stopAll();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Upload to status 1 in each mode, then transcode throughput: media in S3 on a Ceph RGW. */
+async function uploadsAndTranscodes(s: ClusterBenchSettings, work: string, fleet: ServerFleet): Promise<void> {
   progress('starting a throwaway PostgreSQL and a Ceph RGW on loopback');
   const pg = await startPostgres();
   const ceph = await startCeph();
   try {
-    console.log(
-      `cluster: ${whole(s.registrations)} registrations, ${s.connections} connections, ${s.durationS} s per read run, ${s.uploads} uploads per mode ` +
-        `(${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}; PostgreSQL and Ceph run on this machine too)`,
-    );
-    const clip = fs.readFileSync(await makeClip({ seconds: 2, width: 320, height: 180, dir: work }));
-    const database = `bench_${process.pid}`;
-    await pg.createDatabase(database);
-    const modes: Array<{ name: string; env: NodeJS.ProcessEnv }> = [
-      { name: 'embedded', env: {} },
-      {
-        name: 'cluster',
-        env: {
-          VOP_DATABASE_URL: pg.url(database),
-          VOP_S3_ENDPOINT: ceph.endpoint,
-          VOP_S3_BUCKET: `vop-bench-${crypto.randomBytes(4).toString('hex')}`,
-          VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
-          VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
-          VOP_S3_FORCE_PATH_STYLE: '1',
-        },
-      },
-    ];
-    const figures = new Map<string, ModeFigures>();
-    for (const mode of modes) {
-      const dataDir = path.join(work, mode.name);
-      fs.mkdirSync(dataDir, { mode: 0o700 });
-      // The registration rate limit would turn most registrations into 308: the bench measures registering.
-      fs.writeFileSync(path.join(dataDir, 'settings.json'), JSON.stringify({ registrationsPerMinute: 0 }));
-      const vop = await fleet.start({
-        name: `vop (${mode.name})`,
+    const clusterEnv = async (name: string): Promise<NodeJS.ProcessEnv> => {
+      const db = `bench_${process.pid}_${name}`;
+      await pg.createDatabase(db);
+      return {
+        VOP_DATABASE_URL: pg.url(db),
+        VOP_S3_ENDPOINT: ceph.endpoint,
+        VOP_S3_BUCKET: `vop-bench-${crypto.randomBytes(4).toString('hex')}`,
+        VOP_S3_ACCESS_KEY_ID: ceph.accessKeyId,
+        VOP_S3_SECRET_ACCESS_KEY: ceph.secretAccessKey,
+        VOP_S3_FORCE_PATH_STYLE: '1',
+      };
+    };
+    const start = (name: string, env: NodeJS.ProcessEnv, role?: string) => {
+      const dataDir = fs.mkdtempSync(path.join(work, 'node-'));
+      return fleet.start({
+        name,
         script: VOP_SERVER,
-        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
-        env: { VOP_ADMIN_TOKEN: ADMIN_TOKEN, ...mode.env },
+        args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...(role ? ['--role', role] : [])],
+        env: { VOP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
         listening: /vop listening on (http:\/\/\S+)/,
       });
-      figures.set(mode.name, await measureMode(vop, s, clip));
+    };
+
+    // Upload to status 1: one node of each mode, a 2 s clip at a time.
+    const clip = fs.readFileSync(await makeClip({ seconds: 2, width: 320, height: 180, dir: work }));
+    const toPlayable: Record<string, number[]> = {};
+    for (const mode of ['embedded', 'cluster']) {
+      const vop = await start(`vop (${mode})`, mode === 'cluster' ? await clusterEnv('uploads') : {});
+      progress(`${vop.name}: ${s.uploads} uploads to status 1`);
+      toPlayable[mode] = await uploadsToPlayable(vop, s.uploads, clip);
       await fleet.stop(vop);
     }
-    report(figures.get('embedded')!, figures.get('cluster')!);
+    const e = median(toPlayable.embedded!);
+    const c = median(toPlayable.cluster!);
+    console.log(`  upload to status 1 (median of ${s.uploads}, 2 s 320×180 clip): embedded ${ms(e)}, cluster ${ms(c)}, cluster/embedded ${(c / e).toFixed(2)}`);
 
     // Transcode throughput: a batch of 8 s 640×360 clips, each run on a fresh database and bucket.
     const batchClip = fs.readFileSync(await makeClip({ seconds: 8, width: 640, height: 360, dir: work, name: 'batch.mp4' }));
     const throughput: Array<{ label: string; videosPerMinute: number }> = [];
-    let run = 0;
     for (const workers of [0, 1, 2]) {
       const label = workers === 0 ? 'embedded (one node)' : `cluster, ${workers} worker${workers > 1 ? 's' : ''}`;
-      let env: NodeJS.ProcessEnv = {};
-      if (workers > 0) {
-        const db = `bench_${process.pid}_t${++run}`;
-        await pg.createDatabase(db);
-        env = { ...modes[1]!.env, VOP_DATABASE_URL: pg.url(db), VOP_S3_BUCKET: `vop-bench-${crypto.randomBytes(4).toString('hex')}` };
-      }
-      const start = (name: string, role: string) => {
-        const dataDir = fs.mkdtempSync(path.join(work, `${name}-`));
-        return fleet.start({
-          name,
-          script: VOP_SERVER,
-          args: ['--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...(workers > 0 ? ['--role', role] : [])],
-          env: { VOP_ADMIN_TOKEN: ADMIN_TOKEN, ...env },
-          listening: /vop listening on (http:\/\/\S+)/,
-        });
-      };
-      const api = await start(workers === 0 ? 'vop (embedded)' : 'vop (api)', 'api');
+      const env = workers > 0 ? await clusterEnv(`t${workers}`) : {};
+      const api = await start(workers === 0 ? 'vop (embedded)' : 'vop (api)', env, workers > 0 ? 'api' : undefined);
       const nodes = [api];
-      for (let w = 0; w < workers; w++) nodes.push(await start(`vop (worker ${w + 1})`, 'worker'));
+      for (let w = 0; w < workers; w++) nodes.push(await start(`vop (worker ${w + 1})`, env, 'worker'));
       progress(`${label}: ${s.batch} uploads, time until all are 1`);
       throughput.push({ label, videosPerMinute: await transcodeBatch(api, s.batch, batchClip) });
       for (const n of nodes.reverse()) await fleet.stop(n);
@@ -138,14 +151,32 @@ export async function clusterBench(s: ClusterBenchSettings): Promise<Target[]> {
     const base = throughput[0]!.videosPerMinute;
     console.log(`  transcode throughput (${s.batch} clips of 8 s, 640×360, uploaded at once; ${os.cpus().length} cores shared by every node, PostgreSQL and Ceph)`);
     for (const t of throughput) console.log(`  ${t.label.padEnd(26)} ${t.videosPerMinute.toFixed(1).padStart(10)} videos/min   /embedded ${(t.videosPerMinute / base).toFixed(2)}`);
-    // Figures to watch, not targets: the issue sets none for this comparison.
-    return [];
+    // Figures to watch, not targets: the issue sets none for these.
   } finally {
     await fleet.stopAll();
     await ceph.stop();
     await pg.stop();
-    fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** Uploads `count` clips one after another; resolves with the milliseconds each took to status 1. */
+async function uploadsToPlayable(vop: ChildServer, count: number, clip: Buffer): Promise<number[]> {
+  const app = await benchApp(vop.baseUrl);
+  const auth = specFields(app);
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const videoId = await app.register();
+    const started = performance.now();
+    await uploadClip(vop, auth, videoId, clip);
+    for (let polls = 0; ; polls++) {
+      const status = await app.status(videoId);
+      if (status === 1) break;
+      if (status === 7 || polls > 6000) throw new Error(`${vop.name}: video ${videoId} ended in ${status}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    times.push(performance.now() - started);
+  }
+  return times;
 }
 
 /** The spec's credential fields of a bench application, fresh for each call. */
@@ -163,52 +194,6 @@ async function uploadClip(vop: ChildServer, auth: () => Record<string, string>, 
   form.append('file', new Blob([Uint8Array.from(clip)], { type: 'video/mp4' }), 'clip.mp4');
   const up = await (await fetch(`${vop.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
   if (up.AuthMsg?.ResultCode !== '1') throw new Error(`${vop.name}: upload refused: ${JSON.stringify(up)}`);
-}
-
-async function measureMode(vop: ChildServer, s: ClusterBenchSettings, clip: Buffer): Promise<ModeFigures> {
-  const app = await benchApp(vop.baseUrl);
-  const auth = specFields(app);
-  const query = () => new URLSearchParams(auth()).toString();
-  let n = 0;
-  const registration = (): LoadRequest => ({
-    method: 'POST',
-    path: '/Api/Video/Post',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `${query()}&VideoTitle=Bench+${n++}&CreateUser=user-${n % 500}&SourceFileGetType=1`,
-  });
-  const load = (next: () => LoadRequest, run: { durationS: number } | { amount: number }) =>
-    runLoad({ url: vop.baseUrl, connections: s.connections, next, serverPid: vop.pid, ...run });
-
-  progress(`${vop.name}: ${whole(s.registrations)} registrations`);
-  const registrations = await load(registration, { amount: s.registrations });
-  assertHealthyRun(`${vop.name} registrations`, registrations, 60);
-  const list = await (await fetch(`${vop.baseUrl}/Api/Video/GetList?${query()}&PageSize=50`)).json();
-  const ids = (list.VideoList as Array<{ Id: string }>).map((v) => v.Id);
-  const detail = (): LoadRequest => ({ path: `/Api/Video/Get?${query()}&Id=${ids[n++ % ids.length]}` });
-  const listPage = (): LoadRequest => ({ path: `/Api/Video/GetList?${query()}&PageSize=50&PageIndex=${1 + (n++ % 20)}` });
-  const measure = async (label: string, next: () => LoadRequest) => {
-    progress(`${vop.name}: ${label}`);
-    await load(next, { durationS: s.warmupS });
-    const r = await load(next, { durationS: s.durationS });
-    assertHealthyRun(`${vop.name} ${label}`, r, 200);
-    return r;
-  };
-  const figures: ModeFigures = { registrations, detail: await measure('detail', detail), list: await measure('list', listPage), uploadToPlayableMs: [] };
-
-  progress(`${vop.name}: ${s.uploads} uploads to status 1`);
-  for (let i = 0; i < s.uploads; i++) {
-    const videoId = await app.register();
-    const started = performance.now();
-    await uploadClip(vop, auth, videoId, clip);
-    for (let polls = 0; ; polls++) {
-      const status = await app.status(videoId);
-      if (status === 1) break;
-      if (status === 7 || polls > 6000) throw new Error(`${vop.name}: video ${videoId} ended in ${status}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    figures.uploadToPlayableMs.push(performance.now() - started);
-  }
-  return figures;
 }
 
 /** Uploads `count` copies of `clip` at once through `api`; resolves with videos per minute until the last is 1. */
@@ -230,16 +215,4 @@ async function transcodeBatch(api: ChildServer, count: number, clip: Buffer): Pr
     await new Promise((r) => setTimeout(r, 100));
   }
   return (count * 60_000) / (performance.now() - started);
-}
-
-function report(embedded: ModeFigures, cluster: ModeFigures): void {
-  const row = (what: string, e: number, c: number, unit: string, fmt: (n: number) => string) =>
-    console.log(`  ${what.padEnd(26)} ${fmt(e).padStart(10)} ${fmt(c).padStart(10)} ${unit.padEnd(6)} cluster/embedded ${(c / e).toFixed(2)}`);
-  console.log(`  ${''.padEnd(26)} ${'embedded'.padStart(10)} ${'cluster'.padStart(10)}`);
-  row('registrations', embedded.registrations.reqPerSec, cluster.registrations.reqPerSec, 'req/s', (n) => whole(n));
-  row('detail (4.1)', embedded.detail.reqPerSec, cluster.detail.reqPerSec, 'req/s', (n) => whole(n));
-  row('detail p99', embedded.detail.p99Ms, cluster.detail.p99Ms, '', ms);
-  row('list (4.4)', embedded.list.reqPerSec, cluster.list.reqPerSec, 'req/s', (n) => whole(n));
-  row('list p99', embedded.list.p99Ms, cluster.list.p99Ms, '', ms);
-  row('upload to status 1 (median)', median(embedded.uploadToPlayableMs), median(cluster.uploadToPlayableMs), '', ms);
 }

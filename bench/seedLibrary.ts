@@ -9,7 +9,7 @@ import { progress } from './lib.js';
 import { AppService } from '../server/services/appService.js';
 import { VideoStatus } from '../server/core/videoStatus.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
-import type { VideoRecord } from '../server/storage/types.js';
+import type { RenditionRecord, VideoRecord } from '../server/storage/types.js';
 
 /** What the benchmarks need to know about a seeded library. */
 export interface SeededLibrary {
@@ -27,6 +27,11 @@ export interface SeedOptions {
   count: number;
   /** Inserts in flight at once: they share the journal's fsyncs (group commit). */
   concurrency?: number;
+  /**
+   * Give every published video the renditions a transcode leaves (a 720p and a 360p file), as a
+   * library vop grew itself has: a detail call reads them. Default false (the api bench's library).
+   */
+  renditions?: boolean;
 }
 
 const WORDS = ['river', 'lecture', 'match', 'recipe', 'interview', 'concert', 'trailer', 'lesson', 'review', 'tour', 'summit', 'garden'];
@@ -49,7 +54,8 @@ export async function seedLibrary(opts: SeedOptions): Promise<SeededLibrary> {
     for (let i = 0; i < opts.count; i++) {
       const video = sampleVideo(app.appId, i, now - 600_000 - (opts.count - i) * step);
       videoIds.push(video.id);
-      inFlight.push(stores.videos.insert(video));
+      const renditions = opts.renditions && video.status === VideoStatus.Normal ? sampleRenditions(video) : [];
+      inFlight.push(stores.videos.insert(video).then(() => (renditions.length > 0 ? stores.videos.setRenditions(video.id, renditions) : undefined)));
       if (inFlight.length >= concurrency) {
         await Promise.all(inFlight);
         inFlight = [];
@@ -109,4 +115,19 @@ function sampleVideo(appId: string, i: number, createdAt: number): VideoRecord {
     createdAt,
     updatedAt: createdAt,
   };
+}
+
+/** The two files a 640×360 or larger upload is transcoded to, sized for the video's duration. */
+function sampleRenditions(video: VideoRecord): RenditionRecord[] {
+  const day = new Date(video.createdAt).toISOString().slice(0, 10).replaceAll('-', '');
+  const rung = (label: string, width: number, height: number, bitrateKbps: number): RenditionRecord => ({
+    videoId: video.id,
+    label,
+    width,
+    height,
+    bitrateKbps,
+    file: `${day}/${video.id}_${label}.mp4`,
+    bytes: Math.round((video.duration * bitrateKbps * 1000) / 8),
+  });
+  return [rung('720p', 1280, 720, 2500), rung('360p', 640, 360, 800)];
 }

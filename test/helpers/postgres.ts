@@ -32,6 +32,11 @@ export interface TestPostgres {
 export interface OwnPostgresOptions {
   /** The server's max_connections. Default: PostgreSQL's own (100). */
   maxConnections?: number;
+  /**
+   * More server settings, each passed as `-c name=value` (the cluster bench's
+   * `shared_preload_libraries=pg_stat_statements`). Default: none; tests get the server as above.
+   */
+  settings?: Record<string, string>;
 }
 
 /** Bounds of every wait here: a broken install fails the test file, it does not hang it. */
@@ -84,6 +89,11 @@ export async function startOwnPostgres(options: OwnPostgresOptions = {}): Promis
   const port = await freePort();
   const serverOptions = ['-c listen_addresses=127.0.0.1', `-p ${port}`, `-k ${dir}`, '-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'];
   if (options.maxConnections) serverOptions.push(`-c max_connections=${options.maxConnections}`);
+  for (const [name, value] of Object.entries(options.settings ?? {})) {
+    // pg_ctl passes -o through a shell: names and values stay plain words.
+    if (!/^[a-z_.]+$/.test(name) || !/^[\w.,-]+$/.test(value)) throw new Error(`unsupported PostgreSQL setting ${name}=${value}`);
+    serverOptions.push(`-c ${name}=${value}`);
+  }
   pgRun('pg_ctl', ['start', '-D', dataDir, '-l', path.join(dir, 'server.log'), '-w', '-t', String(PG_CTL_WAIT_SECONDS), '-o', serverOptions.join(' ')]);
   const startMs = Math.round(performance.now() - started);
 
