@@ -55,7 +55,7 @@ export interface BackupRun {
   /** Stops the backup (the archive is left without its seal). */
   signal?: AbortSignal;
   /**
-   * The part of the thread the backup's hashing may take (0.2: a fifth), for a server that serves
+   * The part of the thread the backup's hashing may take (0.1: a tenth), for a server that serves
    * meanwhile; undefined: as fast as it goes (the CLI on a folder no server holds).
    */
   threadShare?: number;
