@@ -3,6 +3,7 @@ import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
+import { appTotal, BY_STATUS_SQL, searchTotal, statusTotal, uploaderTotal, type CountQuery } from './videoCounts.js';
 
 /**
  * Applications and videos in PostgreSQL. Unlike the sql.js stores these keep nothing in memory:
@@ -90,11 +91,11 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    return this.page('app_id = $1', [appId], page);
+    return this.page('app_id = $1', [appId], page, appTotal(appId));
   }
 
   async listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    return this.page('app_id = $1 AND create_user = $2', [appId, createUser], page);
+    return this.page('app_id = $1 AND create_user = $2', [appId, createUser], page, uploaderTotal(appId, createUser));
   }
 
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
@@ -177,14 +178,14 @@ export class PostgresVideoStore implements VideoStore {
 
   async countByStatus(): Promise<Record<number, number>> {
     const out: Record<number, number> = {};
-    for (const r of (await this.db.query<{ status: number; n: number }>('SELECT status, COUNT(*) AS n FROM videos GROUP BY status')).rows) out[r.status] = r.n;
+    for (const r of (await this.db.query<{ status: number; n: number }>(BY_STATUS_SQL)).rows) out[r.status] = r.n;
     return out;
   }
 
   async oldestInStatus(status: number, limit: number): Promise<{ total: number; items: VideoRecord[] }> {
     const [items, count] = await Promise.all([
       this.db.query<VideoRow>('SELECT * FROM videos WHERE status = $1 ORDER BY created_at, id LIMIT $2', [status, limit]),
-      this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM videos WHERE status = $1', [status]),
+      this.db.query<{ n: number }>(statusTotal(status).sql, statusTotal(status).params),
     ]);
     return { total: Number(count.rows[0]?.n ?? 0), items: items.rows.map(toVideo) };
   }
@@ -216,15 +217,16 @@ export class PostgresVideoStore implements VideoStore {
     if (filter.statuses && filter.statuses.length > 0) add((n) => `status = ANY(${n}::int[])`, filter.statuses);
     if (filter.createUser !== undefined) add((n) => `create_user = ${n}`, filter.createUser);
     if (filter.appId !== undefined) add((n) => `app_id = ${n}`, filter.appId);
-    return this.page(where.length > 0 ? where.join(' AND ') : 'TRUE', params, page);
+    const whereSql = where.length > 0 ? where.join(' AND ') : 'TRUE';
+    return this.page(whereSql, params, page, searchTotal(filter) ?? { sql: `SELECT COUNT(*) AS n FROM videos WHERE ${whereSql}`, params });
   }
 
-  /** One page of the videos matching `where`, newest first, and the count of all of them. */
-  private async page(where: string, params: PgParam[], page: Page): Promise<{ total: number; items: VideoRecord[] }> {
+  /** One page of the videos matching `where`, newest first, and the count of all of them (`total`). */
+  private async page(where: string, params: PgParam[], page: Page, total: CountQuery): Promise<{ total: number; items: VideoRecord[] }> {
     const n = params.length;
     const [items, count] = await Promise.all([
       this.db.query<VideoRow>(`SELECT * FROM videos WHERE ${where} ${NEWEST_FIRST} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, page.limit, page.offset]),
-      this.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM videos WHERE ${where}`, params),
+      this.db.query<{ n: number }>(total.sql, total.params),
     ]);
     return { total: count.rows[0]?.n ?? 0, items: items.rows.map(toVideo) };
   }
