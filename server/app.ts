@@ -165,6 +165,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   if (relay) {
     opened.push(() => relay.close());
     await relay.start();
+    // Applications are read on every API call: this node keeps copies, dropped as the relay hears of changes.
+    stores.followChanges?.(relay);
   }
   // The keys that sign media addresses and upload credentials: random, kept with the metadata (the
   // same on every node), each node told of a rotation (keys/keyRing.ts). The embedded mode takes the

@@ -8,7 +8,8 @@ import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresSigningKeys } from './postgresSigningKeys.js';
-import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
+import { PostgresAppStore } from './postgresAppStore.js';
+import { PostgresVideoStore } from './postgresMetadataStores.js';
 import { defaultExportDir, exportPostgresDatabase } from './postgresExport.js';
 
 /** Options of {@link openPostgresStores}. */
@@ -32,9 +33,10 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
   const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, log });
   // Says which database this node shares (the address without its password).
   log(`Metadata in PostgreSQL at ${databaseAddress(options.url)}.`);
+  const apps = new PostgresAppStore(db);
   return {
     db,
-    apps: new PostgresAppStore(db),
+    apps,
     videos: new PostgresVideoStore(db),
     jobs: new PostgresJobStore(db),
     callbacks: new PostgresCallbackStore(db),
@@ -46,5 +48,6 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     exportDatabase: () => exportPostgresDatabase(db, options.exportDir ?? defaultExportDir()),
     close: () => db.close(),
     warnings: () => [],
+    followChanges: (feed) => void apps.follow(feed),
   };
 }

@@ -1,70 +1,15 @@
 import crypto from 'node:crypto';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
-import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
-import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
+import { type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
+import { toVideo, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 import { appTotal, BY_STATUS_SQL, searchTotal, statusTotal, uploaderTotal, type CountQuery } from './videoCounts.js';
 
 /**
- * Applications and videos in PostgreSQL. Unlike the sql.js stores these keep nothing in memory:
- * several nodes write the same rows, and a copy here would go stale the moment another node
- * wrote (the house rule: no per-process truth in cluster mode). A read is one query.
+ * Videos in PostgreSQL. Several nodes write the same rows, so a copy kept here is only used once
+ * the database says it is still the current one (the house rule: no per-process truth in
+ * cluster mode). The applications are in postgresAppStore.ts.
  */
-
-export class PostgresAppStore implements AppStore {
-  constructor(private readonly db: PostgresDatabase) {}
-
-  async insert(app: AppRecord): Promise<void> {
-    await this.db.query(
-      'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, media_access, media_ttl_seconds, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
-      [
-        app.appId, app.name, app.secret, app.callbackUrl, app.disabled, app.apiNetworks.join(','), app.wholeLadderFirst ?? false,
-        app.mediaAccess ?? 'public', app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS, app.createdAt, app.updatedAt,
-      ],
-    );
-  }
-
-  async get(appId: string): Promise<AppRecord | undefined> {
-    const { rows } = await this.db.query<AppRow>('SELECT * FROM apps WHERE app_id = $1', [appId]);
-    return rows[0] && toApp(rows[0]);
-  }
-
-  async list(): Promise<AppRecord[]> {
-    return (await this.db.query<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id')).rows.map(toApp);
-  }
-
-  async update(appId: string, patch: AppPatchFields, now: number): Promise<AppRecord | undefined> {
-    const sets: string[] = [];
-    const params: PgParam[] = [];
-    const set = (col: string, v: PgParam) => (params.push(v), sets.push(`${col} = $${params.length}`));
-    if (patch.name !== undefined) set('name', patch.name);
-    if (patch.secret !== undefined) set('secret', patch.secret);
-    if (patch.callbackUrl !== undefined) set('callback_url', patch.callbackUrl);
-    if (patch.disabled !== undefined) set('disabled', patch.disabled);
-    if (patch.apiNetworks !== undefined) set('api_networks', patch.apiNetworks.join(','));
-    if (patch.wholeLadderFirst !== undefined) set('whole_ladder_first', patch.wholeLadderFirst);
-    if (patch.mediaAccess !== undefined) set('media_access', patch.mediaAccess);
-    if (patch.mediaTtlSeconds !== undefined) set('media_ttl_seconds', patch.mediaTtlSeconds);
-    set('updated_at', now);
-    params.push(appId);
-    const { rows } = await this.db.query<AppRow>(`UPDATE apps SET ${sets.join(', ')} WHERE app_id = $${params.length} RETURNING *`, params);
-    return rows[0] && toApp(rows[0]);
-  }
-
-  async setGrants(appId: string, targetAppIds: string[]): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query('DELETE FROM app_grants WHERE app_id = $1', [appId]);
-      if (targetAppIds.length > 0) {
-        await tx.query('INSERT INTO app_grants (app_id, target_app_id) SELECT $1, t FROM unnest($2::text[]) AS t', [appId, targetAppIds]);
-      }
-    });
-  }
-
-  async grants(appId: string): Promise<string[]> {
-    const { rows } = await this.db.query<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = $1 ORDER BY target_app_id', [appId]);
-    return rows.map((r) => r.target_app_id);
-  }
-}
 
 /** Newest first, ties by id: the order of every list (VideoStore.listByApp). */
 const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
