@@ -142,7 +142,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     : undefined;
   if (s3) opened.push(() => s3.close());
   const S3TusStorage = s3 ? (await import('./ingest/tusS3Storage.js')).S3TusStorage : undefined;
-  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
+  const stores = await openStores({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    databaseConnectRetry: options.databaseConnectRetry,
+    databaseMaxConnections: options.databaseMaxConnections,
+    log,
+  });
   opened.push(() => stores.close());
   // Cluster mode: jobs are leased to nodes through BullMQ's turns on the same database
   // (jobs/turnQueue.ts). Loaded only then: the embedded default never loads BullMQ.

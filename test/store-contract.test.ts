@@ -308,8 +308,12 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         await s.videos.setRenditions(v.id, [r('360p', 800), r('720p-b', 2500), r('720p-a', 2500)]);
         await s.videos.setRenditions(w.id, [r('240p', 400, w.id)]);
         expect(await s.videos.renditions(v.id)).toEqual([r('720p-a', 2500), r('720p-b', 2500), r('360p', 800)]);
+        // The detail call's read: the video and the same renditions, in the same order.
+        expect(await s.videos.getWithRenditions(v.id)).toEqual({ video: v, renditions: [r('720p-a', 2500), r('720p-b', 2500), r('360p', 800)] });
         await s.videos.setRenditions(w.id, []);
         expect(await s.videos.renditions(w.id)).toEqual([]);
+        expect(await s.videos.getWithRenditions(w.id)).toEqual({ video: w, renditions: [] });
+        expect(await s.videos.getWithRenditions(crypto.randomUUID())).toBeUndefined();
       });
 
       it('counts videos per status and finds ids by status, oldest first', async () => {

@@ -145,6 +145,11 @@ export interface VideoStore {
   insert(video: VideoRecord): Promise<void>;
   get(id: string): Promise<VideoRecord | undefined>;
   /**
+   * A video and its renditions (highest bitrate first) as they were at one moment: the detail
+   * call's read, one round trip where the database is across the network.
+   */
+  getWithRenditions(id: string): Promise<{ video: VideoRecord; renditions: RenditionRecord[] } | undefined>;
+  /**
    * Newest first (createdAt, then id), with the count of every match. The result is read-only:
    * an implementation may hand the same object to every caller until one of the application's
    * videos is written (the sql.js store does, and freezes it).

@@ -18,6 +18,8 @@ export interface PostgresStoreOptions {
   url: string;
   /** How long to wait for a database that does not answer yet (createServer's default: config.ts). */
   connectRetry: RetryConfig;
+  /** Connections the stores share at most (default: PostgresDatabase's). */
+  maxConnections?: number;
   /** Where a backup's copy of the tables is written until it is sent (the node's scratch; default: the system's temporary folder). */
   exportDir?: string;
   /** Where the waiting and storage lines go. */
@@ -30,7 +32,7 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores & { db: PostgresDatabase }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, log });
+  const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, maxConnections: options.maxConnections, log });
   // Says which database this node shares (the address without its password).
   log(`Metadata in PostgreSQL at ${databaseAddress(options.url)}.`);
   const apps = new PostgresAppStore(db);

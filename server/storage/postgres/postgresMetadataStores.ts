@@ -3,7 +3,8 @@ import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { toVideo, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
-import { appTotal, BY_STATUS_SQL, searchTotal, statusTotal, uploaderTotal, type CountQuery } from './videoCounts.js';
+import { KeptPages } from './keptPages.js';
+import { BY_STATUS_SQL, searchTotal, statusTotal, type CountQuery } from './videoCounts.js';
 
 /**
  * Videos in PostgreSQL. Several nodes write the same rows, so a copy kept here is only used once
@@ -14,7 +15,48 @@ import { appTotal, BY_STATUS_SQL, searchTotal, statusTotal, uploaderTotal, type 
 /** Newest first, ties by id: the order of every list (VideoStore.listByApp). */
 const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
 
+/** A rendition's row (in a video's detail read: as JSON, whose numbers are numbers too). */
+interface RenditionRow {
+  video_id: string;
+  label: string;
+  width: number;
+  height: number;
+  bitrate_kbps: number;
+  file: string;
+  bytes: number;
+}
+
+const toRendition = (r: RenditionRow): RenditionRecord => ({
+  videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: Number(r.bytes),
+});
+
+/** A video and its renditions, highest bitrate first (VideoStore.renditions), in one statement. */
+const VIDEO_WITH_RENDITIONS_SQL = `
+  SELECT v.*, COALESCE((SELECT json_agg(r ORDER BY r.bitrate_kbps DESC, r.label) FROM renditions r WHERE r.video_id = v.id), '[]'::json) AS vop_renditions
+  FROM videos v WHERE v.id = $1`;
+
+/** The version of an application's lists (see keptPages.ts). */
+const APP_VERSION_SQL = 'SELECT COALESCE(SUM(changes), 0)::bigint AS version FROM video_counts WHERE app_id = $1';
+
+/**
+ * A list page (limit $2, offset $3) of application $1 with `total` (of `counted`) and the
+ * application's version, one row per video (or one row of nulls but the two for an empty page).
+ * The page's ids are found by a walk of the index alone (videos_by_app, videos_by_app_user hold
+ * every column the walk needs, so PostgreSQL reads no row it skips), then only the page's rows
+ * are read.
+ */
+const listPageSql = (where: string, counted: string) => `
+  WITH c AS (SELECT (${counted}) AS total, (SELECT COALESCE(SUM(changes), 0)::bigint FROM video_counts WHERE app_id = $1) AS version),
+       p AS (SELECT id, created_at FROM videos WHERE ${where} ${NEWEST_FIRST} LIMIT $2 OFFSET $3)
+  SELECT c.total AS vop_total, c.version AS vop_version, v.*
+  FROM c LEFT JOIN (p JOIN videos v ON v.id = p.id) ON TRUE
+  ORDER BY p.created_at DESC, p.id DESC`;
+const APP_PAGE_SQL = listPageSql('app_id = $1', 'SELECT COALESCE(SUM(n), 0)::bigint FROM video_counts WHERE app_id = $1');
+const USER_PAGE_SQL = listPageSql('app_id = $1 AND create_user = $4', 'SELECT COALESCE(SUM(n), 0)::bigint FROM video_user_counts WHERE app_id = $1 AND create_user = $4');
+
 export class PostgresVideoStore implements VideoStore {
+  private readonly pages = new KeptPages();
+
   constructor(private readonly db: PostgresDatabase) {}
 
   async insert(v: VideoRecord): Promise<void> {
@@ -27,20 +69,42 @@ export class PostgresVideoStore implements VideoStore {
        INSERT INTO video_status_history (video_id, at, from_status, to_status, reason) SELECT id, created_at, NULL, status, '' FROM v`,
       [v.id, v.appId, v.title, v.description, v.tags, v.actors, v.createUser, v.status, v.statusReason,
         v.sourceType, v.sourceUrl, v.duration, v.coverFile, v.sourceFile, v.keepSource, v.ladder ?? '', v.createdAt, v.updatedAt],
+      'vop_video_insert',
     );
   }
 
   async get(id: string): Promise<VideoRecord | undefined> {
-    const { rows } = await this.db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id]);
+    const { rows } = await this.db.query<VideoRow>('SELECT * FROM videos WHERE id = $1', [id], 'vop_video_get');
     return rows[0] && toVideo(rows[0]);
   }
 
+  async getWithRenditions(id: string): Promise<{ video: VideoRecord; renditions: RenditionRecord[] } | undefined> {
+    const { rows } = await this.db.query<VideoRow & { vop_renditions: RenditionRow[] }>(VIDEO_WITH_RENDITIONS_SQL, [id], 'vop_video_detail');
+    return rows[0] && { video: toVideo(rows[0]), renditions: rows[0].vop_renditions.map(toRendition) };
+  }
+
   async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    return this.page('app_id = $1', [appId], page, appTotal(appId));
+    return this.listPage(`app\u0000${appId}\u0000${page.offset}\u0000${page.limit}`, appId, page, 'vop_list_app', APP_PAGE_SQL, []);
   }
 
   async listByAppAndUser(appId: string, createUser: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
-    return this.page('app_id = $1 AND create_user = $2', [appId, createUser], page, uploaderTotal(appId, createUser));
+    return this.listPage(`user\u0000${appId}\u0000${page.offset}\u0000${page.limit}\u0000${createUser}`, appId, page, 'vop_list_user', USER_PAGE_SQL, [createUser]);
+  }
+
+  /**
+   * A list page of `appId`: the one kept, if the application's videos are unchanged since it was
+   * read (one short read of the kept counts), else read with its total and that version in one
+   * statement (one snapshot), and kept.
+   */
+  private async listPage(key: string, appId: string, page: Page, name: string, sql: string, extra: PgParam[]): Promise<{ total: number; items: VideoRecord[] }> {
+    if (this.pages.has(key)) {
+      const { rows } = await this.db.query<{ version: number }>(APP_VERSION_SQL, [appId], 'vop_app_version');
+      const kept = this.pages.get(key, rows[0]?.version ?? 0);
+      if (kept) return kept;
+    }
+    const { rows } = await this.db.query<VideoRow & { vop_total: number; vop_version: number }>(sql, [appId, page.limit, page.offset, ...extra], name);
+    const items = rows[0]?.id === null ? [] : rows.map(toVideo);
+    return this.pages.keep(key, rows[0]?.vop_version ?? 0, rows[0]?.vop_total ?? 0, items);
   }
 
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
@@ -114,11 +178,8 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async renditions(videoId: string): Promise<RenditionRecord[]> {
-    const { rows } = await this.db.query<{ video_id: string; label: string; width: number; height: number; bitrate_kbps: number; file: string; bytes: number }>(
-      'SELECT * FROM renditions WHERE video_id = $1 ORDER BY bitrate_kbps DESC, label',
-      [videoId],
-    );
-    return rows.map((r) => ({ videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: r.bytes }));
+    const { rows } = await this.db.query<RenditionRow>('SELECT * FROM renditions WHERE video_id = $1 ORDER BY bitrate_kbps DESC, label', [videoId], 'vop_renditions');
+    return rows.map(toRendition);
   }
 
   async countByStatus(): Promise<Record<number, number>> {

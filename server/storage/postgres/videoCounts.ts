@@ -15,12 +15,6 @@ export interface CountQuery {
   params: PgParam[];
 }
 
-/** The number of an application's videos (all statuses). */
-export const appTotal = (appId: string): CountQuery => ({
-  sql: 'SELECT COALESCE(SUM(n), 0)::bigint AS n FROM video_counts WHERE app_id = $1',
-  params: [appId],
-});
-
 /** The number of an application's videos registered by one uploader (spec 4.3 createUser). */
 export const uploaderTotal = (appId: string, createUser: string): CountQuery => ({
   sql: 'SELECT COALESCE(SUM(n), 0)::bigint AS n FROM video_user_counts WHERE app_id = $1 AND create_user = $2',
