@@ -4,6 +4,7 @@ import { type LadderState, type Page, type RenditionRecord, type StatusChange, t
 import { toVideo, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 import { KeptPages } from './keptPages.js';
+import { ReadBatcher } from './readBatcher.js';
 import { BY_STATUS_SQL, searchTotal, statusTotal, type CountQuery } from './videoCounts.js';
 
 /**
@@ -30,13 +31,13 @@ const toRendition = (r: RenditionRow): RenditionRecord => ({
   videoId: r.video_id, label: r.label, width: r.width, height: r.height, bitrateKbps: r.bitrate_kbps, file: r.file, bytes: Number(r.bytes),
 });
 
-/** A video and its renditions, highest bitrate first (VideoStore.renditions), in one statement. */
-const VIDEO_WITH_RENDITIONS_SQL = `
+/** Videos ($1, an array of ids) and their renditions, highest bitrate first (VideoStore.renditions), in one statement. */
+const VIDEOS_WITH_RENDITIONS_SQL = `
   SELECT v.*, COALESCE((SELECT json_agg(r ORDER BY r.bitrate_kbps DESC, r.label) FROM renditions r WHERE r.video_id = v.id), '[]'::json) AS vop_renditions
-  FROM videos v WHERE v.id = $1`;
+  FROM videos v WHERE v.id = ANY($1::text[])`;
 
-/** The version of an application's lists (see keptPages.ts). */
-const APP_VERSION_SQL = 'SELECT COALESCE(SUM(changes), 0)::bigint AS version FROM video_counts WHERE app_id = $1';
+/** The versions of applications' lists ($1, an array of AppIds; see keptPages.ts); one with no videos yet has no row. */
+const APP_VERSIONS_SQL = 'SELECT app_id, SUM(changes)::bigint AS version FROM video_counts WHERE app_id = ANY($1::text[]) GROUP BY app_id';
 
 /**
  * A list page (limit $2, offset $3) of application $1 with `total` (of `counted`) and the
@@ -56,6 +57,16 @@ const USER_PAGE_SQL = listPageSql('app_id = $1 AND create_user = $4', 'SELECT CO
 
 export class PostgresVideoStore implements VideoStore {
   private readonly pages = new KeptPages();
+  /** Detail reads, gathered (readBatcher.ts). */
+  private readonly details = new ReadBatcher(async (ids) => {
+    const { rows } = await this.db.query<VideoRow & { vop_renditions: RenditionRow[] }>(VIDEOS_WITH_RENDITIONS_SQL, [ids], 'vop_video_details');
+    return new Map(rows.map((r) => [r.id, { video: toVideo(r), renditions: r.vop_renditions.map(toRendition) }]));
+  });
+  /** Reads of applications' versions (see keptPages.ts), gathered. */
+  private readonly versions = new ReadBatcher(async (appIds) => {
+    const { rows } = await this.db.query<{ app_id: string; version: number }>(APP_VERSIONS_SQL, [appIds], 'vop_app_versions');
+    return new Map(rows.map((r) => [r.app_id, r.version]));
+  });
 
   constructor(private readonly db: PostgresDatabase) {}
 
@@ -79,8 +90,9 @@ export class PostgresVideoStore implements VideoStore {
   }
 
   async getWithRenditions(id: string): Promise<{ video: VideoRecord; renditions: RenditionRecord[] } | undefined> {
-    const { rows } = await this.db.query<VideoRow & { vop_renditions: RenditionRow[] }>(VIDEO_WITH_RENDITIONS_SQL, [id], 'vop_video_detail');
-    return rows[0] && { video: toVideo(rows[0]), renditions: rows[0].vop_renditions.map(toRendition) };
+    const found = await this.details.load(id);
+    // Each caller its own objects: two calls for one video in a batch share a row.
+    return found && { video: { ...found.video }, renditions: found.renditions.map((r) => ({ ...r })) };
   }
 
   async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
@@ -98,8 +110,7 @@ export class PostgresVideoStore implements VideoStore {
    */
   private async listPage(key: string, appId: string, page: Page, name: string, sql: string, extra: PgParam[]): Promise<{ total: number; items: VideoRecord[] }> {
     if (this.pages.has(key)) {
-      const { rows } = await this.db.query<{ version: number }>(APP_VERSION_SQL, [appId], 'vop_app_version');
-      const kept = this.pages.get(key, rows[0]?.version ?? 0);
+      const kept = this.pages.get(key, (await this.versions.load(appId)) ?? 0);
       if (kept) return kept;
     }
     const { rows } = await this.db.query<VideoRow & { vop_total: number; vop_version: number }>(sql, [appId, page.limit, page.offset, ...extra], name);
