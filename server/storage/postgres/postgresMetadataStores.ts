@@ -3,7 +3,7 @@ import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { toVideo, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
-import { KeptPages } from './keptPages.js';
+import { KeptPages, type ListPage } from './keptPages.js';
 import { ReadBatcher } from './readBatcher.js';
 import { BY_STATUS_SQL, searchTotal, statusTotal, type CountQuery } from './videoCounts.js';
 
@@ -57,6 +57,8 @@ const USER_PAGE_SQL = listPageSql('app_id = $1 AND create_user = $4', 'SELECT CO
 
 export class PostgresVideoStore implements VideoStore {
   private readonly pages = new KeptPages();
+  /** List pages being read, by key, with the version each is read at. */
+  private readonly pageReads = new Map<string, Promise<{ version: number; page: ListPage }>>();
   /** Detail reads, gathered (readBatcher.ts). */
   private readonly details = new ReadBatcher(async (ids) => {
     const { rows } = await this.db.query<VideoRow & { vop_renditions: RenditionRow[] }>(VIDEOS_WITH_RENDITIONS_SQL, [ids], 'vop_video_details');
@@ -106,16 +108,33 @@ export class PostgresVideoStore implements VideoStore {
   /**
    * A list page of `appId`: the one kept, if the application's videos are unchanged since it was
    * read (one short read of the kept counts), else read with its total and that version in one
-   * statement (one snapshot), and kept.
+   * statement (one snapshot), and kept. Calls that miss together share one read of the page, if
+   * it is at least as new as the version they found (versions only grow), rather than each
+   * reading it again.
    */
   private async listPage(key: string, appId: string, page: Page, name: string, sql: string, extra: PgParam[]): Promise<{ total: number; items: VideoRecord[] }> {
-    if (this.pages.has(key)) {
-      const kept = this.pages.get(key, (await this.versions.load(appId)) ?? 0);
+    if (this.pages.has(key) || this.pageReads.has(key)) {
+      const version = (await this.versions.load(appId)) ?? 0;
+      const kept = this.pages.get(key, version);
       if (kept) return kept;
+      const reading = this.pageReads.get(key);
+      if (reading) {
+        const read = await reading;
+        if (read.version >= version) return read.page;
+      }
     }
-    const { rows } = await this.db.query<VideoRow & { vop_total: number; vop_version: number }>(sql, [appId, page.limit, page.offset, ...extra], name);
-    const items = rows[0]?.id === null ? [] : rows.map(toVideo);
-    return this.pages.keep(key, rows[0]?.vop_version ?? 0, rows[0]?.vop_total ?? 0, items);
+    const reading = (async () => {
+      const { rows } = await this.db.query<VideoRow & { vop_total: number; vop_version: number }>(sql, [appId, page.limit, page.offset, ...extra], name);
+      const version = rows[0]?.vop_version ?? 0;
+      const items = rows[0]?.id === null ? [] : rows.map(toVideo);
+      return { version, page: this.pages.keep(key, version, rows[0]?.vop_total ?? 0, items) };
+    })();
+    this.pageReads.set(key, reading);
+    try {
+      return (await reading).page;
+    } finally {
+      if (this.pageReads.get(key) === reading) this.pageReads.delete(key);
+    }
   }
 
   async setStatus(id: string, to: number, opts: { from?: number[]; reason?: string; now?: number } = {}): Promise<boolean> {
