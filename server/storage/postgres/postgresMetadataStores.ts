@@ -42,16 +42,16 @@ const APP_VERSIONS_SQL = 'SELECT app_id, SUM(changes)::bigint AS version FROM vi
 /**
  * A list page (limit $2, offset $3) of application $1 with `total` (of `counted`) and the
  * application's version, one row per video (or one row of nulls but the two for an empty page).
- * The page's ids are found by a walk of the index alone (videos_by_app, videos_by_app_user hold
- * every column the walk needs, so PostgreSQL reads no row it skips), then only the page's rows
- * are read.
+ * The page itself is read as before, along videos_by_app (or videos_by_app_user) backwards: a
+ * walk of that index alone to the page's ids, then the page's rows, measured no faster
+ * (EXPLAIN ANALYZE, 20,000 videos: the index's entries still sent PostgreSQL to each row to
+ * check it is visible, and the planner sorted the whole table for the last page).
  */
 const listPageSql = (where: string, counted: string) => `
-  WITH c AS (SELECT (${counted}) AS total, (SELECT COALESCE(SUM(changes), 0)::bigint FROM video_counts WHERE app_id = $1) AS version),
-       p AS (SELECT id, created_at FROM videos WHERE ${where} ${NEWEST_FIRST} LIMIT $2 OFFSET $3)
+  WITH c AS (SELECT (${counted}) AS total, (SELECT COALESCE(SUM(changes), 0)::bigint FROM video_counts WHERE app_id = $1) AS version)
   SELECT c.total AS vop_total, c.version AS vop_version, v.*
-  FROM c LEFT JOIN (p JOIN videos v ON v.id = p.id) ON TRUE
-  ORDER BY p.created_at DESC, p.id DESC`;
+  FROM c LEFT JOIN LATERAL (SELECT * FROM videos WHERE ${where} ${NEWEST_FIRST} LIMIT $2 OFFSET $3) v ON TRUE
+  ORDER BY v.created_at DESC, v.id DESC`;
 const APP_PAGE_SQL = listPageSql('app_id = $1', 'SELECT COALESCE(SUM(n), 0)::bigint FROM video_counts WHERE app_id = $1');
 const USER_PAGE_SQL = listPageSql('app_id = $1 AND create_user = $4', 'SELECT COALESCE(SUM(n), 0)::bigint FROM video_user_counts WHERE app_id = $1 AND create_user = $4');
 
