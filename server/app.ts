@@ -142,7 +142,13 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     : undefined;
   if (s3) opened.push(() => s3.close());
   const S3TusStorage = s3 ? (await import('./ingest/tusS3Storage.js')).S3TusStorage : undefined;
-  const stores = await openStores({ dataDir: options.dataDir, databaseUrl: options.databaseUrl, databaseConnectRetry: options.databaseConnectRetry, log });
+  const stores = await openStores({
+    dataDir: options.dataDir,
+    databaseUrl: options.databaseUrl,
+    databaseConnectRetry: options.databaseConnectRetry,
+    databaseMaxConnections: options.databaseMaxConnections,
+    log,
+  });
   opened.push(() => stores.close());
   // Cluster mode: jobs are leased to nodes through BullMQ's turns on the same database
   // (jobs/turnQueue.ts). Loaded only then: the embedded default never loads BullMQ.
@@ -165,6 +171,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   if (relay) {
     opened.push(() => relay.close());
     await relay.start();
+    // Applications are read on every API call: this node keeps copies, dropped as the relay hears of changes.
+    stores.followChanges?.(relay);
   }
   // The keys that sign media addresses and upload credentials: random, kept with the metadata (the
   // same on every node), each node told of a rotation (keys/keyRing.ts). The embedded mode takes the

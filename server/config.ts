@@ -49,6 +49,13 @@ export interface ServerOptions {
   jobLeaseMs: number;
   /** How long start-up waits for that database to answer (nodes start in any order); tries, then gives up. */
   databaseConnectRetry: RetryConfig;
+  /**
+   * Cluster mode: connections to the database this node's API and jobs share at most (its tus
+   * locks and its event relay have their own few). A spec read is one short statement, so a few
+   * connections keep the database busy; more only queue on its cores. Every node's count adds
+   * up against PostgreSQL's `max_connections` (100 by default).
+   */
+  databaseMaxConnections: number;
   /** Bearer token of the admin API. Absent: read from `<dataDir>/admin-token`, generated on first start. */
   adminToken?: string;
   /** Absolute base URL that clients should see (media, cover and widget addresses); absent: the Host the caller used. */
@@ -145,6 +152,7 @@ const DEFAULTS = {
   jobLeaseMs: 15_000,
   // About two minutes of tries for a database that does not answer yet, then start-up fails.
   databaseConnectRetry: { maxRetries: 30, baseDelayMs: 250, maxDelayMs: 5_000, jitter: false },
+  databaseMaxConnections: 10,
   maxBodyBytes: 64 * 1024,
   sendTimeoutMs: 60_000,
   maxConnectionsPerAddress: 256,
@@ -209,6 +217,9 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   }
   if (!(Number.isInteger(o.jobLeaseMs) && o.jobLeaseMs >= 2_000)) throw new Error('Option jobLeaseMs must be a whole number of milliseconds, at least 2000.');
   assertRetryConfig('Option databaseConnectRetry', o.databaseConnectRetry);
+  if (!(Number.isInteger(o.databaseMaxConnections) && o.databaseMaxConnections >= 1 && o.databaseMaxConnections <= 1_000)) {
+    throw new Error('Option databaseMaxConnections must be a whole number from 1 to 1000.');
+  }
   o.callbacks = resolveCallbackOptions(input.callbacks);
   o.ingest = resolveIngestOptions(input.ingest);
   o.processing = resolveProcessingOptions(input.processing);

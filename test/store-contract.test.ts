@@ -3,9 +3,11 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { AttemptRecord, DeliveryRecord } from '../server/storage/callbackRecords.js';
 import { NO_RETRY } from '../server/core/retry.js';
 import type { JobRecord } from '../server/storage/jobRecords.js';
+import pg from 'pg';
+import { PG_MIGRATIONS } from '../server/storage/postgres/migrations.js';
 import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
-import type { AppRecord, RenditionRecord, Stores } from '../server/storage/types.js';
+import type { AppRecord, RenditionRecord, Stores, VideoRecord } from '../server/storage/types.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { tempDataDir } from './helpers/server.js';
@@ -306,8 +308,12 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         await s.videos.setRenditions(v.id, [r('360p', 800), r('720p-b', 2500), r('720p-a', 2500)]);
         await s.videos.setRenditions(w.id, [r('240p', 400, w.id)]);
         expect(await s.videos.renditions(v.id)).toEqual([r('720p-a', 2500), r('720p-b', 2500), r('360p', 800)]);
+        // The detail call's read: the video and the same renditions, in the same order.
+        expect(await s.videos.getWithRenditions(v.id)).toEqual({ video: v, renditions: [r('720p-a', 2500), r('720p-b', 2500), r('360p', 800)] });
         await s.videos.setRenditions(w.id, []);
         expect(await s.videos.renditions(w.id)).toEqual([]);
+        expect(await s.videos.getWithRenditions(w.id)).toEqual({ video: w, renditions: [] });
+        expect(await s.videos.getWithRenditions(crypto.randomUUID())).toBeUndefined();
       });
 
       it('counts videos per status and finds ids by status, oldest first', async () => {
@@ -325,6 +331,59 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.videos.idsByStatus([])).toEqual([]);
         await s.videos.setStatus('v0', 1);
         expect(await s.videos.countByStatus()).toEqual({ 5: 2, 1: 2 });
+      });
+
+      it('keeps every total exact through inserts, moves (racing ones too) and media writes', async () => {
+        const [a, b] = [await newApp(), await newApp()];
+        const users = ['', 'ann', 'bob'];
+        const made: VideoRecord[] = [];
+        // Inserted at once: in PostgreSQL they go over several connections, each its own session.
+        await Promise.all(
+          Array.from({ length: 30 }, (_, i) => {
+            const v = videoRecord(i % 3 === 0 ? b.appId : a.appId, { createUser: users[i % users.length], status: [2, 5, 8][i % 3], createdAt: 100 + i });
+            made.push(v);
+            return s.videos.insert(v);
+          }),
+        );
+        const status = new Map(made.map((v) => [v.id, v.status]));
+        // Moves at once, guarded and not: some to the same status, some refused by their guard.
+        await Promise.all(
+          made.map(async (v, i) => {
+            const to = [1, 4, 0, v.status][i % 4]!;
+            const from = i % 5 === 0 ? [99] : i % 5 === 1 ? [v.status] : undefined;
+            if (await s.videos.setStatus(v.id, to, { from })) status.set(v.id, to);
+          }),
+        );
+        // Two racing guarded moves of one video: one wins, the video is counted once.
+        const raced = made[1]!;
+        const wins = await Promise.all([3, 6].map((to) => s.videos.setStatus(raced.id, to, { from: [status.get(raced.id)!] })));
+        expect(wins.filter(Boolean)).toHaveLength(1);
+        status.set(raced.id, wins[0] ? 3 : 6);
+        await s.videos.updateMedia(made[2]!.id, { coverFile: 'c.jpg', duration: 3 });
+        await s.videos.claimSource(made[3]!.id, 'sources/x.mp4');
+
+        const of = (f: (v: VideoRecord) => boolean) => made.filter(f).length;
+        for (const app of [a, b]) {
+          expect((await s.videos.listByApp(app.appId, { offset: 0, limit: 1 })).total).toBe(of((v) => v.appId === app.appId));
+          for (const u of users) {
+            expect((await s.videos.listByAppAndUser(app.appId, u, { offset: 0, limit: 1 })).total).toBe(of((v) => v.appId === app.appId && v.createUser === u));
+            expect((await s.videos.search({ appId: app.appId, createUser: u }, { offset: 0, limit: 1 })).total).toBe(of((v) => v.appId === app.appId && v.createUser === u));
+          }
+          const live = [1, 2, 3, 4, 5, 6, 7, 8];
+          expect((await s.videos.search({ appId: app.appId, statuses: live }, { offset: 0, limit: 1 })).total).toBe(
+            of((v) => v.appId === app.appId && status.get(v.id) !== 0),
+          );
+        }
+        expect((await s.videos.search({}, { offset: 0, limit: 1 })).total).toBe(made.length);
+        expect((await s.videos.search({ statuses: [0, 1] }, { offset: 0, limit: 1 })).total).toBe(of((v) => [0, 1].includes(status.get(v.id)!)));
+        const byStatus: Record<number, number> = {};
+        for (const st of status.values()) byStatus[st] = (byStatus[st] ?? 0) + 1;
+        expect(await s.videos.countByStatus()).toEqual(byStatus);
+        for (const st of [0, 1, 4, 8]) expect((await s.videos.oldestInStatus(st, 1)).total).toBe(byStatus[st] ?? 0);
+        // And as a new process finds them.
+        const again = await reopen();
+        expect(await again.videos.countByStatus()).toEqual(byStatus);
+        expect((await again.videos.listByApp(a.appId, { offset: 0, limit: 1 })).total).toBe(of((v) => v.appId === a.appId));
       });
 
       it('reads the oldest videos in one status (createdAt, then id), with how many are in it', async () => {
@@ -909,6 +968,45 @@ describe('PostgreSQL', () => {
     console.log(`PostgreSQL started in ${server.startMs} ms`);
   });
   afterAll(() => server?.stop());
+  it('counts the videos a database held before its counts were kept, and a deleted video leaves its counts', async () => {
+    const url = await server!.createDatabase();
+    // The schema as it was before the counts (version 14), with videos in it.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      for (const step of PG_MIGRATIONS.slice(0, 14)) for (const sql of step) await client.query(sql);
+      await client.query('CREATE TABLE vop_schema (version INTEGER NOT NULL)');
+      await client.query('INSERT INTO vop_schema (version) VALUES (14)');
+      await client.query("INSERT INTO apps (app_id, name, secret, created_at, updated_at) VALUES ('a1', 'a', 's', 1, 1), ('a2', 'b', 's', 1, 1)");
+      await client.query(
+        `INSERT INTO videos (id, app_id, title, create_user, status, source_type, created_at, updated_at)
+         SELECT 'v' || i, CASE WHEN i % 4 = 0 THEN 'a2' ELSE 'a1' END, 't', 'u' || (i % 3), i % 5, 1, i, i FROM generate_series(1, 50) AS i`,
+      );
+    } finally {
+      await client.end();
+    }
+    const stores = await openPostgresStores({ url, connectRetry: NO_RETRY, log: () => undefined });
+    try {
+      const truth = async (where: string) => Number((await stores.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM videos WHERE ${where}`)).rows[0]!.n);
+      const check = async () => {
+        expect((await stores.videos.listByApp('a1', { offset: 0, limit: 1 })).total).toBe(await truth("app_id = 'a1'"));
+        expect((await stores.videos.listByAppAndUser('a1', 'u1', { offset: 0, limit: 1 })).total).toBe(await truth("app_id = 'a1' AND create_user = 'u1'"));
+        const byStatus: Record<number, number> = {};
+        for (const r of (await stores.db.query<{ status: number; n: number }>('SELECT status, COUNT(*) AS n FROM videos GROUP BY status')).rows) byStatus[r.status] = r.n;
+        expect(await stores.videos.countByStatus()).toEqual(byStatus);
+      };
+      await check();
+      expect((await stores.videos.listByApp('a1', { offset: 0, limit: 1 })).total).toBe(38);
+      // No call of vop deletes a video's row; whatever does (by hand, a later purge) is counted too.
+      await stores.db.query("DELETE FROM videos WHERE id IN ('v1', 'v2', 'v4')");
+      await stores.db.query("UPDATE videos SET app_id = 'a2', create_user = 'u9' WHERE id = 'v5'");
+      await check();
+      expect((await stores.videos.listByApp('a1', { offset: 0, limit: 1 })).total).toBe(35);
+    } finally {
+      await stores.close();
+    }
+  });
+
   storeContract('PostgreSQL', () => async () => {
     const url = await server!.createDatabase();
     let current = await openPostgresStores({ url, connectRetry: NO_RETRY, log: () => undefined });

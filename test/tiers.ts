@@ -18,6 +18,7 @@ export const FULL_TIER: Record<string, string> = {
   'cluster-keys': 'PostgreSQL',
   'cluster-limits': 'PostgreSQL',
   'cluster-postgres': 'PostgreSQL',
+  'cluster-reads': 'PostgreSQL',
   'cluster-queue': 'PostgreSQL, Ceph, four node processes, 40 s transcodes',
   'cluster-ladder': 'PostgreSQL, Ceph, three node processes, a worker killed mid-ladder',
   'cluster-settings': 'PostgreSQL',

@@ -88,13 +88,14 @@ export class AuthService {
     const now = this.now();
     // Counted per /64 for IPv6 (core/addressLimitKey.ts).
     const addressKey = addressLimitKey(clientAddress);
-    const addressLimited = await this.isLimited('address', addressKey, now);
     let app: AppRecord;
     try {
       app = await this.check(creds, now);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      if (addressLimited) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
+      // Asked only once the check failed: good credentials pass whatever the address's count
+      // (above), so a good call costs no read of it (in cluster mode a round trip to the database).
+      if (await this.isLimited('address', addressKey, now)) throw new ApiError('TOO_MANY_AUTH_FAILURES', 'try again in a minute');
       await this.recordFailure('address', addressKey, now);
       // Keyed only on an AppId that exists: a made-up one (of any length) adds no key.
       if (creds.appId && !UNKEYED_FAILURES.has(err.code)) {

@@ -10,7 +10,7 @@ import type { ViewContext } from '../videos/videoView.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import { Scratch } from '../storage/scratch.js';
-import type { Stores, VideoRecord } from '../storage/types.js';
+import type { RenditionRecord, Stores, VideoRecord } from '../storage/types.js';
 import { CoverSizeCache } from './coverSizeCache.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
@@ -41,8 +41,8 @@ export interface Processing {
   tools: FfmpegTools;
   scheduler: TranscodeScheduler;
   covers: CoverSizeCache;
-  /** Spec 2.5 for the detail response. */
-  playFiles(videoId: string): Promise<VideoPlayFile[]>;
+  /** Spec 2.5 for the detail response, made of the video's renditions. */
+  playFiles(renditions: RenditionRecord[]): VideoPlayFile[];
   /** `HlsURL` for the detail response. */
   detailExtras(video: VideoRecord, ctx: ViewContext): Promise<Record<string, unknown>>;
   /** Queues the transcodes start-up finds waiting; call once the job queue has started. */
@@ -120,7 +120,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     tools,
     scheduler,
     covers,
-    playFiles: (videoId) => playFiles(stores.videos, videoId),
+    playFiles,
     detailExtras: (video, ctx) => detailExtras(hls, video, ctx),
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.

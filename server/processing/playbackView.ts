@@ -6,7 +6,7 @@ import type { VopEventBus } from '../core/events.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 import { mediaPrefix, type ViewContext } from '../videos/videoView.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
-import type { VideoRecord, VideoStore } from '../storage/types.js';
+import type { RenditionRecord, VideoRecord } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';
 
 /** Spec 2.5. */
@@ -19,9 +19,9 @@ export interface VideoPlayFile {
   BitrateLabel: string;
 }
 
-/** A video's renditions, highest bitrate first (the store's order). */
-export async function playFiles(videos: VideoStore, videoId: string): Promise<VideoPlayFile[]> {
-  return (await videos.renditions(videoId)).map((r) => ({ VideoURL: r.file, Bitrate: r.bitrateKbps, BitrateLabel: r.label }));
+/** A video's renditions as VideoPlayFile, in their order (the store's: highest bitrate first). */
+export function playFiles(renditions: RenditionRecord[]): VideoPlayFile[] {
+  return renditions.map((r) => ({ VideoURL: r.file, Bitrate: r.bitrateKbps, BitrateLabel: r.label }));
 }
 
 /**

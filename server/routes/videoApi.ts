@@ -7,7 +7,7 @@ import type { ParamBag } from '../http/params.js';
 import type { AuthService } from '../auth/authService.js';
 import type { VideoService } from '../services/videoService.js';
 import { mediaServer, toListItem, toVideoModel, type ViewContext } from '../videos/videoView.js';
-import type { AppRecord, VideoRecord } from '../storage/types.js';
+import type { AppRecord, RenditionRecord, VideoRecord } from '../storage/types.js';
 
 /** What a view context is made from: the scheme and the Host a request came with (an Express Request has both). */
 export type RequestOrigin = Pick<Request, 'protocol' | 'host'>;
@@ -25,8 +25,8 @@ export interface VideoApiDeps {
 
 export interface VideoReadDeps {
   videos: VideoService;
-  /** Renditions for the detail response (spec 2.5); the transcoding service supplies them. */
-  playFiles: (videoId: string) => Promise<Array<{ VideoURL: string; Bitrate: number; BitrateLabel: string }>>;
+  /** The detail response's VideoPlayFile (spec 2.5) made of a video's renditions; the transcoding service supplies it. */
+  playFiles: (renditions: RenditionRecord[]) => Array<{ VideoURL: string; Bitrate: number; BitrateLabel: string }>;
   /** Extra detail fields beyond the spec (the HLS master playlist, for instance). */
   detailExtras?: (video: VideoRecord, ctx: ViewContext) => Promise<Record<string, unknown>>;
   /** The view for the calling application's answers: a signed application's media addresses carry tokens (services/mediaAccess.ts). */
@@ -66,12 +66,12 @@ export function videoReadCalls(deps: VideoReadDeps): VideoReadCalls {
   const viewFor = (app: AppRecord, ctx: ViewContext): ViewContext => (deps.mediaView ? deps.mediaView(app, ctx) : ctx);
 
   const detail: ReadCall = async (app, params, requestCtx) => {
-    const video = await deps.videos.get(app, params.get('Id'));
+    const { video, renditions } = await deps.videos.getWithRenditions(app, params.get('Id'));
     const ctx = viewFor(app, requestCtx);
     return envelopeJson({
       VideoModel: toVideoModel(video, ctx),
       MediaSever: mediaServer(ctx, video.id),
-      VideoPlayFile: video.status === 1 ? await deps.playFiles(video.id) : [],
+      VideoPlayFile: video.status === 1 ? deps.playFiles(renditions) : [],
       ...(deps.detailExtras ? await deps.detailExtras(video, ctx) : {}),
     });
   };

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
-import type { AppRecord, AppStore, Page, VideoRecord, VideoStore, WindowCounters } from '../storage/types.js';
+import type { AppRecord, AppStore, Page, RenditionRecord, VideoRecord, VideoStore, WindowCounters } from '../storage/types.js';
 import { FIELD_LIMITS, cutToCodePoints, normalizeTags } from './fields.js';
 import { SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
@@ -144,12 +144,16 @@ export class VideoService {
 
   /** Spec 4.1: one of the caller's own videos. Another application's video is "not found". */
   async get(app: AppRecord, id: string | undefined): Promise<VideoRecord> {
-    const videoId = (id ?? '').trim().toLowerCase();
-    if (videoId === '') throw new ApiError('MISSING_PARAMETER', 'Id');
-    if (!VIDEO_ID_RE.test(videoId)) throw new ApiError('INVALID_PARAMETER', 'Id is not a video id');
-    const video = await this.videos.get(videoId);
+    const video = await this.videos.get(videoIdOf(id));
     if (!video || video.appId !== app.appId) throw new ApiError('VIDEO_NOT_FOUND');
     return video;
+  }
+
+  /** As {@link get}, with the video's renditions as they were at the same moment (the detail call). */
+  async getWithRenditions(app: AppRecord, id: string | undefined): Promise<{ video: VideoRecord; renditions: RenditionRecord[] }> {
+    const found = await this.videos.getWithRenditions(videoIdOf(id));
+    if (!found || found.video.appId !== app.appId) throw new ApiError('VIDEO_NOT_FOUND');
+    return found;
   }
 
   /** Spec 4.4: the caller's videos, newest first. */
@@ -188,6 +192,14 @@ export class VideoService {
     }
     return { offset: index * size, limit: size };
   }
+}
+
+/** Spec 4.1's Id, checked: a video id (any case), or a refusal that says what is wrong. */
+function videoIdOf(id: string | undefined): string {
+  const videoId = (id ?? '').trim().toLowerCase();
+  if (videoId === '') throw new ApiError('MISSING_PARAMETER', 'Id');
+  if (!VIDEO_ID_RE.test(videoId)) throw new ApiError('INVALID_PARAMETER', 'Id is not a video id');
+  return videoId;
 }
 
 /** An absent or empty value gives the default; anything but digits gives undefined. */

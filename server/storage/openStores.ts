@@ -11,6 +11,8 @@ export interface OpenStoresOptions {
   databaseUrl?: string;
   /** How long to wait for PostgreSQL at start-up. */
   databaseConnectRetry: RetryConfig;
+  /** Connections to PostgreSQL the stores share at most (default: PostgresDatabase's). */
+  databaseMaxConnections?: number;
   log: (line: string) => void;
 }
 
@@ -26,6 +28,7 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
     const stores = await openPostgresStores({
       url: options.databaseUrl,
       connectRetry: options.databaseConnectRetry,
+      maxConnections: options.databaseMaxConnections,
       exportDir: new Scratch(options.dataDir).kindPath('backup'),
       log: options.log,
     });

@@ -145,6 +145,11 @@ export interface VideoStore {
   insert(video: VideoRecord): Promise<void>;
   get(id: string): Promise<VideoRecord | undefined>;
   /**
+   * A video and its renditions (highest bitrate first) as they were at one moment: the detail
+   * call's read, one round trip where the database is across the network.
+   */
+  getWithRenditions(id: string): Promise<{ video: VideoRecord; renditions: RenditionRecord[] } | undefined>;
+  /**
    * Newest first (createdAt, then id), with the count of every match. The result is read-only:
    * an implementation may hand the same object to every caller until one of the application's
    * videos is written (the sql.js store does, and freezes it).
@@ -404,6 +409,22 @@ export interface SigningKeyStore {
   rotate(key: SigningKey, othersEndAt: number, now: number): Promise<SigningKey[]>;
 }
 
+/**
+ * Cluster mode: what tells a node that another node changed an application (its row or its
+ * grants), so that the node's copies of applications are dropped (postgres/eventRelay.ts hears
+ * them from PostgreSQL, postgres/postgresAppStore.ts keeps the copies).
+ */
+export interface AppChangeFeed {
+  /** True while changes are heard: copies may answer only then (a change made meanwhile would be missed). */
+  readonly listening: boolean;
+  /**
+   * Calls `onChange` with the AppId of each change heard, and with undefined when changes may
+   * have been missed (the feed listens again after a lost connection): drop every copy then.
+   * Stop with the returned function.
+   */
+  onAppChange(onChange: (appId: string | undefined) => void): () => void;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -438,6 +459,12 @@ export interface Stores {
   uploadReservations?: UploadReservationStore;
   /** The keys that sign media addresses and upload credentials. */
   signingKeys: SigningKeyStore;
+  /**
+   * Cluster mode: keep copies of applications on this node, dropped when `feed` hears that a node
+   * changed one. Without it (and in the embedded mode, whose one process makes every change
+   * itself), nothing here listens.
+   */
+  followChanges?(feed: AppChangeFeed): void;
   /**
    * A copy of all the metadata as it is at one instant, for a backup (backup/writeBackup.ts). Every
    * write acknowledged before the call is in it; writes go on meanwhile.

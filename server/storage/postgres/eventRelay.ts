@@ -15,6 +15,8 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { VopEventBus, type VopEvents } from '../../core/events.js';
+import type { AppChangeFeed } from '../types.js';
+import { APP_CHANGES_CHANNEL } from './postgresAppStore.js';
 
 const CHANNEL = 'vop_events';
 
@@ -38,7 +40,13 @@ interface Message {
   data: VopEvents[Relayed][0];
 }
 
-export class PostgresEventRelay {
+/**
+ * Also the {@link AppChangeFeed} of the node's copies of applications (postgresAppStore.ts): the
+ * same listening connection hears the changes each application write announces in its own
+ * transaction. While that connection is down nothing is heard, so `listening` is false and the
+ * copies are not used; once it listens again every copy is dropped (a change may have been missed).
+ */
+export class PostgresEventRelay implements AppChangeFeed {
   /** This node's id on the channel (random per process). */
   readonly nodeId = crypto.randomBytes(8).toString('hex');
   private readonly everywhere = new VopEventBus();
@@ -48,6 +56,7 @@ export class PostgresEventRelay {
   private relistens = 0;
   private readonly lastProgress = new Map<string, number>();
   private readonly detach: Array<() => void> = [];
+  private readonly appWatchers = new Set<(appId: string | undefined) => void>();
 
   constructor(
     private readonly url: string,
@@ -75,11 +84,25 @@ export class PostgresEventRelay {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.appChanged(undefined);
     for (const d of this.detach) d();
     const l = this.listener;
     this.listener = undefined;
     await l?.end().catch(() => undefined);
     await this.pool.end().catch(() => undefined);
+  }
+
+  get listening(): boolean {
+    return this.listener !== undefined && !this.closed;
+  }
+
+  onAppChange(onChange: (appId: string | undefined) => void): () => void {
+    this.appWatchers.add(onChange);
+    return () => this.appWatchers.delete(onChange);
+  }
+
+  private appChanged(appId: string | undefined): void {
+    for (const w of this.appWatchers) w(appId);
   }
 
   private shouldSend(name: Relayed, data: VopEvents[Relayed][0]): boolean {
@@ -107,10 +130,11 @@ export class PostgresEventRelay {
 
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.url, keepAlive: true });
-    client.on('notification', (n) => this.receive(n.payload ?? ''));
+    client.on('notification', (n) => (n.channel === APP_CHANGES_CHANNEL ? this.appChanged(n.payload ?? undefined) : this.receive(n.payload ?? '')));
     client.on('error', (err) => {
       if (this.listener !== client) return;
       this.listener = undefined;
+      this.appChanged(undefined);
       void client.end().catch(() => undefined);
       if (this.closed) return;
       this.log(`Events across nodes: the listening connection failed (${err.message}); listening again.`);
@@ -118,7 +142,10 @@ export class PostgresEventRelay {
     });
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
+    await client.query(`LISTEN ${APP_CHANGES_CHANNEL}`);
     this.listener = client;
+    // Whatever changed while nobody listened is unknown: copies kept until now go.
+    this.appChanged(undefined);
   }
 
   private async relisten(): Promise<void> {

@@ -233,4 +233,62 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (purpose, id)
      )`,
   ],
+  // 15: counts of videos kept as they change, not counted on each read (videoCounts.ts): per
+  // application and status, and per application and uploader, each spread over a few slots
+  // (the writing session's, so that writers of one application do not queue on one row); a
+  // trigger keeps them in the same transaction as every insert, update and delete of a video.
+  // `changes` only grows: its sum per application moves with every write of one of its videos,
+  // which tells a node that a list page it kept is still the page. The trigger comes before the
+  // backfill: it locks out writers until the counts are whole.
+  [
+    `CREATE TABLE video_counts (
+       app_id TEXT COLLATE "C" NOT NULL,
+       status INTEGER NOT NULL,
+       slot SMALLINT NOT NULL,
+       n BIGINT NOT NULL,
+       changes BIGINT NOT NULL,
+       PRIMARY KEY (app_id, status, slot)
+     )`,
+    `CREATE TABLE video_user_counts (
+       app_id TEXT COLLATE "C" NOT NULL,
+       create_user TEXT COLLATE "C" NOT NULL,
+       slot SMALLINT NOT NULL,
+       n BIGINT NOT NULL,
+       PRIMARY KEY (app_id, create_user, slot)
+     )`,
+    `CREATE FUNCTION video_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+     DECLARE
+       s SMALLINT := pg_backend_pid() % 8;
+     BEGIN
+       IF TG_OP = 'UPDATE' AND OLD.app_id = NEW.app_id AND OLD.status = NEW.status THEN
+         INSERT INTO video_counts AS c (app_id, status, slot, n, changes) VALUES (NEW.app_id, NEW.status, s, 0, 1)
+           ON CONFLICT (app_id, status, slot) DO UPDATE SET changes = c.changes + 1;
+       ELSE
+         IF TG_OP <> 'INSERT' THEN
+           INSERT INTO video_counts AS c (app_id, status, slot, n, changes) VALUES (OLD.app_id, OLD.status, s, -1, 1)
+             ON CONFLICT (app_id, status, slot) DO UPDATE SET n = c.n - 1, changes = c.changes + 1;
+         END IF;
+         IF TG_OP <> 'DELETE' THEN
+           INSERT INTO video_counts AS c (app_id, status, slot, n, changes) VALUES (NEW.app_id, NEW.status, s, 1, 1)
+             ON CONFLICT (app_id, status, slot) DO UPDATE SET n = c.n + 1, changes = c.changes + 1;
+         END IF;
+       END IF;
+       IF TG_OP = 'UPDATE' AND OLD.app_id = NEW.app_id AND OLD.create_user = NEW.create_user THEN
+         RETURN NULL;
+       END IF;
+       IF TG_OP <> 'INSERT' THEN
+         INSERT INTO video_user_counts AS c (app_id, create_user, slot, n) VALUES (OLD.app_id, OLD.create_user, s, -1)
+           ON CONFLICT (app_id, create_user, slot) DO UPDATE SET n = c.n - 1;
+       END IF;
+       IF TG_OP <> 'DELETE' THEN
+         INSERT INTO video_user_counts AS c (app_id, create_user, slot, n) VALUES (NEW.app_id, NEW.create_user, s, 1)
+           ON CONFLICT (app_id, create_user, slot) DO UPDATE SET n = c.n + 1;
+       END IF;
+       RETURN NULL;
+     END
+     $$`,
+    `CREATE TRIGGER videos_counted AFTER INSERT OR UPDATE OR DELETE ON videos FOR EACH ROW EXECUTE FUNCTION video_counts_follow()`,
+    `INSERT INTO video_counts (app_id, status, slot, n, changes) SELECT app_id, status, 0, COUNT(*), COUNT(*) FROM videos GROUP BY app_id, status`,
+    `INSERT INTO video_user_counts (app_id, create_user, slot, n) SELECT app_id, create_user, 0, COUNT(*) FROM videos GROUP BY app_id, create_user`,
+  ],
 ];

@@ -8,7 +8,8 @@ import { databaseAddress, PostgresDatabase } from './postgresDatabase.js';
 import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresSigningKeys } from './postgresSigningKeys.js';
-import { PostgresAppStore, PostgresVideoStore } from './postgresMetadataStores.js';
+import { PostgresAppStore } from './postgresAppStore.js';
+import { PostgresVideoStore } from './postgresMetadataStores.js';
 import { defaultExportDir, exportPostgresDatabase } from './postgresExport.js';
 
 /** Options of {@link openPostgresStores}. */
@@ -17,6 +18,8 @@ export interface PostgresStoreOptions {
   url: string;
   /** How long to wait for a database that does not answer yet (createServer's default: config.ts). */
   connectRetry: RetryConfig;
+  /** Connections the stores share at most (default: PostgresDatabase's). */
+  maxConnections?: number;
   /** Where a backup's copy of the tables is written until it is sent (the node's scratch; default: the system's temporary folder). */
   exportDir?: string;
   /** Where the waiting and storage lines go. */
@@ -29,12 +32,13 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStores(options: PostgresStoreOptions): Promise<Stores & { db: PostgresDatabase }> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, log });
+  const db = await PostgresDatabase.open({ url: options.url, connectRetry: options.connectRetry, maxConnections: options.maxConnections, log });
   // Says which database this node shares (the address without its password).
   log(`Metadata in PostgreSQL at ${databaseAddress(options.url)}.`);
+  const apps = new PostgresAppStore(db);
   return {
     db,
-    apps: new PostgresAppStore(db),
+    apps,
     videos: new PostgresVideoStore(db),
     jobs: new PostgresJobStore(db),
     callbacks: new PostgresCallbackStore(db),
@@ -46,5 +50,6 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     exportDatabase: () => exportPostgresDatabase(db, options.exportDir ?? defaultExportDir()),
     close: () => db.close(),
     warnings: () => [],
+    followChanges: (feed) => void apps.follow(feed),
   };
 }

@@ -17,8 +17,16 @@ export type PgParam = string | number | boolean | null | string[] | number[];
 
 /** What the stores need of a connection or of the pool: a query. */
 export interface Queryable {
-  query<R extends QueryResultRow>(sql: string, params?: PgParam[]): Promise<QueryResult<R>>;
+  /**
+   * `name`: a hot statement's name, under which each connection prepares it once and then only
+   * binds and runs it (PostgreSQL parses and plans it once per connection, not on every call).
+   * The same name must always go with the same text.
+   */
+  query<R extends QueryResultRow>(sql: string, params?: PgParam[], name?: string): Promise<QueryResult<R>>;
 }
+
+/** Connections a node keeps open at most when nothing says otherwise (PostgresDatabaseOptions.maxConnections). */
+export const DEFAULT_MAX_CONNECTIONS = 10;
 
 /**
  * BIGINT (Unix ms, counts, sequences) read as numbers, not strings: every value vop stores fits
@@ -67,7 +75,7 @@ export class PostgresDatabase implements Queryable {
     const pool = new pg.Pool({
       connectionString: options.url,
       types: typeParsers(pg),
-      max: options.maxConnections ?? 10,
+      max: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
       connectionTimeoutMillis: 10_000,
       options: `-c idle_in_transaction_session_timeout=${IDLE_IN_TRANSACTION_MS}`,
     });
@@ -85,8 +93,8 @@ export class PostgresDatabase implements Queryable {
     return db;
   }
 
-  query<R extends QueryResultRow>(sql: string, params: PgParam[] = []): Promise<QueryResult<R>> {
-    return this.pool.query<R>(sql, params);
+  query<R extends QueryResultRow>(sql: string, params: PgParam[] = [], name?: string): Promise<QueryResult<R>> {
+    return name ? this.pool.query<R>({ name, text: sql, values: params }) : this.pool.query<R>(sql, params);
   }
 
   /** Runs `fn` in one transaction on one connection: all of its writes commit, or none. */
@@ -94,7 +102,7 @@ export class PostgresDatabase implements Queryable {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const out = await fn({ query: (sql, params = []) => client.query(sql, params) });
+      const out = await fn({ query: (sql, params = [], name) => (name ? client.query({ name, text: sql, values: params }) : client.query(sql, params)) });
       await client.query('COMMIT');
       return out;
     } catch (err) {

@@ -49,10 +49,12 @@ export const PG_BACKUP_TABLES: readonly BackupTable[] = [
  * Tables a backup leaves out, because what they hold is about the moment and the nodes of the
  * cluster that made it: counts in rate-limit windows, the addresses API calls came from lately
  * (suggestions, gathered again as calls come in), the disk promised to uploads under way (whose
- * bytes a backup never holds: `incoming` is not backed up). `vop_schema` is the migrations' own,
- * made again by them; BullMQ's tables (schema `bullmq`) are the queue engine's, not vop's.
+ * bytes a backup never holds: `incoming` is not backed up); or because the videos' rows make them
+ * again: the kept counts of videos (migration 15), which its trigger rebuilds as a restore inserts
+ * the videos. `vop_schema` is the migrations' own, made again by them; BullMQ's tables (schema
+ * `bullmq`) are the queue engine's, not vop's.
  */
-export const PG_TRANSIENT_TABLES: readonly string[] = ['rate_windows', 'api_callers', 'upload_reservations'];
+export const PG_TRANSIENT_TABLES: readonly string[] = ['rate_windows', 'api_callers', 'upload_reservations', 'video_counts', 'video_user_counts'];
 
 /** A table's part in a backup. */
 export const tablePartName = (table: string): string => `database/${table}.jsonl`;

@@ -175,6 +175,12 @@ class SqlJsVideoStore implements VideoStore {
     return row ? toVideo(row) : undefined;
   }
 
+  async getWithRenditions(id: string): Promise<{ video: VideoRecord; renditions: RenditionRecord[] } | undefined> {
+    // Both reads in one turn of the event loop: no write comes between them.
+    const video = await this.get(id);
+    return video && { video, renditions: await this.renditions(id) };
+  }
+
   async listByApp(appId: string, page: Page): Promise<{ total: number; items: VideoRecord[] }> {
     return this.cachedPage(appId, `app\u0000${page.offset}\u0000${page.limit}`, () => {
       const items = this.db
