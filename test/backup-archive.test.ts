@@ -114,3 +114,16 @@ describe('a crafted backup', () => {
     expect(fs.existsSync(path.join(dir, 'escaped'))).toBe(false);
   });
 });
+
+describe('a paced read (a serving server checking its own backup)', () => {
+  it('reads the whole archive, its manifest last, however long it rests between pieces', async () => {
+    const dir = tempDataDir('vop-paced-');
+    const file = path.join(dir, 'paced.tar');
+    await archive(file);
+    for (const threadShare of [0.5, 0.1, 0.02]) {
+      const r = await readBackup<{ vopVersion: string }>(file, { threadShare });
+      expect(r.problems, `share ${threadShare}`).toEqual([]);
+      expect(r.manifest?.vopVersion).toBe('test');
+    }
+  }, 60_000);
+});

@@ -42,6 +42,11 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
   const whole = crypto.createHash('sha256');
   const seen: PartRecord[] = [];
   let manifestText: string | undefined;
+  /**
+   * Each entry's handling, to the end: the extract can finish while the last entry's consumer is
+   * still resting (a paced read, pacer.ts), and the manifest, the last entry, was then missed.
+   */
+  const entriesHandled: Array<Promise<void>> = [];
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
     const name = header.name;
@@ -63,7 +68,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
       throw err;
     });
     const copied = pipeline(stream as unknown as Readable, hashing as unknown as Writable).catch(() => undefined); // the consumer's promise reports it
-    Promise.all([copied, consumer])
+    const handled = Promise.all([copied, consumer])
       .then(() => {
         if (name === MANIFEST_NAME) manifestText = Buffer.concat(chunks).toString('utf8');
         else seen.push({ name, size: got, sha256: partHash.digest('hex') });
@@ -73,6 +78,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
         const failure = err instanceof Error ? err : new Error(String(err));
         next(Object.assign(failure, { fromConsumer: true }));
       });
+    entriesHandled.push(handled);
   });
   const body = fs.createReadStream(file, { start: 0, end: bodyEnd - 1, highWaterMark: 1 << 20 });
   const hashingBody = new Transform({
@@ -83,6 +89,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
   });
   try {
     await pipeline(body, hashingBody, extract as unknown as Writable);
+    await Promise.all(entriesHandled);
   } catch (err) {
     const message = (err as Error).message;
     // tar-stream's own words for a damaged header or a file cut mid-part; a consumer's error is not the file's.
