@@ -16,6 +16,7 @@ import { verifyBackup } from './backup/verifyBackup.js';
 import { MEDIA_CHOICES, writeBackup, type BackupManifest, type MediaChoice } from './backup/writeBackup.js';
 import { VOP_VERSION } from './core/version.js';
 import { isLockOwnerAlive, lockHolder } from './storage/dataDirLock.js';
+import { fsyncFile } from './storage/fsync.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
 import { readServerAddress } from './storage/serverAddress.js';
@@ -200,9 +201,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
       }
     }
     if (!partial || !target) return 0;
-    const fh = await fs.promises.open(partial, 'r+');
-    await fh.sync();
-    await fh.close();
+    await fsyncFile(partial);
     fs.renameSync(partial, target);
   } catch (err) {
     if (partial) fs.rmSync(partial, { force: true });

@@ -18,6 +18,7 @@ import type { MediaObjectInfo } from '../storage/media/mediaStore.js';
 import { S3MediaStore } from '../storage/media/s3MediaStore.js';
 import type { S3MediaStoreOptions } from '../storage/media/s3Options.js';
 import { PG_MIGRATIONS } from '../storage/postgres/migrations.js';
+import { writeFileSynced } from '../storage/fsync.js';
 import { databaseAddress, PostgresDatabase } from '../storage/postgres/postgresDatabase.js';
 import { PG_BACKUP_TABLES, PG_TRANSIENT_TABLES, tablePartName } from '../storage/postgres/postgresExport.js';
 import { markPostgresRestoreFinished, markPostgresRestoreStarted, unfinishedPostgresRestore, type PostgresRestoreMark } from '../storage/postgres/restoreMark.js';
@@ -251,13 +252,7 @@ async function writeSettingsFile(file: string, stream: Readable): Promise<void> 
   await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const chunks: Buffer[] = [];
   for await (const c of stream as AsyncIterable<Buffer>) chunks.push(c);
-  const fh = await fs.promises.open(file, 'w', 0o600);
-  try {
-    await fh.writeFile(Buffer.concat(chunks));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await writeFileSynced(file, Buffer.concat(chunks));
 }
 
 /** Every column of the tables a restore fills, by table. */

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { ApiError } from '../core/errors.js';
-import { fsyncDir } from '../storage/fsync.js';
+import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 import { verifyBackup } from '../backup/verifyBackup.js';
 import { writeBackup, type BackupInputs, type BackupManifest, type MediaChoice } from '../backup/writeBackup.js';
 
@@ -109,7 +109,7 @@ export class BackupService {
         let written;
         try {
           written = await writeBackup(out, this.inputs, { media, threadShare: SERVING_SHARE, progress: (p) => this.noteProgress(p.bytes) });
-          await syncFile(partial);
+          await fsyncFile(partial);
           await fs.promises.rename(partial, file);
           await fsyncDir(this.folder);
         } catch (err) {
@@ -213,14 +213,5 @@ export class BackupService {
       const name = `vop-backup-${stamp}${i ? `-${i}` : ''}${full ? '-full' : ''}.tar`;
       if (!fs.existsSync(path.join(this.folder, name)) && !fs.existsSync(path.join(this.folder, `${name}${PARTIAL_SUFFIX}`))) return name;
     }
-  }
-}
-
-async function syncFile(file: string): Promise<void> {
-  const fh = await fs.promises.open(file, 'r+');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
