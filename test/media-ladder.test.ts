@@ -156,8 +156,8 @@ describe('transcode and HLS argument builders (pure)', () => {
     ]);
     expect(args.filter((a) => a === '-i')).toHaveLength(2);
     expect(args.filter((a) => a === 'copy')).toHaveLength(2);
-    expect(args).toContain('/m/hls/360p/index.m3u8');
+    expect(args).toContain('/m/hls/360p/segments.csv');
     expect(args).toContain('/m/hls/720p/seg_%05d.ts');
-    expect(args[args.indexOf('-hls_playlist_type') + 1]).toBe('vod');
+    expect(args.filter((a) => a === 'segment')).toHaveLength(2);
   });
 });

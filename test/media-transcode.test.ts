@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { atomicOutput } from '../server/storage/atomicFile.js';
 import { run, type FfmpegProgress } from '../server/media/ffmpegRunner.js';
-import { buildHlsArgs, buildMasterPlaylist, hlsCodecs, resolveHlsOptions } from '../server/media/hls.js';
+import { alignedWith, buildHlsArgs, buildMasterPlaylist, buildVariantPlaylist, cutsOf, hlsCodecs, parseSegmentList, resolveHlsOptions, SEGMENT_LIST_NAME } from '../server/media/hls.js';
 import { pickRungs, resolveLadderOptions, type Rendition } from '../server/media/ladder.js';
 import type { VideoInfo } from '../server/media/probe.js';
 import { probe } from './helpers/probe.js';
@@ -111,31 +111,38 @@ describe('transcoding with real ffmpeg', () => {
     const renditions = pickRungs({ width: 640, height: 360 }, ladder);
     const { files } = await transcode(clip, renditions, dir);
 
-    for (const segmentType of ['mpegts', 'fmp4'] as const) {
-      const hlsDir = atomicOutput(path.join(dir, `hls-${segmentType}`), { directory: true });
-      const variants = renditions.map((r, i) => ({ input: files[i]!, dir: path.join(hlsDir.tmpPath, r.label) }));
-      for (const v of variants) fs.mkdirSync(v.dir);
-      const hls = resolveHlsOptions({ segmentType, segmentSeconds: 2 });
-      await run(buildHlsArgs(variants, hls));
+    const hlsDir = atomicOutput(path.join(dir, 'hls'), { directory: true });
+    const variants = renditions.map((r, i) => ({ input: files[i]!, dir: path.join(hlsDir.tmpPath, r.label) }));
+    for (const v of variants) fs.mkdirSync(v.dir);
+    const hls = resolveHlsOptions({ segmentSeconds: 2 });
+    // The first variant sets the cuts at its keyframes; the second is cut at the same times.
+    await run(buildHlsArgs([variants[0]!], hls));
+    const first = parseSegmentList(fs.readFileSync(path.join(variants[0]!.dir, SEGMENT_LIST_NAME), 'utf8'));
+    await run(buildHlsArgs([{ ...variants[1]!, cuts: cutsOf(first), toleranceSeconds: 0.02 }], hls));
+    const second = parseSegmentList(fs.readFileSync(path.join(variants[1]!.dir, SEGMENT_LIST_NAME), 'utf8'));
+    expect(first.length).toBeGreaterThan(1);
+    expect(alignedWith(second, cutsOf(first), 0.02)).toBe(true);
 
-      const master = [];
-      for (const [i, r] of renditions.entries()) {
-        const info = await probeVideo(files[i]!);
-        master.push({ uri: `${r.label}/index.m3u8`, bandwidthBps: (r.videoBitrateKbps + r.audioBitrateKbps) * 1000, width: r.width, height: r.height, codecs: hlsCodecs(info) });
-        const playlist = fs.readFileSync(path.join(variants[i]!.dir, 'index.m3u8'), 'utf8');
-        expect(playlist).toContain('#EXT-X-PLAYLIST-TYPE:VOD');
-        expect(playlist).toContain('#EXT-X-ENDLIST');
-        expect(playlist).toMatch(segmentType === 'fmp4' ? /seg_00000\.m4s/ : /seg_00000\.ts/);
-      }
-      const masterText = buildMasterPlaylist(master);
-      // (ultrafast turns off what High profile adds, so x264 reports Constrained Baseline here.)
-      expect(masterText).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
-      fs.writeFileSync(path.join(hlsDir.tmpPath, 'master.m3u8'), masterText);
-      await hlsDir.commit();
-
-      // The proof: ffmpeg reads the master playlist and decodes it to the end.
-      const played = await run(['-i', path.join(hlsDir.finalPath, 'master.m3u8'), '-map', '0:v:0', '-f', 'null', '-'], { durationSeconds: 3 });
-      expect(played.stderrTail).not.toMatch(/error/i);
+    const master = [];
+    for (const [i, r] of renditions.entries()) {
+      const info = await probeVideo(files[i]!);
+      master.push({ uri: `${r.label}/index.m3u8`, bandwidthBps: (r.videoBitrateKbps + r.audioBitrateKbps) * 1000, width: r.width, height: r.height, codecs: hlsCodecs(info) });
+      const segments = parseSegmentList(fs.readFileSync(path.join(variants[i]!.dir, SEGMENT_LIST_NAME), 'utf8'));
+      fs.rmSync(path.join(variants[i]!.dir, SEGMENT_LIST_NAME));
+      const playlist = buildVariantPlaylist(segments);
+      expect(playlist).toContain('#EXT-X-PLAYLIST-TYPE:VOD');
+      expect(playlist).toContain('#EXT-X-ENDLIST');
+      expect(playlist).toMatch(/seg_00000\.ts/);
+      fs.writeFileSync(path.join(variants[i]!.dir, 'index.m3u8'), playlist);
     }
+    const masterText = buildMasterPlaylist(master);
+    // (ultrafast turns off what High profile adds, so x264 reports Constrained Baseline here.)
+    expect(masterText).toMatch(/CODECS="avc1\.[0-9a-f]{6},mp4a\.40\.2"/);
+    fs.writeFileSync(path.join(hlsDir.tmpPath, 'master.m3u8'), masterText);
+    await hlsDir.commit();
+
+    // The proof: ffmpeg reads the master playlist and decodes it to the end.
+    const played = await run(['-i', path.join(hlsDir.finalPath, 'master.m3u8'), '-map', '0:v:0', '-f', 'null', '-'], { durationSeconds: 3 });
+    expect(played.stderrTail).not.toMatch(/error/i);
   });
 });

@@ -50,6 +50,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-backups': 'Chromium',
   'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
+  'hls-players': 'Chromium, four sources and their ladders played to the end in two players',
   'widget-outcomes': 'Chromium',
   'widget-overlay': 'Chromium',
   'widget-resume': 'Chromium',

@@ -1,87 +1,226 @@
 /**
- * HLS over the MP4 renditions, for adaptive playback (issue 4, item 3, beyond the spec). Pure.
+ * HLS over the MP4 renditions, for adaptive playback (beyond the spec). Pure.
  *
- * A second, cheap step after the transcode: each MP4 is repackaged (`-c copy`, no re-encoding)
- * into a variant playlist with its segments, all variants in one ffmpeg run. The MP4s stay the
- * spec's `VideoPlayFile`s; HLS is another view of the same encodes, so the two cannot disagree.
- * Segments cut on keyframes, which the transcode places every `keyframeIntervalSeconds`.
+ * A cheap step after the transcode: each MP4 is repackaged (`-c copy`, no re-encoding) into
+ * MPEG-TS segments, every variant in one ffmpeg run, and vop writes the playlists itself. The MP4s
+ * stay the spec's `VideoPlayFile`s; HLS is another view of the same encodes, so the two cannot
+ * disagree.
+ *
+ * Every variant of a master playlist is cut at the same moments (Apple's HLS authoring
+ * specification: aligned segment boundaries across variants, each segment starting with a
+ * keyframe). A native player (Safari, Chromium) that switches variants at a segment boundary
+ * otherwise finds no segment starting there, and may end playback early. So the segments are cut
+ * with ffmpeg's segment muxer, which cuts at given times: the first variant's cuts are chosen at
+ * its keyframes (the first keyframe at or after each multiple of `segmentSeconds`), and every
+ * other variant is cut at the same times, where its encode forced keyframes
+ * (transcodeArgs.ts, `keyframesAt`). The segment muxer's list says where each cut fell, which
+ * is checked against the times asked for ({@link alignedWith}), and gives the exact lengths the
+ * playlists carry.
  */
 import path from 'node:path';
+import { formatTime, timeList } from './timeList.js';
 import { absolute } from './transcodeArgs.js';
 
 /** Options of {@link buildHlsArgs}. */
 export interface HlsOptions {
-  /** Target segment length in seconds (a multiple of the transcode's keyframe interval cuts cleanly). */
+  /** Target segment length in seconds, where a variant is cut at its own keyframes (the first at or after each multiple). */
   segmentSeconds: number;
-  /**
-   * "mpegts": .ts segments, which every HLS player since 2009 plays; "fmp4": fragmented MP4
-   * segments (HLS version 7), smaller overhead, needs a newer player.
-   */
-  segmentType: 'mpegts' | 'fmp4';
   /** File name of each variant playlist inside its directory. */
   playlistName: string;
 }
 
 const DEFAULT_HLS_OPTIONS = {
   segmentSeconds: 4,
-  segmentType: 'mpegts',
   playlistName: 'index.m3u8',
 } satisfies HlsOptions;
 
-/** The init segment of an fmp4 variant. */
-const INIT_SEGMENT_NAME = 'init.mp4';
-
-/** Segments are `seg_00000.ts` (or `.m4s`): ffmpeg numbers them, past five digits if it must. */
+/** Segments are `seg_00000.ts`: ffmpeg numbers them, past five digits if it must. */
 const SEGMENT_PREFIX = 'seg_';
 
 /**
- * Every name a variant directory written with the default playlist name holds: its playlist,
- * segments and init segment. Delivery serves these names only, so they are built from the ones
- * {@link buildHlsArgs} gives.
+ * The segment muxer's list of what it cut (file, start, end), written beside the segments and read
+ * (then removed) by the packaging, never stored: delivery does not serve its name.
  */
-export const HLS_VARIANT_FILE_RE = new RegExp(
-  `^(?:${escapeRegExp(DEFAULT_HLS_OPTIONS.playlistName)}|${SEGMENT_PREFIX}\\d{5,9}\\.(?:ts|m4s)|${escapeRegExp(INIT_SEGMENT_NAME)})$`,
-);
+export const SEGMENT_LIST_NAME = 'segments.csv';
+
+/**
+ * Every name a variant directory written with the default playlist name holds: its playlist and
+ * segments. Delivery serves these names only, so they are built from the ones {@link buildHlsArgs}
+ * gives.
+ */
+export const HLS_VARIANT_FILE_RE = new RegExp(`^(?:${escapeRegExp(DEFAULT_HLS_OPTIONS.playlistName)}|${SEGMENT_PREFIX}\\d{5,9}\\.ts)$`);
+
+/**
+ * The longest segment a variant may have and still set the cuts of the others. A copied source
+ * whose keyframes are further apart (one keyframe in a minute, a screen recording's 20 s) would
+ * make every variant's segments that long: a player then loads a whole long segment before it
+ * can start or switch. Its copy stays out of the adaptive set once the ladder lands
+ * (ladderJob.ts), and the ladder's rungs are cut at their own keyframes.
+ */
+export const MAX_ALIGNED_SEGMENT_SECONDS = 10;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
 export function resolveHlsOptions(input: Partial<HlsOptions> = {}): HlsOptions {
   const o: HlsOptions = { ...DEFAULT_HLS_OPTIONS, ...input };
   if (!(o.segmentSeconds >= 1)) throw new Error('Option segmentSeconds must be at least 1.');
-  if (o.segmentType !== 'mpegts' && o.segmentType !== 'fmp4') throw new Error('Option segmentType must be "mpegts" or "fmp4".');
   if (!/^[\w.-]+\.m3u8$/.test(o.playlistName)) throw new Error('Option playlistName must be a plain file name ending in .m3u8.');
   return o;
 }
 
-/** One MP4 to repackage, and the (existing, empty) directory its playlist and segments go to. */
+/** One MP4 to repackage, and the (existing, empty) directory its segments go to. */
 export interface HlsVariantJob {
   /** Absolute path of the rendition MP4. */
   input: string;
   /** Absolute path of the directory for this variant. */
   dir: string;
+  /**
+   * Where each segment after the first starts, in seconds of the MP4's timeline: the cuts of
+   * the variant that set them. Absent: the variant sets its own, at its keyframes.
+   */
+  cuts?: readonly number[];
+  /**
+   * How far before a cut time a keyframe may fall and still be the cut: half a frame, since an
+   * encode forces its keyframe on the frame nearest the time asked.
+   */
+  toleranceSeconds?: number;
 }
 
-/** Arguments for one ffmpeg run writing `<dir>/<playlistName>` and segments for every variant. */
+/**
+ * Arguments for one ffmpeg run writing, for every variant, its segments and
+ * `<dir>/segments.csv` (the list of what was cut). The playlists are written from that list
+ * ({@link buildVariantPlaylist}).
+ *
+ * Timestamps pass through as they are (`avoid_negative_ts` off, in the segment muxer and in each
+ * segment's MPEG-TS muxer): the same picture then carries the same presentation time in every
+ * variant and every segment, whatever each MP4's own start (B-frames, AAC priming), which is what
+ * a player switching variants lines them up by.
+ */
 export function buildHlsArgs(variants: readonly HlsVariantJob[], options: HlsOptions = DEFAULT_HLS_OPTIONS): string[] {
   if (variants.length === 0) throw new Error('buildHlsArgs needs at least one variant.');
   const args: string[] = [];
   for (const v of variants) args.push('-protocol_whitelist', 'file', '-i', absolute(v.input));
-  const fmp4 = options.segmentType === 'fmp4';
   variants.forEach((v, i) => {
     const dir = absolute(v.dir);
+    let cutAt: string[];
+    if (v.cuts === undefined) cutAt = ['-segment_time', String(options.segmentSeconds)];
+    else {
+      const list = timeList(v.cuts);
+      if (list === null) throw new Error(`Variant ${v.dir} has too many cuts to pass to ffmpeg (${v.cuts.length}).`);
+      // An empty list (a video shorter than one segment) is one segment: no time to cut at.
+      cutAt = v.cuts.length > 0 ? ['-segment_times', list] : ['-segment_time', '86400000'];
+    }
     args.push(
       '-map', `${i}:v:0`,
       '-map', `${i}:a:0?`,
       '-c', 'copy',
-      '-f', 'hls',
-      '-hls_time', String(options.segmentSeconds),
-      '-hls_playlist_type', 'vod',
-      '-hls_segment_type', options.segmentType,
-      ...(fmp4 ? ['-hls_fmp4_init_filename', INIT_SEGMENT_NAME] : []),
-      '-hls_segment_filename', path.join(dir, `${SEGMENT_PREFIX}%05d.${fmp4 ? 'm4s' : 'ts'}`),
-      '-y', path.join(dir, options.playlistName),
+      '-f', 'segment',
+      '-segment_format', 'mpegts',
+      ...cutAt,
+      '-segment_time_delta', formatTime(Math.max(0, v.toleranceSeconds ?? 0)),
+      '-avoid_negative_ts', 'disabled',
+      '-segment_format_options', 'avoid_negative_ts=disabled',
+      '-segment_list', path.join(dir, SEGMENT_LIST_NAME),
+      '-segment_list_type', 'csv',
+      '-y', path.join(dir, `${SEGMENT_PREFIX}%05d.ts`),
     );
   });
   return args;
+}
+
+/** One segment as the segment muxer cut it. */
+export interface HlsSegment {
+  /** File name, inside the variant's directory. */
+  file: string;
+  /** Start and end, in seconds of the MP4's timeline. */
+  start: number;
+  end: number;
+}
+
+/** The segment muxer's csv list (`file,start,end` a line); throws when a line is not one. */
+export function parseSegmentList(text: string): HlsSegment[] {
+  const out: HlsSegment[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '') continue;
+    const m = /^([\w.-]+),(-?[\d.]+),(-?[\d.]+)$/.exec(line.trim());
+    if (!m) throw new Error(`Not a line of ffmpeg's segment list: "${line}".`);
+    out.push({ file: m[1]!, start: Number(m[2]), end: Number(m[3]) });
+  }
+  if (out.length === 0) throw new Error('ffmpeg cut no segment.');
+  return out;
+}
+
+/** Each segment's length: up to the next one's start, the last to its end. */
+export function segmentDurations(segments: readonly HlsSegment[]): number[] {
+  return segments.map((s, i) => Math.max(0, (segments[i + 1]?.start ?? s.end) - s.start));
+}
+
+/** Where the segments after the first start: the cuts the other variants are made to share. */
+export function cutsOf(segments: readonly HlsSegment[]): number[] {
+  return segments.slice(1).map((s) => s.start);
+}
+
+/**
+ * Whether `segments` were cut at `cuts`, each within `toleranceSeconds` (and a millisecond for
+ * the lists' rounding): as many segments, each starting where asked.
+ */
+export function alignedWith(segments: readonly HlsSegment[], cuts: readonly number[], toleranceSeconds: number): boolean {
+  const own = cutsOf(segments);
+  return own.length === cuts.length && own.every((t, i) => Math.abs(t - cuts[i]!) <= toleranceSeconds + 0.001);
+}
+
+/**
+ * The media playlist of one variant (RFC 8216 section 4.3.3): every segment with its exact
+ * length, a VOD playlist that ends. EXT-X-TARGETDURATION is the longest segment rounded up.
+ */
+export function buildVariantPlaylist(segments: readonly HlsSegment[]): string {
+  const durations = segmentDurations(segments);
+  const lines = [
+    '#EXTM3U',
+    '#EXT-X-VERSION:3',
+    `#EXT-X-TARGETDURATION:${Math.max(1, Math.ceil(Math.max(...durations) - 0.0005))}`,
+    '#EXT-X-MEDIA-SEQUENCE:0',
+    '#EXT-X-PLAYLIST-TYPE:VOD',
+    '#EXT-X-INDEPENDENT-SEGMENTS',
+  ];
+  segments.forEach((s, i) => lines.push(`#EXTINF:${durations[i]!.toFixed(6)},`, s.file));
+  lines.push('#EXT-X-ENDLIST');
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The segment lengths of a media playlist (ours, or ffmpeg's HLS muxer's before vop cut them
+ * itself); empty when it has none.
+ */
+export function parseVariantDurations(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.matchAll(/^#EXTINF:([\d.]+)/gm)) out.push(Number(m[1]));
+  return out.every((d) => Number.isFinite(d) && d >= 0) ? out : [];
+}
+
+/** The cuts a media playlist's segments were made at: each segment's start after the first. */
+export function cutsOfDurations(durations: readonly number[]): number[] {
+  const cuts: number[] = [];
+  let t = 0;
+  for (const d of durations.slice(0, -1)) cuts.push((t += d));
+  return cuts;
+}
+
+/**
+ * A variant's bit rates from its segments (Apple's HLS authoring specification): the peak is the
+ * highest of its segments' rates (BANDWIDTH), the average its bytes over its length
+ * (AVERAGE-BANDWIDTH). A segment shorter than half a second counts at half a second: a last
+ * segment of a frame or two would otherwise declare a peak the stream never has.
+ */
+export function segmentBitRates(segments: ReadonlyArray<{ seconds: number; bytes: number }>): { peakBps: number; averageBps: number } {
+  let peak = 0;
+  let bytes = 0;
+  let seconds = 0;
+  for (const s of segments) {
+    peak = Math.max(peak, (s.bytes * 8) / Math.max(0.5, s.seconds));
+    bytes += s.bytes;
+    seconds += s.seconds;
+  }
+  return { peakBps: Math.round(peak), averageBps: Math.round((bytes * 8) / Math.max(0.001, seconds)) };
 }
 
 /** One line of the master playlist. */
@@ -113,6 +252,26 @@ export function buildMasterPlaylist(variants: readonly MasterVariant[]): string 
     lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}`, v.uri);
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The bit rate at or below which the first variant of a master playlist is chosen: a native
+ * player (Safari, Chromium) starts with the first variant listed and measures from there
+ * (Apple's HLS authoring specification asks for the first to be a sensible start, not the
+ * highest). 3 Mbit/s is a 720p rung with its audio.
+ */
+export const FIRST_VARIANT_MAX_BPS = 3_000_000;
+
+/**
+ * `variants` in the order a master playlist lists them: first the highest whose average bit rate
+ * is at most {@link FIRST_VARIANT_MAX_BPS} (the lowest when none is), then the others, highest
+ * peak first.
+ */
+export function orderForPlayers(variants: readonly MasterVariant[]): MasterVariant[] {
+  const sorted = [...variants].sort((a, b) => b.bandwidthBps - a.bandwidthBps);
+  const average = (v: MasterVariant) => v.averageBandwidthBps ?? v.bandwidthBps;
+  const start = sorted.find((v) => average(v) <= FIRST_VARIANT_MAX_BPS) ?? sorted.at(-1);
+  return start ? [start, ...sorted.filter((v) => v !== start)] : sorted;
 }
 
 /**

@@ -51,6 +51,11 @@ export interface VideoInfo {
    */
   nominalFrameRate: number | null;
   /**
+   * How many frames the decoder holds back to put them in order (ffprobe's has_b_frames): above
+   * 0 when the stream has B-frames; null (or absent) when not reported.
+   */
+  reorderedFrames?: number | null;
+  /**
    * Whether the stream is stored as interlaced fields: true for a top- or bottom-field-first
    * field order, false for progressive, null when ffprobe does not say (DV, some transport
    * streams: the decoder then flags each frame).
@@ -258,6 +263,7 @@ export interface FfprobeJson {
     sample_aspect_ratio?: string;
     avg_frame_rate?: string;
     r_frame_rate?: string;
+    has_b_frames?: number;
     /** "progressive", "tt", "bb", "tb", "bt" or "unknown". */
     field_order?: string;
     duration?: string;
@@ -320,6 +326,7 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
     averageFrameRate: rate(video.avg_frame_rate),
     nominalFrameRate: rate(video.r_frame_rate),
+    reorderedFrames: typeof video.has_b_frames === 'number' && video.has_b_frames >= 0 ? video.has_b_frames : null,
     interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,
     audioChannels: typeof audio?.channels === 'number' && audio.channels > 0 ? audio.channels : null,

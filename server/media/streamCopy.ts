@@ -47,10 +47,30 @@ export function copyVerdict(info: VideoInfo, o: Pick<TranscodeOptions, 'maxFrame
   if (info.rotation !== 0) return no(`turned ${info.rotation}°`);
   if (info.width !== info.storedWidth || info.height !== info.storedHeight) return no('non-square pixels');
   if ((info.frameRate ?? 0) > o.maxFrameRate) return no(`${info.frameRate} frames per second`);
+  // Frames at uneven times, reordered (B-frames): in MPEG-TS segments, whose frames carry no
+  // durations, Chromium's own HLS finds no picture for the first moments and stalls at 0 (seen
+  // with Chromium 156; hls.js plays it). The ladder's encode is at an even rate. Screen
+  // recorders and phones write no B-frames; ffmpeg's own variable-rate encodes do.
+  if (isVariableRate(info) && (info.reorderedFrames ?? 0) > 0) return no('variable frame rate with B-frames');
   // Surround AAC is folded to stereo as the ladder folds it (audioChannels): what browsers play.
   const keepAudio = info.audioCodec === 'aac' && (info.audioChannels ?? 0) >= 1 && info.audioChannels! <= 2;
   return { copy: true, audio: info.audioCodec === null ? 'none' : keepAudio ? 'copy' : 'aac' };
 }
+
+/**
+ * Whether frames come at uneven times: the average rate over 2 % below the rate every frame time
+ * fits. Not judged where that rate only says the timestamps' precision (1000 for a Matroska file
+ * with millisecond timestamps).
+ */
+export function isVariableRate(info: Pick<VideoInfo, 'averageFrameRate' | 'nominalFrameRate'>): boolean {
+  const average = info.averageFrameRate ?? null;
+  const nominal = info.nominalFrameRate;
+  if (average === null || nominal === null || nominal > MAX_JUDGED_NOMINAL_RATE) return false;
+  return average < nominal * 0.98;
+}
+
+/** Above this nominal rate, a file's r_frame_rate is its timestamps' precision, not a frame rate. */
+const MAX_JUDGED_NOMINAL_RATE = 240;
 
 /**
  * Arguments for one ffmpeg run copying the first video stream (and the first audio stream, as

@@ -12,6 +12,7 @@
  * start with a protocol name or with "-".
  */
 import path from 'node:path';
+import { timeList } from './timeList.js';
 import type { Rendition } from './ladder.js';
 import type { VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
@@ -89,6 +90,7 @@ export function buildTranscodeArgs(
   source: TranscodeSource,
   outputs: readonly TranscodeOutput[],
   options: TranscodeOptions = DEFAULT_TRANSCODE_OPTIONS,
+  keys: KeyframePlan = {},
 ): string[] {
   if (outputs.length === 0) throw new Error('buildTranscodeArgs needs at least one output.');
   const o = options;
@@ -109,13 +111,36 @@ export function buildTranscodeArgs(
       '-crf', String(o.crf),
       '-maxrate', `${r.videoBitrateKbps}k`,
       '-bufsize', `${Math.round(r.videoBitrateKbps * o.bufferFactor)}k`,
-      '-force_key_frames', `expr:gte(t,n_forced*${o.keyframeIntervalSeconds})`,
+      ...keyframeArgs(source, o, keys),
     );
     if (o.threads > 0) args.push('-threads', String(o.threads));
     if (source.audioCodec !== null) args.push('-c:a', 'aac', '-b:a', `${r.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
     args.push(...mp4OutputArgs(out.path));
   });
   return args;
+}
+
+/** Where an encode puts keyframes besides one every `keyframeIntervalSeconds`. */
+export interface KeyframePlan {
+  /**
+   * Times (seconds) that must each start with a keyframe: the cuts of the HLS variants already
+   * listed, so that the new rungs' segments start where theirs do (media/hls.ts). At most
+   * `MAX_TIME_LIST_CHARS` characters as a list (timeList.ts).
+   */
+  at?: readonly number[];
+}
+
+/**
+ * A keyframe every `keyframeIntervalSeconds` (on the dot), or, with `keys.at`, one at each of
+ * those times and x264's own every interval after the last (`-g`, in frames of the output).
+ * ffmpeg forces each on the frame nearest its time.
+ */
+function keyframeArgs(source: Pick<VideoInfo, 'frameRate'>, o: TranscodeOptions, keys: KeyframePlan): string[] {
+  const list = keys.at && keys.at.length > 0 ? timeList(keys.at) : null;
+  if (keys.at && keys.at.length > 0 && list === null) throw new Error(`Too many keyframe times to pass to ffmpeg (${keys.at.length}).`);
+  if (list === null) return ['-force_key_frames', `expr:gte(t,n_forced*${o.keyframeIntervalSeconds})`];
+  const fps = Math.min(o.maxFrameRate, source.frameRate ?? 25);
+  return ['-force_key_frames', list, '-g', String(Math.max(1, Math.round(fps * o.keyframeIntervalSeconds)))];
 }
 
 /** How every rendition is written: a faststart MP4 at `file`, without the source's metadata. */

@@ -18,7 +18,8 @@ import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
-import { parseMasterPlaylist, type MasterVariant } from '../media/hls.js';
+import { cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parseMasterPlaylist, parseVariantDurations, type MasterVariant } from '../media/hls.js';
+import { timeList } from '../media/timeList.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { JobRecord } from '../storage/jobRecords.js';
 import { mediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
@@ -108,14 +109,20 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             if (rungs.length === 0) return undefined;
             const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
             deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
-            const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
-            const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs);
-            ctx.progress({ percent: TRANSCODE_SHARE });
             // HLS only where the first rendition made it (options.hls then), beside its variants:
             // those of the listed renditions only. An attempt cut off after storing its master
             // playlist (before the rows) left one that also lists the rungs made again now.
             const alongside = master?.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
-            if (alongside) await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, { alongside });
+            // The new rungs get keyframes where the listed variants' segments start, and are cut
+            // there: every variant of the master then switches cleanly (media/hls.ts).
+            const cuts = alongside && alongside.length > 0 ? await sharedCuts(objects, videoId, alongside[0]!, log) : undefined;
+            const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
+            const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs, cuts ? { at: cuts } : {});
+            ctx.progress({ percent: TRANSCODE_SHARE });
+            if (alongside) {
+              const hlsLog = (line: string) => log(`Ladder of ${videoId}: ${line}`);
+              await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, cuts ? { alongside, cuts, log: hlsLog } : { log: hlsLog });
+            }
             return { written, hls: master !== undefined };
           }, { signal: ctx.signal })
           .catch((err: unknown) => {
@@ -167,10 +174,33 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
 
 /** The variants of the video's stored master playlist; undefined when it has none (no HLS). */
 async function readMaster(objects: MediaStore, videoId: string): Promise<MasterVariant[] | undefined> {
-  const key = mediaKey('hls', videoId, HLS_MASTER);
+  const text = await readText(objects, mediaKey('hls', videoId, HLS_MASTER));
+  const variants = text === undefined ? [] : parseMasterPlaylist(text);
+  return variants.length > 0 ? variants : undefined;
+}
+
+/**
+ * Where the stored `variant`'s segments after the first start (every listed variant shares
+ * them); undefined when the new rungs are to be cut at their own keyframes and the listed
+ * variants leave the master: their segments are longer than MAX_ALIGNED_SEGMENT_SECONDS (a copied
+ * source with keyframes far apart), too many to hand to ffmpeg, or unreadable.
+ */
+async function sharedCuts(objects: MediaStore, videoId: string, variant: MasterVariant, log: (line: string) => void): Promise<number[] | undefined> {
+  const parts = variant.uri.split('/');
+  const text = parts.length === 2 ? await readText(objects, mediaKey('hls', videoId, parts[0]!, parts[1]!)).catch(() => undefined) : undefined;
+  const durations = text === undefined ? [] : parseVariantDurations(text);
+  const longest = Math.max(0, ...durations);
+  const cuts = cutsOfDurations(durations);
+  if (durations.length > 0 && longest <= MAX_ALIGNED_SEGMENT_SECONDS && timeList(cuts) !== null) return cuts;
+  const why = durations.length === 0 ? 'its playlist could not be read' : longest > MAX_ALIGNED_SEGMENT_SECONDS ? `its segments last up to ${longest.toFixed(1)} s (keyframes far apart)` : `it has too many segments (${durations.length}) to cut others alike`;
+  log(`Ladder of ${videoId}: the HLS variant ${parts[0]} leaves the master playlist, ${why}; the ladder's variants are cut at their own keyframes.`);
+  return undefined;
+}
+
+/** The text of a stored object; undefined when there is none. */
+async function readText(objects: MediaStore, key: string): Promise<string | undefined> {
   if (!(await objects.stat(key))) return undefined;
   const chunks: Buffer[] = [];
   for await (const chunk of await objects.openRange(key)) chunks.push(chunk as Buffer);
-  const variants = parseMasterPlaylist(Buffer.concat(chunks).toString('utf8'));
-  return variants.length > 0 ? variants : undefined;
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -11,7 +11,7 @@ import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
 import { buildCopyArgs, type CopiedAudio } from '../media/streamCopy.js';
-import { buildTranscodeArgs, sourceRendition, type TranscodeOptions } from '../media/transcodeArgs.js';
+import { buildTranscodeArgs, sourceRendition, type KeyframePlan, type TranscodeOptions } from '../media/transcodeArgs.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 
 /** How the ffmpeg runs of one job are made: which binaries, cancellation, orphan tracking. */
@@ -64,7 +64,8 @@ export interface RenditionJob {
 
 /**
  * Transcodes the source to `rungs` (by default every rung of the ladder at or below its size), in
- * one ffmpeg run (the source is decoded once; see media/transcodeArgs.ts). Resolves with the
+ * one ffmpeg run (the source is decoded once; see media/transcodeArgs.ts), with keyframes where
+ * `keys` asks (the cuts of the HLS variants already listed). Resolves with the
  * renditions, largest first. On failure the partial files stay in `outDir` for the job to remove.
  */
 export async function transcodeRenditions(
@@ -73,12 +74,13 @@ export async function transcodeRenditions(
   transcode: TranscodeOptions,
   onProgress: (p: FfmpegProgress) => void,
   rungs: readonly Rendition[] = pickRungs(job.info, ladder),
+  keys: KeyframePlan = {},
 ): Promise<WrittenRendition[]> {
   const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
   const outs = rungs.map((rendition) => ({ rendition, name: playFileName(videoId, rendition.label, 'mp4') }));
   // A failed run's outputs stay in the scratch folder, which the job removes.
   await run(
-    buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), transcode),
+    buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), transcode, keys),
     { ...runOptions(ffmpeg), durationSeconds: info.durationSeconds, onProgress },
   );
   return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job)));
