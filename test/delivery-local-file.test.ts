@@ -49,7 +49,9 @@ describe('LocalObjectMediaStore.openLocalFileSync', () => {
     fs.mkdirSync(local.path('hls', 'v2', '180p'), { recursive: true });
     const before = fs.readdirSync('/proc/self/fd').length;
     expect(store.openLocalFileSync(mediaKey('hls', 'v2', '180p'))).toBeUndefined();
-    expect(fs.readdirSync('/proc/self/fd').length).toBe(before); // the folder's fd was closed
+    // The folder's fd was closed: no more descriptors than before. (Not "as many": the quick
+    // tier shares its worker, and another file's asynchronous close may land in between.)
+    expect(fs.readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(before);
     expect(() => store.openLocalFileSync('play/../admin-token')).toThrow(UnsafeMediaKeyError);
     expect(() => store.openLocalFileSync('play')).toThrow(UnsafeMediaKeyError);
   });
