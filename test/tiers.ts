@@ -64,6 +64,7 @@ export const FULL_TIER: Record<string, string> = {
   'media-limits': 'ffmpeg runs up to their memory and time limits (about 75 s)',
   'media-transcode': 'transcodes ladders and HLS (about 27 s)',
   'media-cover': 'samples frames of real clips (about 26 s)',
+  'media-hdr': 'makes HEVC and VP9 10-bit HDR sources and transcodes them (about 25 s)',
   'media-binaries': 'runs every ffmpeg and ffprobe it finds (about 14 s)',
   'media-probe': 'makes and probes many sources (about 14 s)',
   'media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',

@@ -54,6 +54,8 @@ export interface CoverOptions {
    * deinterlaced, else a DVD or camcorder cover shows both fields' moments combed together.
    */
   deinterlace: boolean;
+  /** Filters that make an HDR source's frame SDR (toneMapping.ts `toneMapFilters`); empty for SDR. */
+  toneMap: readonly string[];
 }
 
 export const DEFAULT_COVER_OPTIONS = {
@@ -63,6 +65,7 @@ export const DEFAULT_COVER_OPTIONS = {
   minLumaStdDev: 8,
   jpegQuality: 2,
   deinterlace: false,
+  toneMap: [],
 } satisfies Partial<CoverOptions>;
 
 /** Fills defaults and validates; throws an Error that names the bad option. */
@@ -80,22 +83,33 @@ function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
 /** Side of the grayscale thumbnail that samples are judged on. */
 export const SAMPLE_SIDE = 32;
 
-/** Arguments that write one SAMPLE_SIDE² grayscale frame at `atSeconds` to stdout. */
-export function buildFrameSampleArgs(input: string, atSeconds: number, inputFormat: string | null = null): string[] {
+/**
+ * Arguments that write one SAMPLE_SIDE² grayscale frame at `atSeconds` to stdout. An HDR
+ * frame is tone-mapped once made small (cheap, and close enough to judge black or blank by).
+ */
+export function buildFrameSampleArgs(input: string, atSeconds: number, inputFormat: string | null = null, toneMap: readonly string[] = []): string[] {
   return [
     ...seekTo(atSeconds), ...inputFormatArgs(inputFormat), '-protocol_whitelist', 'file', '-i', absolute(input),
     '-map', '0:v:0', '-frames:v', '1',
-    '-vf', `scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area,format=gray`,
+    '-vf', [`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(','),
     '-f', 'rawvideo', 'pipe:1',
   ];
 }
 
-/** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels), deinterlaced if asked. */
-export function buildCoverArgs(input: string, atSeconds: number, output: string, jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality, deinterlace = false, inputFormat: string | null = null): string[] {
+/** Arguments that save the frame at `atSeconds` as a full-size JPEG (square pixels), deinterlaced and tone-mapped if asked. */
+export function buildCoverArgs(
+  input: string,
+  atSeconds: number,
+  output: string,
+  jpegQuality = DEFAULT_COVER_OPTIONS.jpegQuality,
+  deinterlace = false,
+  inputFormat: string | null = null,
+  toneMap: readonly string[] = [],
+): string[] {
   return [
     ...seekTo(atSeconds), ...inputFormatArgs(inputFormat), '-protocol_whitelist', 'file', '-i', absolute(input),
     '-map', '0:v:0', '-frames:v', '1',
-    '-vf', `${deinterlace ? `${DEINTERLACE_FILTER},` : ''}scale=iw*sar:ih,setsar=1`,
+    '-vf', [...(deinterlace ? [DEINTERLACE_FILTER] : []), ...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(','),
     ...jpegOutput(output, jpegQuality),
   ];
 }
@@ -183,7 +197,7 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
   const samples = (
     await Promise.all(
       times.map(async (t) => {
-        const { stdout } = await run(buildFrameSampleArgs(input, t, o.inputFormat ?? null), runOpts);
+        const { stdout } = await run(buildFrameSampleArgs(input, t, o.inputFormat ?? null, o.toneMap), runOpts);
         if (stdout.length < SAMPLE_SIDE * SAMPLE_SIDE) return null; // no frame there (past the last one)
         const stats = lumaStats(stdout);
         return { atSeconds: t, ...stats, blank: isBlankFrame(stats, o) };
@@ -200,7 +214,7 @@ export async function pickCoverTime(input: string, durationSeconds: number, opti
 export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample> {
   const o = resolveCoverOptions(options);
   const { chosen } = await pickCoverTime(input, durationSeconds, o);
-  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null, o.toneMap), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
   return chosen;
 }
 

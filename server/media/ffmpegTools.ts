@@ -7,6 +7,7 @@ import type { ProofReport } from './ffmpegProof.js';
 import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
 import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult } from './probe.js';
 import { judgeSource, type SourcePolicy } from './sourcePolicy.js';
+import { TONE_MAPPING_FILTERS } from './toneMapping.js';
 
 /**
  * How ffmpeg and ffprobe run here (media/confinement.ts): what the machine offers, the memory
@@ -21,9 +22,18 @@ export interface ConfinementStatus extends ConfinementSupport {
 
 /** What /healthz shows of the binaries: the pair in use and its proof, or why there is none; and how they run. */
 export type FfmpegStatus = (
-  | { ok: true; ffmpeg: FfmpegBinaries['ffmpeg']; ffprobe: FfmpegBinaries['ffprobe']; skipped: string[]; proof: ProofReport }
+  | { ok: true; ffmpeg: FfmpegBinaries['ffmpeg']; ffprobe: FfmpegBinaries['ffprobe']; skipped: string[]; proof: ProofReport; toneMapping: ToneMappingStatus }
   | { ok: false; error: string }
 ) & { confinement: ConfinementStatus };
+
+/** Whether the ffmpeg in use can tone-map HDR sources (media/toneMapping.ts), and what happens when not. */
+export interface ToneMappingStatus {
+  available: boolean;
+  /** The filters it lacks (of TONE_MAPPING_FILTERS). */
+  missing: string[];
+  /** For people; empty when it can. */
+  warning: string;
+}
 
 /** What processing decides about the runs and the sources (see {@link FfmpegTools.configure}). */
 export interface MediaToolSettings {
@@ -51,6 +61,8 @@ export class FfmpegTools {
   /** Each ffprobe's demuxer names, for the allow-list's prefixes (formatsFor). */
   private readonly demuxers = new Map<string, Promise<string[]>>();
   private settings: MediaToolSettings | undefined;
+  /** Each ffmpeg's filter names (`-filters`), asked once per binary. */
+  private readonly filters = new Map<string, Promise<Set<string>>>();
 
   /**
    * `ffmpegPath`/`ffprobePath`: the processing options that override the order of preference;
@@ -149,12 +161,45 @@ export class FfmpegTools {
     return names;
   }
 
+  /**
+   * Whether the chosen ffmpeg has the filters tone mapping needs (Debian's and most builds with
+   * libzimg do; static builds without it do not). Never throws: no ffmpeg is "not available".
+   */
+  async toneMapping(): Promise<ToneMappingStatus> {
+    const b = await this.binaries().catch(() => undefined);
+    const have = b ? await this.filterNames(b.ffmpeg.path) : new Set<string>();
+    const missing = TONE_MAPPING_FILTERS.filter((f) => !have.has(f));
+    return {
+      available: missing.length === 0,
+      missing,
+      warning:
+        missing.length === 0
+          ? ''
+          : `the ffmpeg in use lacks the ${missing.join(' and ')} filter${missing.length > 1 ? 's' : ''} tone mapping needs: HDR sources (HLG, PQ) are converted without it and look washed out; use an ffmpeg built with libzimg (processing.ffmpegPath)`,
+    };
+  }
+
+  /** Every filter name this ffmpeg knows (`-filters`), asked once per binary. */
+  private filterNames(ffmpegPath: string): Promise<Set<string>> {
+    let names = this.filters.get(ffmpegPath);
+    if (!names) {
+      names = new Promise<Set<string>>((resolve) => {
+        execFile(ffmpegPath, ['-hide_banner', '-filters'], { timeout: 10_000, windowsHide: true, env: toolEnvironment() }, (err, stdout) => {
+          // Listed as " TSC name  V->V  description" after the legend.
+          resolve(new Set(err ? [] : stdout.split('\n').flatMap((l) => /^\s*[.A-Z|]{3}\s+(\S+)\s+\S+->\S+/.exec(l)?.[1] ?? [])));
+        });
+      });
+      this.filters.set(ffmpegPath, names);
+    }
+    return names;
+  }
+
   /** For /healthz: never throws. */
   async status(): Promise<FfmpegStatus> {
     const confinement = this.confinement();
     try {
       const b = await this.binaries();
-      return { ok: true, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, skipped: b.skipped, proof: b.proof, confinement };
+      return { ok: true, ffmpeg: b.ffmpeg, ffprobe: b.ffprobe, skipped: b.skipped, proof: b.proof, toneMapping: await this.toneMapping(), confinement };
     } catch (err) {
       return { ok: false, error: (err as Error).message, confinement };
     }

@@ -56,6 +56,16 @@ export interface VideoInfo {
    */
   reorderedFrames?: number | null;
   /**
+   * ffprobe's names of the picture's colours, null (or absent) when untagged: the transfer
+   * (`bt709`, `arib-std-b67` for HLG, `smpte2084` for PQ), the primaries (`bt709`, `bt2020`),
+   * the matrix (`bt709`, `bt2020nc`) and the range (`tv` limited, `pc` full). HLG and PQ are
+   * tone-mapped (toneMapping.ts).
+   */
+  colorTransfer?: string | null;
+  colorPrimaries?: string | null;
+  colorMatrix?: string | null;
+  colorRange?: string | null;
+  /**
    * Whether the stream is stored as interlaced fields: true for a top- or bottom-field-first
    * field order, false for progressive, null when ffprobe does not say (DV, some transport
    * streams: the decoder then flags each frame).
@@ -264,6 +274,10 @@ export interface FfprobeJson {
     avg_frame_rate?: string;
     r_frame_rate?: string;
     has_b_frames?: number;
+    color_transfer?: string;
+    color_primaries?: string;
+    color_space?: string;
+    color_range?: string;
     /** "progressive", "tt", "bb", "tb", "bt" or "unknown". */
     field_order?: string;
     duration?: string;
@@ -326,6 +340,10 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     frameRate: rate(video.avg_frame_rate) ?? rate(video.r_frame_rate),
     averageFrameRate: rate(video.avg_frame_rate),
     nominalFrameRate: rate(video.r_frame_rate),
+    colorTransfer: colourName(video.color_transfer),
+    colorPrimaries: colourName(video.color_primaries),
+    colorMatrix: colourName(video.color_space),
+    colorRange: colourName(video.color_range),
     reorderedFrames: typeof video.has_b_frames === 'number' && video.has_b_frames >= 0 ? video.has_b_frames : null,
     interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,
@@ -333,6 +351,11 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     bitrateKbps: bitRate !== null ? Math.round(bitRate / 1000) : sizeBytes !== null ? Math.round((sizeBytes * 8) / durationSeconds / 1000) : null,
     formatName: formatName ?? 'unknown',
   };
+}
+
+/** ffprobe's colour name, null when it says it does not know. */
+function colourName(name: string | undefined): string | null {
+  return name && name !== 'unknown' && name !== 'reserved' && name !== 'unspecified' ? name : null;
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
+import { hdrName, hdrTransferOf } from './toneMapping.js';
 import { absolute, inputFormatArgs, mp4OutputArgs, type TranscodeOptions } from './transcodeArgs.js';
 
 /** What happens to the audio of a copied source: kept, made AAC, or there is none. */
@@ -38,6 +39,9 @@ const MAX_LONG_SIDE = 1920;
 export function copyVerdict(info: VideoInfo, o: Pick<TranscodeOptions, 'maxFrameRate'>): CopyVerdict {
   const no = (why: string): CopyVerdict => ({ copy: false, why });
   if (info.videoCodec !== 'h264') return no(`${info.videoCodec} video`);
+  // HLG or PQ, even in 8 bits: browsers would show it washed out; the ladder tone-maps it.
+  const hdr = hdrTransferOf(info);
+  if (hdr !== null) return no(`${hdrName(hdr)} HDR`);
   if (!info.pixelFormat || !BROWSER_PIXEL_FORMATS.has(info.pixelFormat)) return no(`pixel format ${info.pixelFormat ?? 'unknown'}`);
   if (!info.formatName.split(',').some((f) => COPIED_CONTAINERS.has(f))) return no(`container ${info.formatName}`);
   if (info.interlaced !== false) return no(info.interlaced ? 'interlaced' : 'field order unknown');

@@ -13,6 +13,7 @@
  */
 import path from 'node:path';
 import { timeList } from './timeList.js';
+import { hdrTransferOf, SDR_OUTPUT_TAGS, toneMapFilters, type ColourInfo } from './toneMapping.js';
 import type { Rendition } from './ladder.js';
 import type { VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
@@ -40,6 +41,12 @@ export interface TranscodeOptions {
    * what browsers and phones decode smoothly and what H.264 levels assume.
    */
   maxFrameRate: number;
+  /**
+   * Whether HDR sources (HLG, PQ) are tone-mapped to BT.709 SDR (toneMapping.ts): true where the
+   * ffmpeg in use has the filters it needs (FfmpegTools.toneMapping); false converts them without
+   * it, as they come out of the decoder (washed out).
+   */
+  toneMapping: boolean;
 }
 
 export const DEFAULT_TRANSCODE_OPTIONS = {
@@ -50,6 +57,7 @@ export const DEFAULT_TRANSCODE_OPTIONS = {
   audioChannels: 2,
   threads: 0,
   maxFrameRate: 60,
+  toneMapping: true,
 } satisfies TranscodeOptions;
 
 const PRESETS = new Set(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium', 'slow', 'slower', 'veryslow']);
@@ -64,6 +72,7 @@ export function resolveTranscodeOptions(input: Partial<TranscodeOptions> = {}): 
   if (!(Number.isInteger(o.audioChannels) && o.audioChannels >= 1 && o.audioChannels <= 8)) throw new Error('Option audioChannels must be a whole number from 1 to 8.');
   if (!(Number.isInteger(o.threads) && o.threads >= 0)) throw new Error('Option threads must be a whole number, 0 or more.');
   if (!(Number.isFinite(o.maxFrameRate) && o.maxFrameRate >= 1)) throw new Error('Option maxFrameRate must be at least 1.');
+  if (typeof o.toneMapping !== 'boolean') throw new Error('Option toneMapping must be true or false.');
   return o;
 }
 
@@ -78,7 +87,9 @@ export interface TranscodeOutput {
  * What {@link buildTranscodeArgs} needs to know of the source; with `formatName`, the file is
  * read with that demuxer (`-f`), as what ffprobe judged it, never as what ffmpeg guesses anew.
  */
-export type TranscodeSource = Pick<VideoInfo, 'audioCodec' | 'frameRate' | 'nominalFrameRate' | 'interlaced' | 'storedWidth' | 'storedHeight'> & Partial<Pick<VideoInfo, 'formatName'>>;
+export type TranscodeSource = Pick<VideoInfo, 'audioCodec' | 'frameRate' | 'nominalFrameRate' | 'interlaced' | 'storedWidth' | 'storedHeight'> &
+  Partial<Pick<VideoInfo, 'formatName'>> &
+  Partial<ColourInfo>;
 
 /**
  * Arguments for one ffmpeg run producing every output: H.264 (libx264, yuv420p) + AAC in MP4,
@@ -98,6 +109,7 @@ export function buildTranscodeArgs(
   // displayed size is right; setsar=1 then makes the pixels square, which is what those sizes assume.
   const chains = outputs.map((out, i) => `[s${i}]scale=${out.rendition.width}:${out.rendition.height}:flags=bicubic,setsar=1,format=yuv420p[v${i}]`);
   const shared = sourceFilters(source, o).map((f) => `${f},`).join('');
+  const toneMapped = o.toneMapping && hdrTransferOf(source) !== null;
   const graph = `[0:v:0]${shared}split=${outputs.length}${outputs.map((_, i) => `[s${i}]`).join('')};${chains.join(';')}`;
   const args = [...inputFormatArgs(demuxerOf(source.formatName)), '-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph];
   outputs.forEach((out, i) => {
@@ -115,6 +127,8 @@ export function buildTranscodeArgs(
     );
     if (o.threads > 0) args.push('-threads', String(o.threads));
     if (source.audioCodec !== null) args.push('-c:a', 'aac', '-b:a', `${r.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
+    // Tone-mapped: tagged as what it now is, not as the source's HLG or PQ.
+    if (toneMapped) args.push(...SDR_OUTPUT_TAGS);
     args.push(...mp4OutputArgs(out.path));
   });
   return args;
@@ -160,7 +174,8 @@ export function mp4OutputArgs(file: string): string[] {
 }
 
 /**
- * Filters every rendition shares, before the split: deinterlacing, then the frame rate.
+ * Filters every rendition shares, before the split: deinterlacing, tone mapping of an HDR source
+ * (toneMapping.ts), then the frame rate.
  *
  * bwdif with `deint=interlaced` turns only the frames the decoder flags as interlaced into whole
  * pictures (one per frame, so the rate stays), and passes progressive ones untouched: it runs
@@ -175,9 +190,11 @@ export function mp4OutputArgs(file: string): string[] {
  * (A variable-rate output, `-vsync vfr`, would keep the frames as they are, but ffmpeg's HLS
  * muxer then sums the MP4's packet durations and writes a wrong length for the last segment.)
  */
-export function sourceFilters(source: Omit<TranscodeSource, 'audioCodec'>, options: Pick<TranscodeOptions, 'maxFrameRate'> = DEFAULT_TRANSCODE_OPTIONS): string[] {
+export function sourceFilters(source: Omit<TranscodeSource, 'audioCodec'>, options: Pick<TranscodeOptions, 'maxFrameRate' | 'toneMapping'> = DEFAULT_TRANSCODE_OPTIONS): string[] {
   const filters: string[] = [];
   if (mayBeInterlaced(source)) filters.push(DEINTERLACE_FILTER);
+  // Once, before the split: every rung (and so every HLS segment) shares the tone-mapped picture.
+  if (options.toneMapping) filters.push(...toneMapFilters(source));
   const cap = options.maxFrameRate;
   if ((source.nominalFrameRate ?? 0) > cap || (source.frameRate ?? 0) > cap) filters.push(`fps=${Math.min(cap, source.frameRate ?? cap)}`);
   return filters;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { COVER_SIZES, extractCover, resizeCoverSet } from '../media/cover.js';
 import type { VideoInfo } from '../media/probe.js';
 import { demuxerOf } from '../media/sourcePolicy.js';
+import { toneMapFilters, type ColourInfo } from '../media/toneMapping.js';
 import { mayBeInterlaced } from '../media/transcodeArgs.js';
 import { COVER_FILE, coverSizeFileName } from './mediaNames.js';
 import type { FfmpegRunContext } from './renditionOutputs.js';
@@ -16,7 +17,7 @@ import type { FfmpegRunContext } from './renditionOutputs.js';
 /** Writes `cover.jpg` and every `t<n>.jpg` into `outDir`; resolves with their names, the full size first. */
 export async function writeCovers(
   source: string,
-  info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight' | 'formatName'>,
+  info: Pick<VideoInfo, 'durationSeconds' | 'interlaced' | 'storedWidth' | 'storedHeight' | 'formatName'> & ColourInfo,
   outDir: string,
   ffmpeg: FfmpegRunContext,
 ): Promise<string[]> {
@@ -28,6 +29,8 @@ export async function writeCovers(
     inputFormat: demuxerOf(info.formatName),
     // As the renditions are: a DVD's cover is one picture, not two fields' moments combed.
     deinterlace: mayBeInterlaced(info),
+    // As the renditions are: an HDR source's cover is tone-mapped, not washed out.
+    toneMap: ffmpeg.toneMapping ? toneMapFilters(info) : [],
   });
   const sizes = Object.entries(COVER_SIZES).map(([t, { width, height }]) => ({ name: coverSizeFileName(Number(t)), width, height }));
   await resizeCoverSet(cover, sizes.map((s) => ({ path: path.join(outDir, s.name), width: s.width, height: s.height })), run);

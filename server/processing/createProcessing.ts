@@ -124,7 +124,13 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     detailExtras: (video, ctx) => detailExtras(hls, video, ctx),
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.
-      tools.binaries().catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));
+      tools
+        .binaries()
+        .then(async () => {
+          const toneMapping = await tools.toneMapping();
+          if (toneMapping.warning) log(`WARNING: Processing: ${toneMapping.warning}.`);
+        })
+        .catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));
       hls.load().catch((err) => log(`Processing: could not list the HLS folder (each detail call asks the disk instead): ${String(err)}`));
       await scheduler.reconcile();
     },

@@ -28,6 +28,8 @@ export interface FfmpegRunContext {
   memoryLimitBytes: number;
   /** CPU niceness of the runs (the ladder's give way to first renditions); absent: the server's. */
   niceness?: number;
+  /** Whether this ffmpeg can tone-map HDR sources (FfmpegTools.toneMapping). */
+  toneMapping: boolean;
 }
 
 /** One rendition once written. */
@@ -80,7 +82,7 @@ export async function transcodeRenditions(
   const outs = rungs.map((rendition) => ({ rendition, name: playFileName(videoId, rendition.label, 'mp4') }));
   // A failed run's outputs stay in the scratch folder, which the job removes.
   await run(
-    buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), transcode, keys),
+    buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), { ...transcode, toneMapping: transcode.toneMapping && ffmpeg.toneMapping }, keys),
     { ...runOptions(ffmpeg), durationSeconds: info.durationSeconds, onProgress },
   );
   return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job)));

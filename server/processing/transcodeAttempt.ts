@@ -56,6 +56,7 @@ export async function ffmpegRunContext(
     pidFile: o.pidFile,
     probeTimeoutMs: options.probeTimeoutMs,
     memoryLimitBytes: options.memoryLimitBytes,
+    toneMapping: (await tools.toneMapping()).available,
     ...(o.niceness ? { niceness: o.niceness } : {}),
   };
 }
