@@ -17,10 +17,10 @@ import {
   segmentBitRates,
   type MasterVariant,
 } from '../server/media/hls.js';
-import type { VideoInfo } from '../server/media/probe.js';
 import { copyVerdict, isVariableRate } from '../server/media/streamCopy.js';
 import { MAX_TIME_LIST_CHARS, timeList } from '../server/media/timeList.js';
 import { buildTranscodeArgs, DEFAULT_TRANSCODE_OPTIONS } from '../server/media/transcodeArgs.js';
+import { videoInfo } from './helpers/fixtures.js';
 
 const LIST = 'seg_00000.ts,0.000000,8.333333\nseg_00001.ts,8.333333,16.666667\nseg_00002.ts,16.666667,20.000000\n';
 
@@ -125,28 +125,8 @@ describe("an encode's keyframes", () => {
 });
 
 describe('which sources are copied', () => {
-  const info: VideoInfo = {
-    isVideo: true,
-    durationSeconds: 16,
-    width: 640,
-    height: 360,
-    storedWidth: 640,
-    storedHeight: 360,
-    rotation: 0,
-    videoCodec: 'h264',
-    videoProfile: 'High',
-    videoLevel: 30,
-    pixelFormat: 'yuv420p',
-    frameRate: 17.09,
-    averageFrameRate: 17.09,
-    nominalFrameRate: 30,
-    reorderedFrames: 0,
-    interlaced: false,
-    audioCodec: 'aac',
-    audioChannels: 1,
-    bitrateKbps: 600,
-    formatName: 'mov,mp4,m4a,3gp,3g2,mj2',
-  };
+  // A screen recording: frames only where the picture changed.
+  const info = videoInfo({ durationSeconds: 16, frameRate: 17.09, averageFrameRate: 17.09, nominalFrameRate: 30, audioChannels: 1, bitrateKbps: 600 });
 
   it('copies a variable frame rate without B-frames (a screen recording), not with them', () => {
     expect(isVariableRate(info)).toBe(true);

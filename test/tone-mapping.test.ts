@@ -5,37 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildCoverArgs, buildFrameSampleArgs } from '../server/media/cover.js';
-import type { VideoInfo } from '../server/media/probe.js';
 import { copyVerdict } from '../server/media/streamCopy.js';
 import { hdrTransferOf, toneMapFilters } from '../server/media/toneMapping.js';
 import { buildTranscodeArgs, DEFAULT_TRANSCODE_OPTIONS } from '../server/media/transcodeArgs.js';
+import { videoInfo } from './helpers/fixtures.js';
 
-const HLG: VideoInfo = {
-  isVideo: true,
-  durationSeconds: 3,
-  width: 640,
-  height: 360,
-  storedWidth: 640,
-  storedHeight: 360,
-  rotation: 0,
-  videoCodec: 'h264',
-  videoProfile: 'High',
-  videoLevel: 30,
-  pixelFormat: 'yuv420p',
-  frameRate: 25,
-  averageFrameRate: 25,
-  nominalFrameRate: 25,
-  interlaced: false,
-  audioCodec: 'aac',
-  audioChannels: 2,
-  bitrateKbps: 900,
-  formatName: 'mov,mp4,m4a,3gp,3g2,mj2',
-  colorTransfer: 'arib-std-b67',
-  colorPrimaries: 'bt2020',
-  colorMatrix: 'bt2020nc',
-  colorRange: 'tv',
-};
-const SDR: VideoInfo = { ...HLG, colorTransfer: 'bt709', colorPrimaries: 'bt709', colorMatrix: 'bt709' };
+const HLG = videoInfo({ colorTransfer: 'arib-std-b67', colorPrimaries: 'bt2020', colorMatrix: 'bt2020nc', colorRange: 'tv' });
+const SDR = { ...HLG, colorTransfer: 'bt709', colorPrimaries: 'bt709', colorMatrix: 'bt709' };
 const OUT = [{ rendition: { label: '360p', width: 640, height: 360, videoBitrateKbps: 800, audioBitrateKbps: 64 }, path: '/m/360p.mp4' }];
 
 describe('tone mapping', () => {
