@@ -2,7 +2,9 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { buildCoverArgs, buildResizeCoverSetArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../server/media/cover.js';
+import fs from 'node:fs';
+import { buildCoverArgs, buildKeyframeSamplesArgs, buildResizeCoverSetArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../server/media/cover.js';
+import { run } from '../server/media/ffmpegRunner.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 
 /** Pixel size of an image, straight from ffprobe (probe() rightly calls an image "not a video"). */
@@ -12,6 +14,68 @@ async function imageSize(file: string): Promise<{ width: number; height: number 
   const s = (JSON.parse(stdout) as { streams: Array<{ width: number; height: number }> }).streams[0]!;
   return { width: s.width, height: s.height };
 }
+
+/** A clip whose keyframes x264 places every `gop` frames (x264's default is 250), opening on `black` seconds of black. */
+async function gopClip(dir: string, o: { seconds: number; gop: number; black: number; fps?: number }): Promise<string> {
+  const fps = o.fps ?? 30;
+  const file = path.join(dir, `gop${o.gop}-${o.seconds}s.mp4`);
+  await run([
+    '-f', 'lavfi', '-i', `color=c=black:s=640x360:r=${fps}:d=${o.black}`,
+    '-f', 'lavfi', '-i', `testsrc2=s=640x360:r=${fps}:d=${o.seconds - o.black}`,
+    '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0[v]', '-map', '[v]',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', String(o.gop), '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-y', file,
+  ]);
+  return file;
+}
+
+describe('covers from keyframes', () => {
+  it('takes every moment from its keyframe in one ffmpeg run, with keyframes every 8.3 s (x264 defaults), skipping a black opening', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 60, gop: 250, black: 7 });
+    const out = path.join(dir, 'cover.jpg');
+    const chosen = await extractCover(clip, out, 60);
+    expect(chosen.runs).toBe(1);
+    expect(chosen.blank).toBe(false);
+    expect(await imageSize(out)).toEqual({ width: 640, height: 360 });
+    const luma = await imageLuma(out);
+    expect(luma.mean).toBeGreaterThan(40);
+    expect(luma.stdDev).toBeGreaterThan(10);
+    // Only the cover is left: no candidate picture, no sample.
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
+  });
+
+  it('samples the first moment (in the black opening) as blank from its keyframe, and keeps a picture', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 20, gop: 30, black: 3 });
+    const { chosen, samples, runs } = await pickCoverTime(clip, 20);
+    expect(runs).toBe(1);
+    expect(samples).toHaveLength(6);
+    expect(samples[0]!.blank).toBe(true);
+    expect(chosen.blank).toBe(false);
+  });
+
+  it('decodes exactly at a moment that has no keyframe before the next one (a single keyframe), as before', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 6, gop: 100_000, black: 1 });
+    const out = path.join(dir, 'cover.jpg');
+    const chosen = await extractCover(clip, out, 6);
+    // The keyframe run, one run per moment past the first keyframe's reach, and the cover's.
+    expect(chosen.runs).toBeGreaterThan(2);
+    expect(chosen.blank).toBe(false);
+    expect((await imageLuma(out)).stdDev).toBeGreaterThan(10);
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
+  });
+
+  it('reads only keyframes, each within reach of its moment', () => {
+    const args = buildKeyframeSamplesArgs('/m/src.mp4', [
+      { atSeconds: 0, withinSeconds: 6, sample: '/m/k0.gray', cover: '/m/k0.jpg' },
+      { atSeconds: 6, withinSeconds: 9, sample: '/m/k1.gray', cover: '/m/k1.jpg' },
+    ]);
+    expect(args.filter((a) => a === 'nokey')).toHaveLength(2);
+    expect(args[args.indexOf('-ss') + 1]).toBe('6.000');
+    expect(args[args.indexOf('-filter_complex') + 1]).toContain('[1:v:0]trim=end=9.000:end_frame=1');
+  });
+});
 
 describe('covers', () => {
   it('deinterlaces the cover frame when asked (a source not known progressive), before squaring the pixels', () => {

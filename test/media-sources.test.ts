@@ -17,10 +17,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBlankFrame } from '../server/media/cover.js';
 import { run } from '../server/media/ffmpegRunner.js';
 import { pickRungs, resolveLadderOptions } from '../server/media/ladder.js';
 import type { SpecClient } from './helpers/client.js';
-import { makeTempDir, mp4TopLevelBoxes } from './helpers/clips.js';
+import { imageLuma, makeTempDir, mp4TopLevelBoxes } from './helpers/clips.js';
 import { waitForStatus } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -385,6 +386,9 @@ describe.skipIf(!available)('the sources users bring end in status 1 with rendit
     const cover = (await ffprobe(t.vop.media.path('covers', id, 'cover.jpg'))).streams[0]!;
     expect(Math.abs((cover.width * c.display[1]) / c.display[0] - cover.height), `cover ${cover.width}x${cover.height}`).toBeLessThanOrEqual(1);
     if (c.interlaced) expect(await combing(t.vop.media.path('covers', id, 'cover.jpg'), cover.width, cover.height)).toBeLessThan(1);
+    // A picture, not a black or blank frame (covers come from keyframes near the sampled moments;
+    // a picture of a few pixels has no contrast to judge).
+    if (cover.width >= 32 && cover.height >= 32) expect(isBlankFrame(await imageLuma(t.vop.media.path('covers', id, 'cover.jpg'))), 'a blank cover').toBe(false);
   }, 180_000);
 });
 
