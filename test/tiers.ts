@@ -72,6 +72,7 @@ export const FULL_TIER: Record<string, string> = {
   logging: 'starts four server processes, one of which transcodes (about 28 s)',
   metrics: 'a real upload, transcode and status callback, then promtool on the answer (about 10 s)',
   'playable-first': 'first renditions and ladders of real clips (about 15 s)',
+  'ladder-pause': 'a 720p ladder encoding while another video is transcoded (about 30 s)',
   'console-ladder-state': 'transcodes a clip and its ladder, retrying the ladder twice (about 10 s)',
   'processing-crash': 'kills a server mid-transcode and restarts it (about 40 s)',
   'playable-crash': 'kills a server with -9 at each step of a first rendition and its ladder, restarts it (about 3 min)',

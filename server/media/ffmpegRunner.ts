@@ -31,6 +31,7 @@ import { forgetChild, recordChild } from './childPidFile.js';
 import { confine, confinementSupport, formatCap, looksLikeMemoryCap } from './confinement.js';
 import { defaultFfmpegBinaries } from './ffmpegBinaries.js';
 import { parseTimemark, ProgressParser, type FfmpegProgress } from './ffmpegProgress.js';
+import type { PauseGroup } from './pauseGroup.js';
 
 export { killOrphans } from './childPidFile.js';
 export type { FfmpegProgress } from './ffmpegProgress.js';
@@ -53,6 +54,8 @@ export interface RunOptions {
   killGraceMs: number;
   /** How much of the end of stderr to keep for error messages, in bytes. */
   stderrTailBytes: number;
+  /** Stops the run while the group is held (pauseGroup.ts: the ladder's encodes give way to first renditions). */
+  pauseGroup?: PauseGroup;
   /** Collect at most this many bytes of stdout into the result (for `pipe:1` outputs); 0 discards it. */
   maxStdoutBytes: number;
   /** Have the kernel kill ffmpeg if this process dies (Linux with setpriv; see the file comment). */
@@ -182,7 +185,13 @@ function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Pr
     let settled = false;
     let markExited!: () => void;
     const entry: LiveChild = { kill: (sig) => child.kill(sig), exited: new Promise<void>((r) => (markExited = r)) };
-    const cancel = startCancellation(o, () => child.kill('SIGTERM'), () => child.kill('SIGKILL'));
+    // A child its pause group stopped is continued first: stopped, it could not act on SIGTERM.
+    const polite = () => {
+      if (o.pauseGroup?.paused) child.kill('SIGCONT');
+      child.kill('SIGTERM');
+    };
+    const cancel = startCancellation(o, polite, () => child.kill('SIGKILL'));
+    const leaveGroup = o.pauseGroup && child.pid !== undefined ? o.pauseGroup.add(child) : undefined;
 
     liveChildren.add(entry);
     if (child.pid !== undefined) {
@@ -207,6 +216,7 @@ function runArgs(args: readonly string[], ffmpegPath: string, o: RunOptions): Pr
       if (settled) return;
       settled = true;
       cancel.dispose();
+      leaveGroup?.();
       liveChildren.delete(entry);
       if (o.pidFile && child.pid !== undefined) forgetChild(o.pidFile, child.pid);
       markExited();

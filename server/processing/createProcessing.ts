@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import { killAll, killOrphans } from '../media/ffmpegRunner.js';
+import { PauseGroup } from '../media/pauseGroup.js';
 import type { ViewContext } from '../videos/videoView.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
@@ -92,6 +93,8 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     signal: closing.signal,
   });
   const hls = new HlsPresence(objects, deps.events);
+  // The ladders' ffmpeg stops while a first rendition is made on this node.
+  const ladders = new PauseGroup();
   deps.jobs.register(
     TRANSCODE_JOB,
     transcodeJob({
@@ -105,12 +108,13 @@ export function createProcessing(deps: ProcessingDeps): Processing {
       pidFile,
       hlsChanged: (videoId) => hls.folderChanged(videoId),
       wholeLadderFirst: async (appId) => (await stores.apps.get(appId))?.wholeLadderFirst === true,
+      holdLadders: () => ladders.hold(),
       log,
     }),
   );
   deps.jobs.register(
     LADDER_JOB,
-    ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, log }),
+    ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
   );
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
   scheduler.listen(deps.events);

@@ -29,7 +29,7 @@ import {
   type MasterVariant,
 } from '../media/hls.js';
 import { HLS_MASTER } from './mediaNames.js';
-import type { FfmpegRunContext, WrittenRendition } from './renditionOutputs.js';
+import { runOptions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
 
 /** What {@link packageHls} made. */
 export interface PackagedHls {
@@ -123,7 +123,7 @@ async function cut(
   dirOf: (r: WrittenRendition) => string,
 ): Promise<HlsSegment[][]> {
   const jobs = renditions.map((r) => ({ input: r.path, dir: dirOf(r), ...(cuts ? { cuts, toleranceSeconds: toleranceOf(r) } : {}) }));
-  await run(buildHlsArgs(jobs, hls), { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, niceness: ffmpeg.niceness });
+  await run(buildHlsArgs(jobs, hls), runOptions(ffmpeg));
   return Promise.all(
     renditions.map(async (r) => {
       const list = path.join(dirOf(r), SEGMENT_LIST_NAME);

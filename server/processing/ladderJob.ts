@@ -2,7 +2,8 @@
  * The `ladder` job: the rungs a playable video does not have yet, after its first rendition
  * (ladderPlan.ts). It runs while the video is in status 1 and is served, so it adds and never
  * takes away: the new rungs are encoded in one ffmpeg run (the source decoded once), at a lower
- * CPU priority than first renditions (LADDER_NICENESS), packaged as HLS beside the variants
+ * CPU priority than first renditions (LADDER_NICENESS), stopped outright while a first rendition
+ * is made on this node (`pauseGroup`), packaged as HLS beside the variants
  * already there; then stored, the master playlist last, now listing every variant; then the rows
  * name the new files, and `video.renditions` tells the caches and the console.
  *
@@ -18,6 +19,7 @@ import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
+import type { PauseGroup } from '../media/pauseGroup.js';
 import { cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parseMasterPlaylist, parseVariantDurations, type MasterVariant } from '../media/hls.js';
 import { timeList } from '../media/timeList.js';
 import { VideoStatus } from '../core/videoStatus.js';
@@ -55,6 +57,8 @@ export interface LadderJobDeps {
   /** `YYYYMMDD` of a moment, in the server's zone. */
   dateFolder: (ms: number) => string;
   pidFile: string;
+  /** Stops the ladder's ffmpeg while first renditions are made (held by the transcode job); absent: never stopped. */
+  pauseGroup?: PauseGroup;
   log: (line: string) => void;
 }
 
@@ -101,7 +105,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
           .withLocalCopy(sourceKey, async (source) => {
             sourceDir = path.dirname(source);
             const signal = AbortSignal.any([ctx.signal, deadline.signal]);
-            const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS });
+            const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS, ...(deps.pauseGroup ? { pauseGroup: deps.pauseGroup } : {}) });
             // Judged as a file, not as a source: it was taken on once, and the video is served.
             const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
             if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
+import type { PauseGroup } from '../media/pauseGroup.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
 import { buildCopyArgs, type CopiedAudio } from '../media/streamCopy.js';
@@ -30,6 +31,8 @@ export interface FfmpegRunContext {
   niceness?: number;
   /** Whether this ffmpeg can tone-map HDR sources (FfmpegTools.toneMapping). */
   toneMapping: boolean;
+  /** Stops the runs while first renditions are made (the ladder's; media/pauseGroup.ts); absent: never stopped. */
+  pauseGroup?: PauseGroup;
 }
 
 /** One rendition once written. */
@@ -113,8 +116,8 @@ export async function copyRendition(
 }
 
 /** What every run of the job shares: the binary, its cancel, its record, its caps. */
-function runOptions(ffmpeg: FfmpegRunContext) {
-  return { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, niceness: ffmpeg.niceness };
+export function runOptions(ffmpeg: FfmpegRunContext) {
+  return { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes, niceness: ffmpeg.niceness, pauseGroup: ffmpeg.pauseGroup };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { RenditionRecord } from '../storage/types.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import type { ProcessingOptions } from './processingOptions.js';
 import type { FfmpegRunContext, WrittenRendition } from './renditionOutputs.js';
+import type { PauseGroup } from '../media/pauseGroup.js';
 
 /** Share of the progress bar the ffmpeg transcode (with the cover beside it) takes; HLS and the rows take the rest. */
 export const TRANSCODE_SHARE = 90;
@@ -45,7 +46,7 @@ function minutes(ms: number): string {
 export async function ffmpegRunContext(
   tools: FfmpegTools,
   options: Pick<ProcessingOptions, 'probeTimeoutMs' | 'memoryLimitBytes'>,
-  o: { signal: AbortSignal; pidFile: string; niceness?: number },
+  o: { signal: AbortSignal; pidFile: string; niceness?: number; pauseGroup?: PauseGroup },
 ): Promise<FfmpegRunContext> {
   const bins = await tools.binaries();
   return {
@@ -58,6 +59,7 @@ export async function ffmpegRunContext(
     memoryLimitBytes: options.memoryLimitBytes,
     toneMapping: (await tools.toneMapping()).available,
     ...(o.niceness ? { niceness: o.niceness } : {}),
+    ...(o.pauseGroup ? { pauseGroup: o.pauseGroup } : {}),
   };
 }
 

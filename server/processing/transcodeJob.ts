@@ -65,6 +65,11 @@ export interface TranscodeJobDeps {
    * makes the rest (ladderPlan.ts).
    */
   wholeLadderFirst?: (appId: string) => Promise<boolean>;
+  /**
+   * Stops this node's ladder encodes until the returned release is called (PauseGroup.hold): a
+   * video waiting to become playable gets every core. Absent: ladders run on at their niceness.
+   */
+  holdLadders?: () => () => void;
   log: (line: string) => void;
 }
 
@@ -100,6 +105,9 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
       // This attempt's own scratch folder: another attempt on the video never shares it.
       const attempt = `${videoId}.${crypto.randomBytes(4).toString('hex')}`;
       let rowsWritten = false;
+      // From here to the end of the attempt, this node's ladders wait: the first rendition is
+      // the one a viewer waits for.
+      const releaseLadders = deps.holdLadders?.();
       try {
         const work = await scratch.fresh('transcode', attempt);
         const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls') };
@@ -177,6 +185,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         if (!(ctx.signal.reason instanceof LeaseLostError)) await removeAttemptOutputs(objects, videoId, dateFolder, listed, { unnamed }).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
         throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
       } finally {
+        releaseLadders?.();
         clearTimeout(deadlineTimer);
         await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
       }
