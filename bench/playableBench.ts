@@ -36,6 +36,8 @@
  *
  * Settings (environment): VOP_BENCH_SECONDS sets both source lengths (a short run: 10);
  * VOP_BENCH_PLAYABLE_H264_SECONDS (default 60, the issue's 1-minute uploads) and
+ * VOP_BENCH_PLAYABLE_KEYFRAMES (default 2) the seconds between the H.264 source's keyframes, or
+ * "one" for a single keyframe (8.33 is x264's default of 250 frames);
  * VOP_BENCH_PLAYABLE_HEVC_SECONDS (default 30: the issue's 2-minute source, 120, adds some ten
  * minutes on two cores, mostly the two whole-ladder runs) set one each; VOP_BENCH_PLAYABLE_RUNS
  * (5) sequential uploads of each source; VOP_BENCH_PLAYABLE_FLOOR_RUNS (3) runs of each short
@@ -68,9 +70,14 @@ export interface PlayableBenchSettings {
   ladderRuns: number;
   /** Uploads sent at once (H.264). */
   together: number;
+  /**
+   * Seconds between the H.264 source's keyframes (2: cameras and phones; 8.33: x264's default of
+   * 250 frames; 10 and more: screen recorders), or 0 for a single keyframe.
+   */
+  h264KeyframeSeconds: number;
 }
 
-const DEFAULT_SETTINGS: PlayableBenchSettings = { h264Seconds: 60, hevcSeconds: 30, runs: 5, floorRuns: 3, ladderRuns: 1, together: 3 };
+const DEFAULT_SETTINGS: PlayableBenchSettings = { h264Seconds: 60, hevcSeconds: 30, runs: 5, floorRuns: 3, ladderRuns: 1, together: 3, h264KeyframeSeconds: 2 };
 
 /** The issue's goals. */
 const GOALS = {
@@ -111,14 +118,22 @@ export function playableSettingsFromEnv(): PlayableBenchSettings {
   s.runs = Math.round(envNumber('VOP_BENCH_PLAYABLE_RUNS') ?? s.runs);
   s.floorRuns = Math.round(envNumber('VOP_BENCH_PLAYABLE_FLOOR_RUNS') ?? s.floorRuns);
   s.ladderRuns = Math.min(s.runs, Math.round(envNumber('VOP_BENCH_PLAYABLE_LADDER_RUNS') ?? s.ladderRuns));
+  // "one": a single keyframe (envNumber takes only numbers above 0).
+  const keys = process.env.VOP_BENCH_PLAYABLE_KEYFRAMES;
+  if (keys !== undefined && keys !== '') s.h264KeyframeSeconds = keys === 'one' ? 0 : (envNumber('VOP_BENCH_PLAYABLE_KEYFRAMES') ?? s.h264KeyframeSeconds);
   return s;
+}
+
+/** How the H.264 source's keyframes are placed, for people. */
+function keyframesText(seconds: number): string {
+  return seconds === 0 ? 'a single keyframe' : `a keyframe every ${seconds} s`;
 }
 
 export const playableSection: BenchSection = {
   name: 'playable',
   about:
     'time to first playable and to the whole ladder, H.264 1080p (copied) and HEVC 10-bit 1080p, three uploads at once, vs ffmpeg floors ' +
-    '(VOP_BENCH_SECONDS, VOP_BENCH_PLAYABLE_H264_SECONDS, VOP_BENCH_PLAYABLE_HEVC_SECONDS, VOP_BENCH_PLAYABLE_RUNS, VOP_BENCH_PLAYABLE_FLOOR_RUNS, VOP_BENCH_PLAYABLE_LADDER_RUNS)',
+    '(VOP_BENCH_SECONDS, VOP_BENCH_PLAYABLE_H264_SECONDS, VOP_BENCH_PLAYABLE_HEVC_SECONDS, VOP_BENCH_PLAYABLE_RUNS, VOP_BENCH_PLAYABLE_FLOOR_RUNS, VOP_BENCH_PLAYABLE_LADDER_RUNS, VOP_BENCH_PLAYABLE_KEYFRAMES: seconds between the H.264 source\'s keyframes, or "one")',
   run: () => playableBench(playableSettingsFromEnv()),
 };
 
@@ -166,7 +181,7 @@ export async function playableBench(s: PlayableBenchSettings): Promise<Target[]>
     const ffmpeg = bins.ffmpeg.path;
     const o = DEFAULT_PROCESSING_OPTIONS;
     console.log(
-      `playable: H.264 ${s.h264Seconds} s and HEVC 10-bit ${s.hevcSeconds} s, ${WIDTH}x${HEIGHT} ${FPS} fps; ${s.runs} sequential upload(s) of each ` +
+      `playable: H.264 ${s.h264Seconds} s (${keyframesText(s.h264KeyframeSeconds)}) and HEVC 10-bit ${s.hevcSeconds} s, ${WIDTH}x${HEIGHT} ${FPS} fps; ${s.runs} sequential upload(s) of each ` +
         `(${s.ladderRuns} waited for to the whole ladder), ${s.together} H.264 at once; floors ${s.floorRuns}×; ` +
         `ladder ${o.ladder.rungs.map((r) => r.label).join('/')}, preset ${o.preset}, HLS ${o.hls ? 'on' : 'off'}; ` +
         `${os.cpus().length} cores, load average ${loadAverage().toFixed(1)}; ${bins.ffmpeg.path} ${bins.ffmpeg.version.slice(0, 30)}…`,
@@ -174,7 +189,7 @@ export async function playableBench(s: PlayableBenchSettings): Promise<Target[]>
     const encoder = await x265Ffmpeg(ffmpeg);
 
     progress('generating the sources');
-    const h264 = await makeSource(ffmpeg, work, 'H.264', s.h264Seconds, bins.ffprobe.path);
+    const h264 = await makeSource(ffmpeg, work, 'H.264', s.h264Seconds, bins.ffprobe.path, s.h264KeyframeSeconds);
     const hevc = await makeSource(encoder, work, 'HEVC 10-bit', s.hevcSeconds, bins.ffprobe.path);
     const warmup = path.join(work, 'warmup.mp4');
     await ffmpegRun(ffmpeg, [...testPattern(640, 360, 2), '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-f', 'mp4', '-y', warmup]);
@@ -287,17 +302,22 @@ async function x265Ffmpeg(ffmpeg: string): Promise<string> {
   throw new Error('no ffmpeg with libx265 found: the HEVC 10-bit source cannot be made');
 }
 
-/** A {@link PIECE_SECONDS} piece encoded once, looped to `seconds` by stream copy; probed as the server probes it. */
-async function makeSource(ffmpeg: string, work: string, name: Source['name'], seconds: number, ffprobe: string): Promise<Source> {
+/**
+ * A {@link PIECE_SECONDS} piece encoded once, looped to `seconds` by stream copy (a keyframe every
+ * 2 s), or, with other `keyframeSeconds`, the whole length encoded with its keyframes placed so
+ * (a loop would add one at each piece's start); probed as the server probes it.
+ */
+async function makeSource(ffmpeg: string, work: string, name: Source['name'], seconds: number, ffprobe: string, keyframeSeconds = 2): Promise<Source> {
   const slug = name === 'H.264' ? 'h264' : 'hevc10';
   const piece = path.join(work, `${slug}-piece.mp4`);
   const file = path.join(work, `${slug}.mp4`);
-  const pieceSeconds = Math.min(PIECE_SECONDS, seconds);
+  const pieceSeconds = keyframeSeconds === 2 ? Math.min(PIECE_SECONDS, seconds) : seconds;
+  const keys = keyframeSeconds === 0 ? ['-g', '100000', '-keyint_min', '100000', '-sc_threshold', '0'] : ['-g', String(Math.round(keyframeSeconds * FPS))];
   const video =
     name === 'H.264'
       ? ['-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p']
       : ['-c:v', 'libx265', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-x265-params', 'log-level=error'];
-  await ffmpegRun(ffmpeg, [...testPattern(WIDTH, HEIGHT, pieceSeconds), ...video, '-g', String(2 * FPS), '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4', '-y', piece]);
+  await ffmpegRun(ffmpeg, [...testPattern(WIDTH, HEIGHT, pieceSeconds), ...video, ...keys, '-c:a', 'aac', '-b:a', '128k', '-f', 'mp4', '-y', piece]);
   const loops = Math.ceil(seconds / pieceSeconds) - 1;
   await ffmpegRun(ffmpeg, ['-stream_loop', String(loops), '-i', piece, '-c', 'copy', '-t', String(seconds), '-movflags', '+faststart', '-f', 'mp4', '-y', file]);
   fs.rmSync(piece);
