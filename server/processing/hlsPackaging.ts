@@ -31,16 +31,6 @@ import {
 import { HLS_MASTER } from './mediaNames.js';
 import { runOptions, type FfmpegRunContext, type WrittenRendition } from './renditionOutputs.js';
 
-/** What {@link packageHls} made. */
-export interface PackagedHls {
-  /** Where every listed variant's segments after the first start (seconds). */
-  cuts: number[];
-  /** Whether the master lists the variants given `alongside` (they share the new variants' cuts). */
-  keptAlongside: boolean;
-  /** Labels of renditions left out of the master: their cuts did not come out as asked. */
-  leftOut: string[];
-}
-
 /** Options of {@link packageHls}. */
 export interface PackageHlsOptions {
   /** Variants already stored, listed in the master with the new ones when they share `cuts`. */
@@ -67,7 +57,7 @@ export async function packageHls(
   ffmpeg: FfmpegRunContext,
   segmentSeconds: number,
   o: PackageHlsOptions = {},
-): Promise<PackagedHls> {
+): Promise<void> {
   const hls = resolveHlsOptions({ segmentSeconds });
   const dirOf = (r: WrittenRendition) => path.join(outDir, r.label);
   for (const r of renditions) await fsp.mkdir(dirOf(r));
@@ -91,8 +81,8 @@ export async function packageHls(
   if (o.cuts && astray.length > 0) {
     o.log?.(`HLS: ${astray.map((r) => r.label).join(', ')} could not be cut where the variants already listed are; the master lists the new variants alone.`);
     for (const r of renditions) await fsp.rm(dirOf(r), { recursive: true, force: true });
-    const again = await packageHls(renditions, outDir, ffmpeg, segmentSeconds, { ...(o.log ? { log: o.log } : {}) });
-    return { ...again, keptAlongside: false };
+    await packageHls(renditions, outDir, ffmpeg, segmentSeconds, { ...(o.log ? { log: o.log } : {}) });
+    return;
   }
   // Cut by the first rendition's times and not matching them: left out of the master rather
   // than offered to a player that would fall off its end when it switches.
@@ -109,9 +99,8 @@ export async function packageHls(
     await fsp.writeFile(path.join(dirOf(r), hls.playlistName), buildVariantPlaylist(segs));
     listed.push(await masterVariantOf(r, segs, dirOf(r), hls.playlistName));
   }
-  const keptAlongside = o.alongside !== undefined && o.cuts !== undefined;
-  await fsp.writeFile(path.join(outDir, HLS_MASTER), buildMasterPlaylist(orderForPlayers([...(keptAlongside ? o.alongside! : []), ...listed])));
-  return { cuts, keptAlongside, leftOut: astray.map((r) => r.label) };
+  // Reaching here with `cuts` given, every new variant was cut at them: the old ones stay listed.
+  await fsp.writeFile(path.join(outDir, HLS_MASTER), buildMasterPlaylist(orderForPlayers([...(o.cuts ? (o.alongside ?? []) : []), ...listed])));
 }
 
 /** One ffmpeg run cutting `renditions` (at `cuts`, or the one rendition at its own keyframes); resolves with each one's segments. */

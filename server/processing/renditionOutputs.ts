@@ -43,8 +43,6 @@ export interface WrittenRendition {
   height: number;
   /** Measured overall bitrate of the file (video plus audio), kbps. */
   bitrateKbps: number;
-  /** Peak the rung allows (video plus audio ceiling), kbps; the measured rate for a kept source. */
-  peakKbps: number;
   /** `<date_folder>/<file_name>` inside the `play` area (spec 2.5 VideoURL). */
   file: string;
   /** Absolute path in the attempt's scratch folder, until the job stores it. */
@@ -88,13 +86,13 @@ export async function transcodeRenditions(
     buildTranscodeArgs(source, info, outs.map((o) => ({ rendition: o.rendition, path: path.join(outDir, o.name) })), { ...transcode, toneMapping: transcode.toneMapping && ffmpeg.toneMapping }, keys),
     { ...runOptions(ffmpeg), durationSeconds: info.durationSeconds, onProgress },
   );
-  return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job)));
+  return Promise.all(outs.map(({ rendition, name }) => describe(path.join(outDir, name), `${dateFolder}/${name}`, rendition, job)));
 }
 
 /**
  * The source's streams copied into a faststart MP4 (media/streamCopy.ts), as the rendition
- * `rendition` names: the first rendition of a source browsers play as it is. Its bitrate, and
- * the peak the HLS master playlist declares, are the file's measured rate.
+ * `rendition` names: the first rendition of a source browsers play as it is. Its bitrate is the
+ * file's measured rate (the HLS master playlist measures its segments: hlsPackaging.ts).
  */
 export async function copyRendition(
   job: RenditionJob,
@@ -111,8 +109,8 @@ export async function copyRendition(
     durationSeconds: info.durationSeconds,
     onProgress,
   });
-  const written = await describe(file, `${dateFolder}/${name}`, rendition, info.audioCodec !== null, job);
-  return { ...written, width: written.info.width, height: written.info.height, peakKbps: written.bitrateKbps };
+  const written = await describe(file, `${dateFolder}/${name}`, rendition, job);
+  return { ...written, width: written.info.width, height: written.info.height };
 }
 
 /** What every run of the job shares: the binary, its cancel, its record, its caps. */
@@ -134,16 +132,15 @@ export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRen
   const r = sourceRendition(info);
   const bytes = (await fsp.stat(file)).size;
   const kbps = measuredKbps(info, bytes);
-  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, peakKbps: kbps, file: `${dateFolder}/${name}`, path: file, bytes, info };
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, file: `${dateFolder}/${name}`, path: file, bytes, info };
 }
 
-async function describe(file: string, relative: string, r: Rendition, hasAudio: boolean, job: RenditionJob): Promise<WrittenRendition> {
+async function describe(file: string, relative: string, r: Rendition, job: RenditionJob): Promise<WrittenRendition> {
   const info = await job.ffmpeg.probe(file, { timeoutMs: job.ffmpeg.probeTimeoutMs });
   if (!info.isVideo) throw new Error(`rendition ${r.label} is not playable: ${info.reason}`);
   const bytes = (await fsp.stat(file)).size;
-  const peakKbps = r.videoBitrateKbps + (hasAudio ? r.audioBitrateKbps : 0);
   const measured = measuredKbps(info, bytes);
-  return { label: r.label, width: r.width, height: r.height, bitrateKbps: measured, peakKbps, file: relative, path: file, bytes, info };
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: measured, file: relative, path: file, bytes, info };
 }
 
 /** The file's overall bitrate: ffprobe's, or else its size over its duration. */
