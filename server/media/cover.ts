@@ -243,9 +243,12 @@ export function buildKeyframeSamplesArgs(
 /**
  * Samples the video and returns the chosen moment: the non-blank sample with the most contrast,
  * or, if every sample is blank (a black video is still a video), the one with the most contrast.
- * Moments with a keyframe near enough are taken in one run (their JPEGs written into `workDir`
- * as `<prefix>k<n>.jpg`, which the caller removes); the others each in a run of their own.
- * `runs` counts the ffmpeg runs.
+ * Moments with a keyframe near enough are taken in one run, each with its full-size JPEG; the
+ * others each in a run of their own. `runs` counts the ffmpeg runs.
+ *
+ * With `work.dir`, the chosen sample's JPEG (its `candidate`) is left there as
+ * `<prefix>k<n>.jpg` for the caller to keep; every other file of the run is removed, all of them
+ * on a failure. Without it, nothing is left and no sample has a `candidate`.
  */
 export async function pickCoverTime(
   input: string,
@@ -259,25 +262,24 @@ export async function pickCoverTime(
   const runOpts: Partial<RunOptions> = { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes };
   const dir = work.dir ?? (await fsp.mkdtemp(path.join(os.tmpdir(), 'vop-cover-')));
   const prefix = work.prefix ?? '';
+  const moments = times.map((t, i) => ({
+    atSeconds: t,
+    withinSeconds: (times[i + 1] ?? durationSeconds) - t,
+    sample: path.join(dir, `${prefix}k${i}.gray`),
+    cover: path.join(dir, `${prefix}k${i}.jpg`),
+  }));
   const judge = (atSeconds: number, gray: Uint8Array, candidate?: string): CoverSample | null => {
     if (gray.length < SAMPLE_SIDE * SAMPLE_SIDE) return null; // no frame there
     const stats = lumaStats(gray);
-    return { atSeconds, ...stats, blank: isBlankFrame(stats, o), ...(candidate ? { candidate } : {}) };
+    return { atSeconds, ...stats, blank: isBlankFrame(stats, o), ...(candidate && work.dir ? { candidate } : {}) };
   };
+  let kept: string | undefined;
   try {
-    const moments = times.map((t, i) => ({
-      atSeconds: t,
-      withinSeconds: (times[i + 1] ?? durationSeconds) - t,
-      sample: path.join(dir, `${prefix}k${i}.gray`),
-      cover: path.join(dir, `${prefix}k${i}.jpg`),
-    }));
     await run(buildKeyframeSamplesArgs(input, moments, { inputFormat: o.inputFormat ?? null, deinterlace: o.deinterlace, toneMap: o.toneMap, jpegQuality: o.jpegQuality }), runOpts);
     let runs = 1;
     const samples = await Promise.all(
       moments.map(async (m) => {
-        const gray = await fsp.readFile(m.sample).catch(() => Buffer.alloc(0));
-        await fsp.rm(m.sample, { force: true });
-        const fromKeyframe = judge(m.atSeconds, gray, m.cover);
+        const fromKeyframe = judge(m.atSeconds, await fsp.readFile(m.sample).catch(() => Buffer.alloc(0)), m.cover);
         if (fromKeyframe) return fromKeyframe;
         // No keyframe before the next moment: decoded exactly at the moment, as a run of its own.
         runs++;
@@ -289,9 +291,11 @@ export async function pickCoverTime(
     if (found.length === 0) return { chosen: { atSeconds: 0, mean: 0, stdDev: 0, blank: true }, samples: found, runs };
     const pool = found.some((s) => !s.blank) ? found.filter((s) => !s.blank) : found;
     const chosen = pool.reduce((best, s) => (s.stdDev > best.stdDev ? s : best));
+    kept = chosen.candidate;
     return { chosen, samples: found, runs };
   } finally {
     if (!work.dir) await fsp.rm(dir, { recursive: true, force: true });
+    else await Promise.all(moments.flatMap((m) => [m.sample, m.cover]).filter((f) => f !== kept).map((f) => fsp.rm(f, { force: true })));
   }
 }
 
@@ -302,20 +306,13 @@ export async function pickCoverTime(
 export async function extractCover(input: string, output: string, durationSeconds: number, options: Partial<CoverOptions> = {}): Promise<CoverSample & { runs: number }> {
   const o = resolveCoverOptions(options);
   // The candidates go beside the output (the caller's scratch folder), named after it.
-  const work = { dir: path.dirname(absolute(output)), prefix: `${path.basename(output)}.` };
-  const { chosen, runs } = await pickCoverTime(input, durationSeconds, o, work);
-  try {
-    if (chosen.candidate) {
-      await fsp.rename(chosen.candidate, output);
-      return { ...chosen, runs };
-    }
-    await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null, o.toneMap), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
-    return { ...chosen, runs: runs + 1 };
-  } finally {
-    // Every candidate JPEG but the one kept, and those of moments that had no keyframe near.
-    const left = (await fsp.readdir(work.dir).catch(() => [] as string[])).filter((n) => n.startsWith(work.prefix) && /^k\d+\.(jpg|gray)$/.test(n.slice(work.prefix.length)));
-    await Promise.all(left.map((n) => fsp.rm(path.join(work.dir, n), { force: true })));
+  const { chosen, runs } = await pickCoverTime(input, durationSeconds, o, { dir: path.dirname(absolute(output)), prefix: `${path.basename(output)}.` });
+  if (chosen.candidate) {
+    await fsp.rename(chosen.candidate, output);
+    return { ...chosen, runs };
   }
+  await run(buildCoverArgs(input, chosen.atSeconds, output, o.jpegQuality, o.deinterlace, o.inputFormat ?? null, o.toneMap), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
+  return { ...chosen, runs: runs + 1 };
 }
 
 /** Saves every size of `outputs` from `input` (the full-size cover), in one ffmpeg run. */
