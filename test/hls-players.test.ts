@@ -9,9 +9,11 @@
  * Also checked with ffprobe: every listed variant's segments start at the same times, each with
  * a keyframe, and BANDWIDTH is the peak of the segments' rates.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMasterPlaylist, parseMasterPlaylist, type MasterVariant } from '../server/media/hls.js';
@@ -296,9 +298,6 @@ describe('a master playlist plays to its end in real players, across a switch an
 
 /** Whether the first video packet of a segment is flagged a keyframe (ffprobe). */
 async function firstVideoPacketIsKey(file: string): Promise<boolean> {
-  const { execFile } = await import('node:child_process');
-  const out = await new Promise<string>((resolve, reject) =>
-    execFile('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=flags', '-read_intervals', '%+#1', '-of', 'csv=p=0', file], (err, stdout) => (err ? reject(err) : resolve(stdout))),
-  );
-  return out.trim().split('\n')[0]!.startsWith('K');
+  const { stdout } = await promisify(execFile)('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=flags', '-read_intervals', '%+#1', '-of', 'csv=p=0', file]);
+  return stdout.trim().split('\n')[0]!.startsWith('K');
 }

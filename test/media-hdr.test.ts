@@ -62,16 +62,22 @@ function near(actual: number, expected: number, fraction: number): void {
   expect(Math.abs(actual - expected) / expected, `${actual} against ${expected}`).toBeLessThanOrEqual(fraction);
 }
 
-describe('HDR sources are tone-mapped to SDR everywhere', () => {
-  const SOURCES = [
-    { name: 'HLG, HEVC 10-bit (an iPhone)', transfer: 'arib-std-b67', codec: ['-c:v', 'libx265', '-x265-params', 'log-level=error', '-tag:v', 'hvc1'], ext: 'mp4' },
-    { name: 'PQ, VP9 10-bit', transfer: 'smpte2084', codec: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '1M', '-c:a', 'libopus'], ext: 'webm' },
-  ] as const;
+const SOURCES = [
+  { name: 'HLG, HEVC 10-bit (an iPhone)', transfer: 'arib-std-b67', codec: ['-c:v', 'libx265', '-x265-params', 'log-level=error', '-tag:v', 'hvc1'], ext: 'mp4' },
+  { name: 'PQ, VP9 10-bit', transfer: 'smpte2084', codec: ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-b:v', '1M', '-c:a', 'libopus'], ext: 'webm' },
+] as const;
 
+/** Makes the HDR source `s` from the SDR picture (a file of its own for each call). */
+async function hdrSource(s: (typeof SOURCES)[number], name: string): Promise<string> {
+  const source = path.join(dir, `${name}.${s.ext}`);
+  await run([...PICTURE, ...hdrArgs(s.transfer), ...s.codec, ...(s.ext === 'mp4' ? ['-c:a', 'aac'] : []), '-y', source]);
+  return source;
+}
+
+describe('HDR sources are tone-mapped to SDR everywhere', () => {
   for (const s of SOURCES) {
     it(`${s.name}: every rendition, HLS segment and cover is bt709 and keeps the colours of the SDR original`, async () => {
-      const source = path.join(dir, `${s.transfer}.${s.ext}`);
-      await run([...PICTURE, ...hdrArgs(s.transfer), ...s.codec, ...(s.ext === 'mp4' ? ['-c:a', 'aac'] : []), '-y', source]);
+      const source = await hdrSource(s, s.transfer);
       const info = await probeVideo(source);
       expect(info.colorTransfer).toBe(s.transfer);
       // Without tone mapping (what vop made before), the picture is washed out: the check can fail.
@@ -129,7 +135,7 @@ describe('an ffmpeg that cannot tone-map', () => {
       await waitUntil('the start-up warning', () => (other.logs.some((l) => /WARNING: Processing: .*lacks the zscale filter/.test(l)) ? true : undefined), 20_000);
       const health = await (await fetch(`${other.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       expect(JSON.stringify(health)).toMatch(/"toneMapping":\{"available":false,"missing":\["zscale"\]/);
-      const source = path.join(dir, 'arib-std-b67.mp4');
+      const source = await hdrSource(SOURCES[0], 'hlg-without-tone-mapping');
       const c = await other.newApp();
       const id = await c.register();
       await placeSource(other.vop, id, source);
