@@ -54,6 +54,8 @@ interface SourceCase {
   audio: boolean;
   /** The renditions' audio sample rate: the first audio track's. */
   sampleRate?: number;
+  /** Audio tracks beyond one: HLS then offers each as an audio rendition, its variants picture alone. */
+  audioTracks?: number;
   /** Interlaced source: the full-height rendition must have no interlaced frame left. */
   interlaced?: boolean;
   /** Frames per second the renditions keep. */
@@ -135,6 +137,7 @@ const CASES: SourceCase[] = [
     display: [320, 180],
     audio: true,
     sampleRate: 48000,
+    audioTracks: 2,
     copied: true,
   },
   {
@@ -377,10 +380,17 @@ describe.skipIf(!available)('the sources users bring end in status 1 with rendit
       expect(boxes.indexOf('moov'), boxes.join(',')).toBeLessThan(boxes.indexOf('mdat'));
       // The HLS variant is the same encode, repackaged.
       const variant = await ffprobe(t.vop.media.path('hls', id, r.label, 'index.m3u8'));
-      expectPlayable(variant, c, [r.width, r.height], sourceSeconds, 0.3, true, profile);
+      expectPlayable(variant, { ...c, audio: c.audio && !c.audioTracks }, [r.width, r.height], sourceSeconds, 0.3, true, profile);
       if (c.interlaced && r.label === '576p') expect(await interlacedFrames(file)).toEqual({ tff: 0, bff: 0 });
       // Turned the right way (a wrong turn or a mirror image scores about 6 dB).
       if (c.upright && r === rows[0]) expect(await psnr(file, c.upright, [r.width, r.height])).toBeGreaterThan(30);
+    }
+    // Several audio tracks: each an HLS audio rendition of AAC-LC, stereo at most, as long as the source.
+    for (let n = 0; n < (c.audioTracks ?? 0); n++) {
+      const track = await ffprobe(t.vop.media.path('hls', id, `audio-${n}`, 'index.m3u8'));
+      expect(track.streams.map((st) => [st.codec_type, st.codec_name, st.profile])).toEqual([['audio', 'aac', 'LC']]);
+      expect(track.streams[0]!.channels).toBeLessThanOrEqual(2);
+      expect(Math.abs(Number(track.format.duration) - sourceSeconds)).toBeLessThan(0.3);
     }
     // The cover is the picture as shown too: upright, square pixels.
     const cover = (await ffprobe(t.vop.media.path('covers', id, 'cover.jpg'))).streams[0]!;

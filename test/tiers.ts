@@ -51,6 +51,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
   'hls-players': 'Chromium, four sources and their ladders played to the end in two players',
+  'hls-tracks': 'Chromium, sources with several audio and subtitle tracks played in hls.js and natively',
   'widget-outcomes': 'Chromium',
   'widget-overlay': 'Chromium',
   'widget-resume': 'Chromium',

@@ -6,7 +6,7 @@ import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } fro
 import type { ProofReport } from './ffmpegProof.js';
 import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
 import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult } from './probe.js';
-import { judgeSource, type SourcePolicy } from './sourcePolicy.js';
+import { judgeSource, withAllowedTracks, type SourcePolicy } from './sourcePolicy.js';
 import { TONE_MAPPING_FILTERS } from './toneMapping.js';
 
 /**
@@ -112,7 +112,7 @@ export class FfmpegTools {
     const policy = this.settings?.policy;
     if (!verdict.isVideo || options.source === false || !policy) return verdict;
     const refused = judgeSource(verdict, policy);
-    return refused === null ? verdict : { isVideo: false, reason: refused, formatName: verdict.formatName };
+    return refused === null ? withAllowedTracks(verdict, policy) : { isVideo: false, reason: refused, formatName: verdict.formatName };
   }
 
   private async probeOnly(file: string, timeoutMs: number): Promise<ProbeResult> {

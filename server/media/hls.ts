@@ -79,6 +79,12 @@ export interface HlsVariantJob {
    */
   cuts?: readonly number[];
   /**
+   * Which of the MP4's streams the segments carry: its video and its audio (the default), its
+   * video alone (the variants of a master with an audio group), or its audio alone (a rendition
+   * of that group).
+   */
+  streams?: 'video+audio' | 'video' | 'audio';
+  /**
    * How far before a cut time a keyframe may fall and still be the cut: half a frame, since an
    * encode forces its keyframe on the frame nearest the time asked.
    */
@@ -109,9 +115,10 @@ export function buildHlsArgs(variants: readonly HlsVariantJob[], options: HlsOpt
       // An empty list (a video shorter than one segment) is one segment: no time to cut at.
       cutAt = v.cuts.length > 0 ? ['-segment_times', list] : ['-segment_time', '86400000'];
     }
+    const streams = v.streams ?? 'video+audio';
+    if (streams !== 'audio') args.push('-map', `${i}:v:0`);
+    if (streams !== 'video') args.push('-map', `${i}:a:0${streams === 'audio' ? '' : '?'}`);
     args.push(
-      '-map', `${i}:v:0`,
-      '-map', `${i}:a:0?`,
       '-c', 'copy',
       '-f', 'segment',
       '-segment_format', 'mpegts',
@@ -171,8 +178,11 @@ export function alignedWith(segments: readonly HlsSegment[], cuts: readonly numb
 /**
  * The media playlist of one variant (RFC 8216 section 4.3.3): every segment with its exact
  * length, a VOD playlist that ends. EXT-X-TARGETDURATION is the longest segment rounded up.
+ * With `bytes` (each segment's size), each segment carries its rate as EXT-X-BITRATE (kbit/s,
+ * RFC 8216bis section 4.4.4.8; older players ignore the tag): an audio rendition's, which the
+ * ladder adds to the BANDWIDTH of the variants it makes later ({@link bitRatesOfPlaylist}).
  */
-export function buildVariantPlaylist(segments: readonly HlsSegment[]): string {
+export function buildVariantPlaylist(segments: readonly HlsSegment[], bytes?: readonly number[]): string {
   const durations = segmentDurations(segments);
   const lines = [
     '#EXTM3U',
@@ -182,7 +192,11 @@ export function buildVariantPlaylist(segments: readonly HlsSegment[]): string {
     '#EXT-X-PLAYLIST-TYPE:VOD',
     '#EXT-X-INDEPENDENT-SEGMENTS',
   ];
-  segments.forEach((s, i) => lines.push(`#EXTINF:${durations[i]!.toFixed(6)},`, s.file));
+  segments.forEach((s, i) => {
+    const size = bytes?.[i];
+    if (size !== undefined) lines.push(`#EXT-X-BITRATE:${Math.max(1, Math.round(segmentBitRates([{ seconds: durations[i]!, bytes: size }]).peakBps / 1000))}`);
+    lines.push(`#EXTINF:${durations[i]!.toFixed(6)},`, s.file);
+  });
   lines.push('#EXT-X-ENDLIST');
   return lines.join('\n') + '\n';
 }
@@ -195,6 +209,29 @@ export function parseVariantDurations(text: string): number[] {
   const out: number[] = [];
   for (const m of text.matchAll(/^#EXTINF:([\d.]+)/gm)) out.push(Number(m[1]));
   return out.every((d) => Number.isFinite(d) && d >= 0) ? out : [];
+}
+
+/**
+ * The rates of a media playlist {@link buildVariantPlaylist} wrote with sizes: the highest
+ * EXT-X-BITRATE, and their average over the segments' lengths, in bits per second; null when it
+ * carries none.
+ */
+export function bitRatesOfPlaylist(text: string): { peakBps: number; averageBps: number } | null {
+  let peak = 0;
+  let bits = 0;
+  let seconds = 0;
+  let rate: number | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const r = /^#EXT-X-BITRATE:(\d+)$/.exec(line);
+    if (r) rate = Number(r[1]) * 1000;
+    const d = /^#EXTINF:([\d.]+)/.exec(line);
+    if (d && rate !== undefined) {
+      peak = Math.max(peak, rate);
+      bits += rate * Number(d[1]);
+      seconds += Number(d[1]);
+    }
+  }
+  return peak > 0 ? { peakBps: peak, averageBps: Math.round(bits / Math.max(0.001, seconds)) } : null;
 }
 
 /** The cuts a media playlist's segments were made at: each segment's start after the first. */
@@ -237,21 +274,102 @@ export interface MasterVariant {
   codecs: string;
   /** Frames per second, when known. */
   frameRate?: number;
+  /** The GROUP-ID of the audio renditions it plays with (its own segments then carry no audio). */
+  audioGroup?: string;
+  /** The GROUP-ID of the subtitle renditions offered with it. */
+  subtitlesGroup?: string;
 }
 
-/** The master playlist text listing every variant (RFC 8216 section 4.3.4.2). */
-export function buildMasterPlaylist(variants: readonly MasterVariant[]): string {
+/** One rendition of a master playlist's group (RFC 8216 section 4.3.4.1): an audio track or a subtitle language. */
+export interface MasterMedia {
+  type: 'AUDIO' | 'SUBTITLES';
+  groupId: string;
+  /** What a player's menu shows; unique within the group. */
+  name: string;
+  /** BCP-47 tag, when known. */
+  language?: string;
+  /** The one a player picks without being asked (one per group at most). */
+  default: boolean;
+  /** Whether a player may pick it on its own (by the viewer's language); a DEFAULT one is. */
+  autoselect: boolean;
+  /** Subtitles the source marks forced: shown whatever the viewer chose. */
+  forced?: boolean;
+  /** Address of its media playlist, relative to the master playlist. */
+  uri: string;
+  /** Audio channels ("2"), when known. */
+  channels?: string;
+}
+
+/** The group every audio rendition is in: one group, since every variant plays with every track. */
+export const AUDIO_GROUP = 'audio';
+
+/** The group every subtitle rendition is in. */
+export const SUBTITLES_GROUP = 'subs';
+
+/**
+ * The master playlist text listing every variant (RFC 8216 section 4.3.4.2), after the
+ * renditions of their groups (`media`).
+ */
+export function buildMasterPlaylist(variants: readonly MasterVariant[], media: readonly MasterMedia[] = []): string {
   if (variants.length === 0) throw new Error('A master playlist needs at least one variant.');
   const lines = ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-INDEPENDENT-SEGMENTS'];
+  for (const m of media) {
+    for (const text of [m.uri, m.name, m.groupId, m.language ?? '', m.channels ?? '']) {
+      if (/[\r\n"]/.test(text)) throw new Error(`Rendition "${m.uri}" has a character a playlist cannot carry.`);
+    }
+    const attrs = [`TYPE=${m.type}`, `GROUP-ID="${m.groupId}"`, `NAME="${m.name}"`];
+    if (m.language) attrs.push(`LANGUAGE="${m.language}"`);
+    attrs.push(`DEFAULT=${m.default ? 'YES' : 'NO'}`, `AUTOSELECT=${m.autoselect || m.default ? 'YES' : 'NO'}`);
+    if (m.type === 'SUBTITLES' && m.forced) attrs.push('FORCED=YES');
+    if (m.channels) attrs.push(`CHANNELS="${m.channels}"`);
+    attrs.push(`URI="${m.uri}"`);
+    lines.push(`#EXT-X-MEDIA:${attrs.join(',')}`);
+  }
   for (const v of variants) {
     if (/[\r\n"]/.test(v.uri) || /[\r\n"]/.test(v.codecs)) throw new Error(`Variant "${v.uri}" has a character a playlist cannot carry.`);
     const attrs = [`BANDWIDTH=${Math.round(v.bandwidthBps)}`];
     if (v.averageBandwidthBps !== undefined) attrs.push(`AVERAGE-BANDWIDTH=${Math.round(v.averageBandwidthBps)}`);
     attrs.push(`RESOLUTION=${v.width}x${v.height}`, `CODECS="${v.codecs}"`);
     if (v.frameRate !== undefined) attrs.push(`FRAME-RATE=${v.frameRate.toFixed(3)}`);
+    if (v.audioGroup) attrs.push(`AUDIO="${v.audioGroup}"`);
+    if (v.subtitlesGroup) attrs.push(`SUBTITLES="${v.subtitlesGroup}"`);
     lines.push(`#EXT-X-STREAM-INF:${attrs.join(',')}`, v.uri);
   }
   return lines.join('\n') + '\n';
+}
+
+/** The renditions of a master playlist {@link buildMasterPlaylist} wrote; lines it does not know are left out. */
+export function parseMasterMedia(text: string): MasterMedia[] {
+  const out: MasterMedia[] = [];
+  for (const m of text.matchAll(/^#EXT-X-MEDIA:(.*)$/gm)) {
+    const attrs = attributesOf(m[1]!);
+    const type = attrs.get('TYPE');
+    const groupId = attrs.get('GROUP-ID');
+    const name = attrs.get('NAME');
+    const uri = attrs.get('URI');
+    if ((type !== 'AUDIO' && type !== 'SUBTITLES') || !groupId || !name || !uri) continue;
+    const language = attrs.get('LANGUAGE');
+    const channels = attrs.get('CHANNELS');
+    out.push({
+      type,
+      groupId,
+      name,
+      ...(language ? { language } : {}),
+      default: attrs.get('DEFAULT') === 'YES',
+      autoselect: attrs.get('AUTOSELECT') === 'YES',
+      ...(attrs.get('FORCED') === 'YES' ? { forced: true } : {}),
+      uri,
+      ...(channels ? { channels } : {}),
+    });
+  }
+  return out;
+}
+
+/** A tag's attribute list (RFC 8216 section 4.2), quoted strings unquoted. */
+function attributesOf(list: string): Map<string, string> {
+  const attrs = new Map<string, string>();
+  for (const a of list.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) attrs.set(a[1]!, a[2]!.replace(/^"|"$/g, ''));
+  return attrs;
 }
 
 /**
@@ -285,8 +403,7 @@ export function parseMasterPlaylist(text: string): MasterVariant[] {
   for (let i = 0; i < lines.length; i++) {
     const m = /^#EXT-X-STREAM-INF:(.*)$/.exec(lines[i]!);
     if (!m) continue;
-    const attrs = new Map<string, string>();
-    for (const a of m[1]!.matchAll(/([A-Z0-9-]+)=("[^"]*"|[^,]*)/g)) attrs.set(a[1]!, a[2]!.replace(/^"|"$/g, ''));
+    const attrs = attributesOf(m[1]!);
     const uri = lines[i + 1]?.trim() ?? '';
     const size = /^(\d+)x(\d+)$/.exec(attrs.get('RESOLUTION') ?? '');
     const bandwidth = Number(attrs.get('BANDWIDTH'));
@@ -294,6 +411,8 @@ export function parseMasterPlaylist(text: string): MasterVariant[] {
     if (!uri || uri.startsWith('#') || !size || !(bandwidth > 0) || !codecs) continue;
     const average = Number(attrs.get('AVERAGE-BANDWIDTH'));
     const rate = Number(attrs.get('FRAME-RATE'));
+    const audioGroup = attrs.get('AUDIO');
+    const subtitlesGroup = attrs.get('SUBTITLES');
     out.push({
       uri,
       bandwidthBps: bandwidth,
@@ -302,6 +421,8 @@ export function parseMasterPlaylist(text: string): MasterVariant[] {
       height: Number(size[2]),
       codecs,
       ...(rate > 0 ? { frameRate: rate } : {}),
+      ...(audioGroup ? { audioGroup } : {}),
+      ...(subtitlesGroup ? { subtitlesGroup } : {}),
     });
   }
   return out;

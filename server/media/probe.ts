@@ -75,11 +75,64 @@ export interface VideoInfo {
   audioCodec: string | null;
   /** Channels of the first audio stream; null (or absent) when there is none or it is not reported. */
   audioChannels?: number | null;
+  /**
+   * Every audio stream, in the file's order (`0:a:<index>`); absent where not probed. The first
+   * is {@link audioCodec}'s, the one every MP4 rendition carries; HLS offers them all
+   * (processing/audioRenditions.ts).
+   */
+  audioTracks?: AudioTrack[];
+  /** Every subtitle stream, in the file's order (`0:s:<index>`), whatever its codec; absent where not probed. */
+  subtitleTracks?: SubtitleTrack[];
+  /** The file's chapters, in its order; absent where not probed. */
+  chapters?: Chapter[];
   /** Overall bitrate in kbit/s; null when neither reported nor computable. */
   bitrateKbps: number | null;
   /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2". */
   formatName: string;
 }
+
+/** What a stream's tags say of it, as the file gives them (not checked). */
+export interface TrackTags {
+  /** The `language` tag: ISO 639-2 in MP4 and Matroska ("eng"), BCP-47 in newer Matroska; null when absent or "und". */
+  language: string | null;
+  /** The `title` tag (Matroska's track name, an MP4 track's name); null when absent. */
+  title: string | null;
+}
+
+/** One audio stream of a source. */
+export interface AudioTrack extends TrackTags {
+  /** Its position among the audio streams: `0:a:<index>` in ffmpeg's terms. */
+  index: number;
+  /** ffprobe's codec name, e.g. "aac", "ac3". */
+  codec: string;
+  /** Channels; null when not reported. */
+  channels: number | null;
+}
+
+/** One subtitle stream of a source. */
+export interface SubtitleTrack extends TrackTags {
+  /** Its position among the subtitle streams: `0:s:<index>`. */
+  index: number;
+  /** ffprobe's codec name: "subrip", "ass", "mov_text", "webvtt" are text; "hdmv_pgs_subtitle", "dvd_subtitle" pictures. */
+  codec: string;
+  /** Whether the source marks it forced (shown whatever the viewer chose): disposition "forced". */
+  forced: boolean;
+}
+
+/** One chapter of a source. */
+export interface Chapter {
+  /** Start and end in seconds of the file's timeline. */
+  start: number;
+  end: number;
+  /** Its `title` tag; null when absent. */
+  title: string | null;
+}
+
+/** The most chapters read of a file: a book-length film has a few hundred; more is a file's doing. */
+export const MAX_CHAPTERS = 1000;
+
+/** The most streams of a kind kept: more audio or subtitle streams than any release carries is a file's doing. */
+export const MAX_TRACKS = 32;
 
 /** A file that is not a video, with why (kept as the video's failure reason). */
 export interface NotVideo {
@@ -174,7 +227,7 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
   const formats = ['-format_whitelist', o.formats.join(',')];
   // One decoding thread: the frames decoded to learn a stream's parameters need no more, and every
   // thread adds its stack and its allocator's arena to the address space the cap counts.
-  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', ...formats, '-print_format', 'json', '-show_format', '-show_streams', url];
+  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', ...formats, '-print_format', 'json', '-show_format', '-show_streams', '-show_chapters', url];
   const json = await new Promise<FfprobeJson | NotVideo>((resolve, reject) => {
     const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
     execFile(cmd.file, cmd.args, { timeout: o.timeoutMs, maxBuffer: MAX_REPORT_BYTES, windowsHide: true, env: cmd.env }, (err, stdout, stderr) => {
@@ -282,10 +335,11 @@ export interface FfprobeJson {
     field_order?: string;
     duration?: string;
     nb_frames?: string;
-    disposition?: { attached_pic?: number };
+    disposition?: { attached_pic?: number; default?: number; forced?: number };
     tags?: Record<string, string>;
     side_data_list?: Array<{ side_data_type?: string; rotation?: number | string }>;
   }>;
+  chapters?: Array<{ start_time?: string; end_time?: string; tags?: Record<string, string> }>;
   format?: { format_name?: string; duration?: string; bit_rate?: string; size?: string };
 }
 
@@ -348,9 +402,36 @@ export function interpretProbe(json: FfprobeJson): ProbeResult {
     interlaced: video.field_order === 'progressive' ? false : ['tt', 'bb', 'tb', 'bt'].includes(video.field_order ?? '') ? true : null,
     audioCodec: audio?.codec_name ?? null,
     audioChannels: typeof audio?.channels === 'number' && audio.channels > 0 ? audio.channels : null,
+    audioTracks: streams
+      .filter((st) => st.codec_type === 'audio')
+      .slice(0, MAX_TRACKS)
+      .map((st, index) => ({ index, codec: st.codec_name ?? 'unknown', channels: typeof st.channels === 'number' && st.channels > 0 ? st.channels : null, ...tagsOf(st) })),
+    subtitleTracks: streams
+      .filter((st) => st.codec_type === 'subtitle')
+      .slice(0, MAX_TRACKS)
+      .map((st, index) => ({ index, codec: st.codec_name ?? 'unknown', forced: st.disposition?.forced === 1, ...tagsOf(st) })),
+    chapters: chaptersOf(json.chapters ?? []),
     bitrateKbps: bitRate !== null ? Math.round(bitRate / 1000) : sizeBytes !== null ? Math.round((sizeBytes * 8) / durationSeconds / 1000) : null,
     formatName: formatName ?? 'unknown',
   };
+}
+
+/** A stream's language and title tags, as given ("und" is no language). */
+function tagsOf(stream: { tags?: Record<string, string> }): TrackTags {
+  const tag = (name: string) => {
+    const value = Object.entries(stream.tags ?? {}).find(([k]) => k.toLowerCase() === name)?.[1]?.trim();
+    return value ? value.slice(0, 200) : null;
+  };
+  const language = tag('language');
+  return { language: language === null || language.toLowerCase() === 'und' ? null : language, title: tag('title') };
+}
+
+/** The chapters that have a length, at most {@link MAX_CHAPTERS}. */
+function chaptersOf(chapters: NonNullable<FfprobeJson['chapters']>): Chapter[] {
+  return chapters
+    .slice(0, MAX_CHAPTERS)
+    .map((c) => ({ start: Number(c.start_time), end: Number(c.end_time), title: c.tags?.title?.trim().slice(0, 200) || null }))
+    .filter((c) => Number.isFinite(c.start) && Number.isFinite(c.end) && c.end > c.start && c.start >= 0);
 }
 
 /** ffprobe's colour name, null when it says it does not know. */

@@ -151,6 +151,16 @@ export function judgeSource(info: VideoInfo, policy: SourcePolicy): string | nul
 }
 
 /**
+ * `info` without the audio streams after the first whose codec the allow-list does not take:
+ * those are dropped rather than the video refused (the first, which every rendition carries, is
+ * judged by {@link judgeSource}), and no decoder outside the list ever reads them.
+ */
+export function withAllowedTracks(info: VideoInfo, policy: Pick<SourcePolicy, 'allowed'>): VideoInfo {
+  if (!info.audioTracks) return info;
+  return { ...info, audioTracks: info.audioTracks.filter((t, i) => i === 0 || matches(t.codec, policy.allowed.audioCodecs)) };
+}
+
+/**
  * The demuxer to name with `-f` for a file ffprobe read as `formatName`: the first of its names
  * ("mov" for "mov,mp4,m4a,3gp,3g2,mj2", "matroska" for "matroska,webm"), which ffmpeg's `-f`
  * matches against each name of a demuxer. Null when there is none to name.

@@ -20,7 +20,7 @@ import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import type { PauseGroup } from '../media/pauseGroup.js';
-import { cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parseMasterPlaylist, parseVariantDurations, type MasterVariant } from '../media/hls.js';
+import { bitRatesOfPlaylist, cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parseMasterMedia, parseMasterPlaylist, parseVariantDurations, type MasterMedia, type MasterVariant } from '../media/hls.js';
 import { timeList } from '../media/timeList.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { JobRecord } from '../storage/jobRecords.js';
@@ -116,16 +116,18 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
             // HLS only where the first rendition made it (options.hls then), beside its variants:
             // those of the listed renditions only. An attempt cut off after storing its master
             // playlist (before the rows) left one that also lists the rungs made again now.
-            const alongside = master?.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
+            const alongside = master?.variants.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
             // The new rungs get keyframes where the listed variants' segments start, and are cut
             // there: every variant of the master then switches cleanly (media/hls.ts).
             const cuts = alongside && alongside.length > 0 ? await sharedCuts(objects, videoId, alongside[0]!, log) : undefined;
             const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
             const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs, cuts ? { at: cuts } : {});
             ctx.progress({ percent: TRANSCODE_SHARE });
-            if (alongside) {
+            if (alongside && master) {
               const hlsLog = (line: string) => log(`Ladder of ${videoId}: ${line}`);
-              await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, cuts ? { alongside, cuts, log: hlsLog } : { log: hlsLog });
+              // The master's audio tracks and subtitles stay; the new variants play with its audio group.
+              const kept = { media: master.media, ...(master.audioRates ? { audioRates: master.audioRates } : {}) };
+              await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, cuts ? { ...kept, alongside, cuts, log: hlsLog } : { ...kept, log: hlsLog });
             }
             return { written, hls: master !== undefined };
           }, { signal: ctx.signal })
@@ -176,11 +178,29 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
   };
 }
 
-/** The variants of the video's stored master playlist; undefined when it has none (no HLS). */
-async function readMaster(objects: MediaStore, videoId: string): Promise<MasterVariant[] | undefined> {
+/** What the ladder keeps of a video's stored master playlist. */
+interface StoredMaster {
+  variants: MasterVariant[];
+  /** Its audio tracks and subtitles. */
+  media: MasterMedia[];
+  /** The audio group's rates, from its tracks' playlists (the highest of them); absent without a group. */
+  audioRates?: { peakBps: number; averageBps: number };
+}
+
+/** The video's stored master playlist; undefined when it has none (no HLS). */
+async function readMaster(objects: MediaStore, videoId: string): Promise<StoredMaster | undefined> {
   const text = await readText(objects, mediaKey('hls', videoId, HLS_MASTER));
   const variants = text === undefined ? [] : parseMasterPlaylist(text);
-  return variants.length > 0 ? variants : undefined;
+  if (text === undefined || variants.length === 0) return undefined;
+  const media = parseMasterMedia(text);
+  let audioRates: StoredMaster['audioRates'];
+  for (const m of media.filter((x) => x.type === 'AUDIO')) {
+    const parts = m.uri.split('/');
+    const playlist = parts.length === 2 ? await readText(objects, mediaKey('hls', videoId, parts[0]!, parts[1]!)).catch(() => undefined) : undefined;
+    const rates = playlist === undefined ? null : bitRatesOfPlaylist(playlist);
+    if (rates) audioRates = { peakBps: Math.max(audioRates?.peakBps ?? 0, rates.peakBps), averageBps: Math.max(audioRates?.averageBps ?? 0, rates.averageBps) };
+  }
+  return { variants, media, ...(audioRates ? { audioRates } : {}) };
 }
 
 /**

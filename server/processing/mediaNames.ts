@@ -7,6 +7,7 @@
  *   covers/<videoId>/t<n>.jpg                  a spec 2.3 size, made on first request
  *   hls/<videoId>/master.m3u8                  the HLS master playlist
  *   hls/<videoId>/<label>/index.m3u8, seg_*    one HLS variant
+ *   hls/<videoId>/audio-<n>/index.m3u8, seg_*  one audio track of a source with several
  *
  * Every name starts with or sits under the video id, so delivery can tell from a requested name
  * whose media it is, and check that video before reading anything.
@@ -21,6 +22,17 @@ export const COVER_FILE = 'cover.jpg';
 
 /** The master playlist's name inside `hls/<videoId>/`. */
 export const HLS_MASTER = 'master.m3u8';
+
+/**
+ * The folder of the HLS audio rendition of the source's audio stream `index` (`0:a:<index>`).
+ * No rung may be labelled so (ladder.ts refuses the prefix).
+ */
+export function audioRenditionLabel(index: number): string {
+  return `${AUDIO_LABEL_PREFIX}${index}`;
+}
+
+/** What the folders of HLS renditions that are not the ladder's start with. */
+export const AUDIO_LABEL_PREFIX = 'audio-';
 
 /** The label of a kept source in its file name (`<id>_source.<ext>`). */
 export const SOURCE_LABEL = 'source';

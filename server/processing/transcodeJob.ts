@@ -17,6 +17,7 @@ import path from 'node:path';
 import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { JobRecord } from '../storage/jobRecords.js';
+import { hasAudioGroup } from '../media/audioTracks.js';
 import { canRepackageAsHls } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { JobType } from '../core/jobTypes.js';
@@ -25,6 +26,7 @@ import { MediaObjectNotFoundError, type MediaStore } from '../storage/media/medi
 import type { Scratch } from '../storage/scratch.js';
 import type { VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeCutOffOutputs, removeReplacedRenditions } from './attemptOutputs.js';
+import { writeAudioRenditions } from './audioRenditions.js';
 import { writeCovers } from './coverOutput.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
@@ -110,7 +112,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
       const releaseLadders = deps.holdLadders?.();
       try {
         const work = await scratch.fresh('transcode', attempt);
-        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls') };
+        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls'), audio: path.join(work, 'audio') };
         for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
         const sourceKey = sourceKeyOf(video.sourceFile);
         const made = await objects.withLocalCopy(sourceKey, async (source) => {
@@ -135,13 +137,19 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
           // HLS follows the renditions in the same branch: a copy is done long before the covers,
           // and its packaging then costs the video no time.
+          // A source with several audio tracks: HLS offers each (audioRenditions.ts), made while
+          // the first rendition is.
+          const audioTracks = hls && !video.keepSource && hasAudioGroup(info) ? info.audioTracks! : [];
           const renditions = async (steps: FfmpegRunContext) => {
-            const written = video.keepSource
-              ? [await keepSourceRendition({ ...job, ffmpeg: steps })]
-              : first.kind === 'copy'
-                ? [await copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx))]
-                : await transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs);
-            if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds);
+            const [written, audio] = await Promise.all([
+              video.keepSource
+                ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
+                : first.kind === 'copy'
+                  ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then((r) => [r])
+                  : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
+              audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
+            ]);
+            if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, audio.length > 0 ? { audio } : {});
             return written;
           };
           const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
