@@ -38,6 +38,7 @@ import { AuthService } from './auth/authService.js';
 import { makeLocalDateFormatter } from './core/localTime.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from './core/tokens.js';
 import { MediaDeliveryService } from './services/mediaDelivery.js';
+import { CaptionService } from './services/captionService.js';
 import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
 import { SigningKeysService } from './services/signingKeys.js';
 import { BackupService } from './services/backupService.js';
@@ -290,6 +291,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     videoApiRouter({
       auth,
       videos,
+      captions: new CaptionService({ videos: stores.videos, objects, events }),
+      mediaView: (app, ctx) => mediaAccess.view(app, ctx),
       viewContext,
       reads,
       maxBodyBytes: options.maxBodyBytes,

@@ -55,19 +55,29 @@ afterAll(async () => {
 /**
  * A 640x360 H.264 Matroska file (copied as the first rendition) with two audio tracks told apart
  * by pitch: English at 440 Hz, French at 880 Hz, the second titled as a film's dub is (an MP4's
- * track has no title ffmpeg writes).
+ * track has no title ffmpeg writes); two SubRip subtitle streams, English and German (titled);
+ * and two chapters.
  */
 async function twoLanguages(seconds: number): Promise<string> {
   const file = path.join(dir, 'two-languages.mkv');
+  const en = path.join(dir, 'en.srt');
+  fs.writeFileSync(en, '1\n00:00:01,000 --> 00:00:02,500\nHello\n\n2\n00:00:05,000 --> 00:00:06,000\nGoodbye\n');
+  const de = path.join(dir, 'de.srt');
+  fs.writeFileSync(de, '1\n00:00:01,000 --> 00:00:02,500\nHallo\n');
+  const chapters = path.join(dir, 'chapters.txt');
+  fs.writeFileSync(chapters, `;FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=4000\ntitle=Opening\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=4000\nEND=${seconds * 1000}\ntitle=Ending\n`);
   await run([
     '-f', 'lavfi', '-i', `testsrc2=s=640x360:r=30:d=${seconds}`,
     '-f', 'lavfi', '-i', `sine=f=440:sample_rate=48000:d=${seconds}`,
     '-f', 'lavfi', '-i', `sine=f=880:sample_rate=48000:d=${seconds}`,
-    '-map', '0:v', '-map', '1:a', '-map', '2:a',
+    '-i', en, '-i', de, '-f', 'ffmetadata', '-i', chapters,
+    '-map', '0:v', '-map', '1:a', '-map', '2:a', '-map', '3:s', '-map', '4:s', '-map_chapters', '5',
     '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-g', '30',
-    '-c:a', 'aac', '-b:a', '64k',
+    '-c:a', 'aac', '-b:a', '64k', '-c:s', 'srt',
     '-metadata:s:a:0', 'language=eng',
     '-metadata:s:a:1', 'language=fre', '-metadata:s:a:1', 'title=Français (doublage)',
+    '-metadata:s:s:0', 'language=eng',
+    '-metadata:s:s:1', 'language=ger', '-metadata:s:s:1', 'title=Deutsch',
     '-f', 'matroska', '-y', file,
   ]);
   return file;
@@ -102,7 +112,7 @@ async function playerPage(): Promise<{ page: Page; requests: string[]; close: ()
   return { page, requests, close: () => ctx.close() };
 }
 
-describe('a source with two audio languages', () => {
+describe('a source with two audio languages, two subtitle languages and chapters', () => {
   let published: Awaited<ReturnType<typeof publish>>;
   beforeAll(async () => {
     published = await publish(await twoLanguages(8));
@@ -121,6 +131,28 @@ describe('a source with two audio languages', () => {
       expect(v.audioGroup).toBe(audio[0]!.groupId);
       expect(v.codecs).toMatch(/,mp4a\.40\.2$/);
     }
+  });
+
+  it('lists both subtitle languages as a subtitle group every variant names, and the detail lists them and the chapters', async () => {
+    const text = await (await fetch(published.master)).text();
+    const subtitles = parseMasterMedia(text).filter((m) => m.type === 'SUBTITLES');
+    expect(subtitles.map((m) => ({ name: m.name, language: m.language, default: m.default }))).toEqual([
+      { name: 'English', language: 'en', default: false },
+      { name: 'Deutsch', language: 'de', default: false },
+    ]);
+    for (const v of parseMasterPlaylist(text)) expect(v.subtitlesGroup).toBe(subtitles[0]!.groupId);
+    const detail = (await client.get('/Api/Video/Get', { Id: published.videoId })).body;
+    expect(detail.Captions.map((c: { Language: string; Label: string; Origin: string }) => [c.Language, c.Label, c.Origin])).toEqual([
+      ['en', 'English', 'source'],
+      ['de', 'Deutsch', 'source'],
+    ]);
+    // The cues at the times the file has them (ffmpeg wrote the test file's subtitles a few
+    // milliseconds in, after the audio's priming).
+    const english = await (await fetch(detail.Captions[0].URL)).text();
+    expect(english).toMatch(/^WEBVTT\n\n00:00:01\.0\d\d --> 00:00:02\.5\d\d\nHello\n\n00:00:05\.0\d\d --> 00:00:06\.0\d\d\nGoodbye\n\n$/);
+    const chapters = await fetch(detail.ChaptersURL);
+    expect(chapters.headers.get('content-type')).toMatch(/^text\/vtt/);
+    expect(await chapters.text()).toBe('WEBVTT\n\n00:00:00.000 --> 00:00:04.000\nOpening\n\n00:00:04.000 --> 00:00:08.000\nEnding\n\n');
   });
 
   it('keeps the first track alone in the MP4 renditions, and no audio in the variants\' segments', async () => {
@@ -149,9 +181,10 @@ describe('a source with two audio languages', () => {
           hls.on(Hls.Events.AUDIO_TRACK_SWITCHED, (_: unknown, d: { id: number }) => switched.push(d.id));
           hls.loadSource(master);
           hls.attachMedia(v);
-          return new Promise<{ tracks: Array<{ name: string; lang?: string }>; switched: number[]; ended: boolean; error: string | null; audioTrack: number }>((resolve) => {
-            const done = (error: string | null) =>
-              resolve({ tracks: hls.audioTracks.map((a: { name: string; lang?: string }) => ({ name: a.name, lang: a.lang })), switched, ended: v.ended, error, audioTrack: hls.audioTrack });
+          type Track = { name: string; lang?: string };
+          return new Promise<{ tracks: Track[]; subtitles: Track[]; switched: number[]; ended: boolean; error: string | null; audioTrack: number }>((resolve) => {
+            const named = (list: Track[]) => list.map((a) => ({ name: a.name, lang: a.lang }));
+            const done = (error: string | null) => resolve({ tracks: named(hls.audioTracks), subtitles: named(hls.subtitleTracks), switched, ended: v.ended, error, audioTrack: hls.audioTrack });
             const deadline = setTimeout(() => done('timed out'), 50_000);
             hls.on(Hls.Events.ERROR, (_: unknown, d: { fatal: boolean; details: string }) => {
               if (d.fatal) {
@@ -181,6 +214,10 @@ describe('a source with two audio languages', () => {
         { name: 'English', lang: 'en' },
         { name: 'Français (doublage)', lang: 'fr' },
       ]);
+      expect(played.subtitles).toEqual([
+        { name: 'English', lang: 'en' },
+        { name: 'Deutsch', lang: 'de' },
+      ]);
       expect(played.switched).toContain(1);
       expect(played.audioTrack).toBe(1);
       // What it played after the switch came from the second track's rendition.
@@ -188,6 +225,61 @@ describe('a source with two audio languages', () => {
     } finally {
       await close();
     }
+  });
+
+  it("shows a caption track added through the API in hls.js's subtitle tracks within seconds, its cues at their times, with no re-encode", async () => {
+    const jobsBefore = (await t.vop.stores.jobs.list({ videoId: published.videoId })).length;
+    const body = new FormData();
+    for (const [k, v] of Object.entries({ ...client.auth(), VideoId: published.videoId, Language: 'pt-BR', Label: 'Português' })) body.append(k, v);
+    body.append('file', new Blob(['1\n00:00:03,000 --> 00:00:04,000\nOlá\n']), 'pt.srt');
+    const added = (await (await fetch(`${t.baseUrl}/Api/Video/Caption`, { method: 'POST', body })).json()) as any;
+    expect(added.AuthMsg.ResultCode).toBe('1');
+    const since = Date.now();
+    // The master lists it at once: no job, no re-encode.
+    const names = async () => parseMasterMedia(await (await fetch(published.master)).text()).filter((m) => m.type === 'SUBTITLES').map((m) => m.name);
+    await expect.poll(names, { timeout: 5000 }).toEqual(['English', 'Deutsch', 'Português']);
+    expect(Date.now() - since).toBeLessThan(5000);
+    expect((await t.vop.stores.jobs.list({ videoId: published.videoId })).length).toBe(jobsBefore);
+
+    const { page, close } = await playerPage();
+    try {
+      const seen = await page.evaluate(async ({ master }) => {
+        const v = document.querySelector('video')!;
+        const Hls = (window as unknown as { Hls: any }).Hls;
+        const hls = new Hls({ enableWorker: false });
+        hls.loadSource(master);
+        hls.attachMedia(v);
+        return new Promise<{ subtitles: string[]; cues: Array<{ start: number; end: number; text: string }>; error: string | null }>((resolve) => {
+          const deadline = setTimeout(() => resolve({ subtitles: [], cues: [], error: 'timed out' }), 40_000);
+          hls.on(Hls.Events.MANIFEST_PARSED, () => void v.play());
+          v.addEventListener('timeupdate', () => {
+            // Turned on once playing, as a viewer does: hls.js settles its own choice (none, as
+            // no track is DEFAULT) after it read the tracks.
+            const wanted = hls.subtitleTracks.findIndex((s: { name: string }) => s.name === 'Português');
+            if (hls.subtitleTrack !== wanted) hls.subtitleTrack = wanted;
+            const track = Array.from(v.textTracks).find((tt) => tt.label === 'Português');
+            const cues = track?.cues ? Array.from(track.cues as unknown as ArrayLike<VTTCue>) : [];
+            if (cues.length === 0 || v.currentTime < 4.5) return;
+            clearTimeout(deadline);
+            resolve({ subtitles: hls.subtitleTracks.map((s: { name: string }) => s.name), cues: cues.map((c) => ({ start: c.startTime, end: c.endTime, text: c.text })), error: null });
+          });
+        });
+      }, { master: published.master });
+      expect(seen.error).toBeNull();
+      expect(seen.subtitles).toEqual(['English', 'Deutsch', 'Português']);
+      // Where the file put it on the video's timeline, within a frame.
+      expect(seen.cues).toHaveLength(1);
+      expect(seen.cues[0]!.text).toBe('Olá');
+      expect(Math.abs(seen.cues[0]!.start - 3)).toBeLessThan(0.05);
+      expect(Math.abs(seen.cues[0]!.end - 4)).toBeLessThan(0.05);
+    } finally {
+      await close();
+    }
+
+    // Removed: gone from the master at once.
+    const removed = await client.post('/Api/Video/Caption/Delete', { VideoId: published.videoId, CaptionId: added.Caption.Id });
+    expect(removed.body.AuthMsg.ResultCode).toBe('1');
+    await expect.poll(names, { timeout: 5000 }).toEqual(['English', 'Deutsch']);
   });
 
   it("plays to its end in Chromium's own HLS", async () => {

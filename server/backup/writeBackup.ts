@@ -19,7 +19,7 @@ export type MediaChoice = 'include' | 'list' | 'none';
 export const MEDIA_CHOICES: readonly MediaChoice[] = ['include', 'list', 'none'];
 
 /** The media areas a backup holds: everything but uploads still under way (`incoming`). */
-export const BACKED_UP_AREAS = ['sources', 'play', 'hls', 'covers'] as const;
+export const BACKED_UP_AREAS = ['sources', 'play', 'hls', 'covers', 'text'] as const;
 
 /** Files of the data folder a backup keeps (when present), under `settings/`. */
 export const DATA_DIR_FILES = ['settings.json', 'admin-token', 'upload-credential.key'] as const;

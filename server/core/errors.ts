@@ -72,6 +72,19 @@ export const RESULT_CODES = {
    * full, the storage could not be read); the message says why, for the admin to fix.
    */
   BACKUP_FAILED: { code: '312', message: 'Backup Failed', httpStatus: 500, transport: false },
+  /**
+   * A caption file is not UTF-8 text (binary, UTF-16, Latin-1), or not SRT or WebVTT as a player
+   * reads it (a malformed cue timing, cues out of order, no cue); the message names the line.
+   */
+  CAPTION_FILE_INVALID: { code: '313', message: 'Caption File Invalid', httpStatus: 422, transport: false },
+  /** A caption file is over the size limit (2 MiB) or holds more cues than a file may (20,000). */
+  CAPTION_FILE_TOO_LARGE: { code: '314', message: 'Caption File Too Large', httpStatus: 413, transport: false },
+  /** `Language` is not a BCP-47 tag of a known language ("en", "pt-BR", "zh-Hans"). */
+  LANGUAGE_INVALID: { code: '315', message: 'Language Tag Invalid', httpStatus: 400, transport: false },
+  /** The video has as many caption tracks as it may (20); remove one first. */
+  CAPTION_LIMIT_REACHED: { code: '316', message: 'Caption Limit Reached', httpStatus: 409, transport: false },
+  /** The video has no caption track with this Id. */
+  CAPTION_NOT_FOUND: { code: '317', message: 'Caption Not Found', httpStatus: 404, transport: false },
 
   // 4xx: transport (these keep their HTTP status on the spec API too)
   /** The request body is over the size limit. */

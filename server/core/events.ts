@@ -18,6 +18,11 @@ export interface VopEvents {
    * drop the video on it; the console shows it.
    */
   'video.renditions': [{ videoId: string; appId: string; ladder: '' | 'pending' | 'failed'; labels: string[] }];
+  /**
+   * A video's text tracks (captions, chapters) changed: its application added or removed one
+   * (services/captionService.ts). `ids`: the tracks it has now. Delivery's caches drop the video.
+   */
+  'video.textTracks': [{ videoId: string; appId: string; ids: string[] }];
   /** A video's file arrived (the upload page, tus, multipart, or a pull) and was stored: `bytes` its size, `durationMs` from its first byte. */
   'upload.received': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; bytes: number; durationMs: number }];
   /** A video's file was refused or its pull failed: `code` the result code, `reason` for people (never a credential). */

@@ -45,10 +45,10 @@ export const SEGMENT_LIST_NAME = 'segments.csv';
 
 /**
  * Every name a variant directory written with the default playlist name holds: its playlist and
- * segments. Delivery serves these names only, so they are built from the ones {@link buildHlsArgs}
+ * segments (MPEG-TS, or WebVTT for a subtitle rendition). Delivery serves these names only, so they are built from the ones {@link buildHlsArgs}
  * gives.
  */
-export const HLS_VARIANT_FILE_RE = new RegExp(`^(?:${escapeRegExp(DEFAULT_HLS_OPTIONS.playlistName)}|${SEGMENT_PREFIX}\\d{5,9}\\.ts)$`);
+export const HLS_VARIANT_FILE_RE = new RegExp(`^(?:${escapeRegExp(DEFAULT_HLS_OPTIONS.playlistName)}|${SEGMENT_PREFIX}\\d{5,9}\\.(?:ts|vtt))$`);
 
 /**
  * The longest segment a variant may have and still set the cuts of the others. A copied source
@@ -298,6 +298,27 @@ export interface MasterMedia {
   uri: string;
   /** Audio channels ("2"), when known. */
   channels?: string;
+}
+
+/**
+ * `text` as a playlist's quoted attribute can carry it, for a name a source or an application
+ * gave (a track's title): a double quote becomes a single one, control characters (line breaks
+ * among them) spaces, at most 100 characters.
+ */
+export function playlistSafe(text: string): string {
+  return text.replace(/"/g, "'").replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, 100);
+}
+
+/**
+ * The master playlist as delivery serves it: `stored` (what the jobs wrote) with `subtitles`
+ * listed as renditions of the subtitle group, which every variant then names. Pure; `stored`
+ * as it is when there are none.
+ */
+export function withSubtitles(stored: string, subtitles: readonly MasterMedia[]): string {
+  if (subtitles.length === 0) return stored;
+  const variants = parseMasterPlaylist(stored).map((v) => ({ ...v, subtitlesGroup: SUBTITLES_GROUP }));
+  const media = [...parseMasterMedia(stored).filter((m) => m.type !== 'SUBTITLES'), ...subtitles.map((m) => ({ ...m, type: 'SUBTITLES' as const, groupId: SUBTITLES_GROUP }))];
+  return buildMasterPlaylist(variants, media);
 }
 
 /** The group every audio rendition is in: one group, since every variant plays with every track. */

@@ -68,8 +68,8 @@ export function resolveLadderOptions(input: Partial<LadderOptions> = {}): Ladder
   const seen = new Set<number>();
   for (const [i, r] of o.rungs.entries()) {
     if (typeof r.label !== 'string' || r.label === '') throw new Error(`Option rungs[${i}].label must be a non-empty string.`);
-    // The folders of HLS's audio tracks beside the rungs' (processing/mediaNames.ts).
-    if (r.label.startsWith('audio-')) throw new Error(`Option rungs[${i}].label must not start with "audio-": HLS names its audio tracks so.`);
+    // The folders of HLS's audio and subtitle renditions beside the rungs' (processing/mediaNames.ts).
+    if (/^(audio|subs)-/.test(r.label)) throw new Error(`Option rungs[${i}].label must not start with "audio-" or "subs-": HLS names its audio and subtitle renditions so.`);
     if (!Number.isInteger(r.shortSide) || r.shortSide < 2 || r.shortSide % 2 !== 0) throw new Error(`Option rungs[${i}].shortSide must be an even whole number of at least 2 (libx264 needs even sizes).`);
     if (seen.has(r.shortSide)) throw new Error(`Option rungs[${i}].shortSide ${r.shortSide} appears twice.`);
     seen.add(r.shortSide);

@@ -48,7 +48,7 @@ export async function removeCutOffOutputs(
   videoId: string,
   dateFolder: string,
   keep: ReadonlySet<string>,
-  areas: ReadonlyArray<'hls' | 'covers'>,
+  areas: ReadonlyArray<'hls' | 'covers' | 'text'>,
 ): Promise<string[]> {
   await objects.removeIncomplete(mediaKey('play', dateFolder), `${videoId}_`);
   for (const area of areas) await objects.removeIncomplete(mediaKey(area, videoId));

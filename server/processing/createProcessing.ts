@@ -125,7 +125,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     scheduler,
     covers,
     playFiles,
-    detailExtras: (video, ctx) => detailExtras(hls, video, ctx),
+    detailExtras: (video, ctx) => detailExtras(hls, (id) => stores.videos.textTracks(id), video, ctx),
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.
       tools

@@ -24,7 +24,7 @@ import { bitRatesOfPlaylist, cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parse
 import { timeList } from '../media/timeList.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { JobRecord } from '../storage/jobRecords.js';
-import { mediaKey, MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
+import { mediaKey, MediaObjectNotFoundError, readSmallObject, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
 import type { LadderState, VideoRecord, VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeCutOffOutputs } from './attemptOutputs.js';
@@ -223,8 +223,5 @@ async function sharedCuts(objects: MediaStore, videoId: string, variant: MasterV
 
 /** The text of a stored object; undefined when there is none. */
 async function readText(objects: MediaStore, key: string): Promise<string | undefined> {
-  if (!(await objects.stat(key))) return undefined;
-  const chunks: Buffer[] = [];
-  for await (const chunk of await objects.openRange(key)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return (await readSmallObject(objects, key))?.toString('utf8');
 }

@@ -8,6 +8,8 @@
  *   hls/<videoId>/master.m3u8                  the HLS master playlist
  *   hls/<videoId>/<label>/index.m3u8, seg_*    one HLS variant
  *   hls/<videoId>/audio-<n>/index.m3u8, seg_*  one audio track of a source with several
+ *   hls/<videoId>/subs-<id>/index.m3u8, seg_*  one caption track, as segmented WebVTT
+ *   text/<videoId>/<id>.vtt                    one text track (captions, chapters), whole
  *
  * Every name starts with or sits under the video id, so delivery can tell from a requested name
  * whose media it is, and check that video before reading anything.
@@ -31,8 +33,21 @@ export function audioRenditionLabel(index: number): string {
   return `${AUDIO_LABEL_PREFIX}${index}`;
 }
 
-/** What the folders of HLS renditions that are not the ladder's start with. */
+/** What the folders of HLS audio renditions start with. */
 export const AUDIO_LABEL_PREFIX = 'audio-';
+
+/** The folder of the HLS subtitle rendition of text track `id`. No rung may be labelled so either. */
+export function subtitleRenditionLabel(id: string): string {
+  return `subs-${id}`;
+}
+
+/** The file of text track `id` inside `text/<videoId>/`. */
+export function textTrackFile(id: string): string {
+  return `${id}.vtt`;
+}
+
+/** A text track's id: what {@link textTrackFile} and {@link subtitleRenditionLabel} are made of. */
+export const TEXT_TRACK_ID_RE = /^[0-9a-f]{8}$/;
 
 /** The label of a kept source in its file name (`<id>_source.<ext>`). */
 export const SOURCE_LABEL = 'source';

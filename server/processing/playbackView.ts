@@ -1,12 +1,12 @@
 /**
  * What the detail response (spec 4.1) shows of a video's media: `VideoPlayFile` (spec 2.5) and,
- * beyond the spec, `HlsURL`. videoApi.ts shows `VideoPlayFile` only for a video in status 1.
+ * beyond the spec, `HlsURL`, `Captions` and `ChaptersURL`. videoApi.ts shows `VideoPlayFile` only for a video in status 1.
  */
 import type { VopEventBus } from '../core/events.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
-import { mediaPrefix, type ViewContext } from '../videos/videoView.js';
+import { mediaPrefix, textTrackUrl, toCaptionModel, type CaptionModel, type ViewContext } from '../videos/videoView.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
-import type { RenditionRecord, VideoRecord } from '../storage/types.js';
+import type { RenditionRecord, TextTrackRecord, VideoRecord } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';
 
 /** Spec 2.5. */
@@ -86,12 +86,25 @@ export class HlsPresence {
   }
 }
 
-/**
- * Extra detail fields: `HlsURL`, the absolute address of the HLS master playlist, for adaptive
- * playback (hls.js, Safari); empty when the video is not playable or has no HLS packaging.
- */
-export async function detailExtras(hls: HlsPresence, video: VideoRecord, ctx: ViewContext): Promise<{ HlsURL: string }> {
-  if (video.status !== VideoStatus.Normal) return { HlsURL: '' };
-  // A signed application's token sits in the path: the playlists' relative addresses carry it.
-  return { HlsURL: (await hls.has(video.id)) ? `${mediaPrefix(ctx, video.id)}/hls/${video.id}/${HLS_MASTER}` : '' };
+/** Extra detail fields, beyond the spec: spec clients ignore fields they do not know. */
+export type DetailExtras = {
+  /** The absolute address of the HLS master playlist, for adaptive playback (hls.js, Safari); '' when the video is not playable or has no HLS. */
+  HlsURL: string;
+  /** Its caption tracks (textTracks.ts), each with its WebVTT file's address; empty while the video is not playable. */
+  Captions: CaptionModel[];
+  /** The address of its chapters as WebVTT (`<track kind="chapters">`); '' when it has none or is not playable. */
+  ChaptersURL: string;
+};
+
+/** The detail's extra fields of `video`: its media addresses are served only in status 1. */
+export async function detailExtras(hls: HlsPresence, textTracks: (videoId: string) => Promise<TextTrackRecord[]>, video: VideoRecord, ctx: ViewContext): Promise<DetailExtras> {
+  if (video.status !== VideoStatus.Normal) return { HlsURL: '', Captions: [], ChaptersURL: '' };
+  const [present, tracks] = await Promise.all([hls.has(video.id), textTracks(video.id)]);
+  const chapters = tracks.find((t) => t.kind === 'chapters');
+  return {
+    // A signed application's token sits in the path: the playlists' relative addresses carry it.
+    HlsURL: present ? `${mediaPrefix(ctx, video.id)}/hls/${video.id}/${HLS_MASTER}` : '',
+    Captions: tracks.filter((t) => t.kind === 'captions').map((t) => toCaptionModel(t, ctx)),
+    ChaptersURL: chapters ? textTrackUrl(chapters, ctx) : '',
+  };
 }

@@ -28,6 +28,7 @@ import type { VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeCutOffOutputs, removeReplacedRenditions } from './attemptOutputs.js';
 import { writeAudioRenditions } from './audioRenditions.js';
 import { writeCovers } from './coverOutput.js';
+import { replaceSourceTextTracks, storeTextTrack, writeSourceTextTracks } from './textTracks.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
 import { planLadder } from './ladderPlan.js';
@@ -112,7 +113,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
       const releaseLadders = deps.holdLadders?.();
       try {
         const work = await scratch.fresh('transcode', attempt);
-        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls'), audio: path.join(work, 'audio') };
+        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls'), audio: path.join(work, 'audio'), text: path.join(work, 'text') };
         for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
         const sourceKey = sourceKeyOf(video.sourceFile);
         const made = await objects.withLocalCopy(sourceKey, async (source) => {
@@ -141,20 +142,22 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           // the first rendition is.
           const audioTracks = hls && !video.keepSource && hasAudioGroup(info) ? info.audioTracks! : [];
           const renditions = async (steps: FfmpegRunContext) => {
-            const [written, audio] = await Promise.all([
+            const [written, audio, text] = await Promise.all([
               video.keepSource
                 ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
                 : first.kind === 'copy'
                   ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then((r) => [r])
                   : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
               audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
+              // Its subtitles and chapters, as WebVTT (textTracks.ts).
+              writeSourceTextTracks({ videoId, source, info, outDir: dirs.text, ffmpeg: steps }, log),
             ]);
             if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, audio.length > 0 ? { audio } : {});
-            return written;
+            return { written, text };
           };
-          const [written, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
+          const [{ written, text }, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
           ctx.progress({ percent: TRANSCODE_SHARE });
-          return { info, written, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
+          return { info, written, text, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
         }, { signal: ctx.signal }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
@@ -169,6 +172,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         deps.hlsChanged?.(videoId);
         const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
         await storeRenditions(objects, made.written, ctx.signal);
+        for (const t of made.text) await storeTextTrack(objects, t.record, { file: t.path });
         // Everything is stored: the scratch folder goes before the video is said to be ready, so
         // that a node holds nothing of an attempt once its video is in status 1 (the finally
         // below removes it, again or on failure, and logs a failure to).
@@ -180,6 +184,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         rowsWritten = true;
         // From here the rows name the new files: a failure of a later step must not delete them.
         for (const w of written) listed.add(w.file);
+        await replaceSourceTextTracks({ videos, objects }, videoId, made.text, made.hls, log);
         // 'pending' before the move to 1: a crash between the two leaves a ladder start-up queues.
         await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile, ladder: made.ladderPending ? 'pending' : '' });
         await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
@@ -202,7 +207,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
     async recover(job) {
       const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
       await scratch.removeStartingWith('transcode', `${job.videoId}.`);
-      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['covers', 'hls']);
+      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['covers', 'hls', 'text']);
       if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
     },
 

@@ -7,6 +7,7 @@
  *   GET|HEAD /media/cover/<videoId>.jpg[?t=n]    the cover; t = 2..7 the sizes of spec 2.3
  *   GET|HEAD /media/hls/<videoId>/master.m3u8    the master playlist
  *   GET|HEAD /media/hls/<videoId>/<label>/<file> a variant playlist or segment
+ *   GET|HEAD /media/text/<videoId>/<id>.vtt      a text track (captions, chapters), whole
  *   GET|HEAD /media/s/<token>/<any of the above>  the same at a signed address (keys/mediaTokens.ts)
  *
  * One of the hot paths (http/hotPaths.ts): answered on node:http, not through Express (issue 14).
@@ -21,6 +22,7 @@
  * unguessable; a signed application's are served only at addresses whose token opens that video
  * and has not expired (services/mediaAccess.ts).
  */
+import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import querystring from 'node:querystring';
 import { ApiError } from '../core/errors.js';
@@ -28,6 +30,7 @@ import { sendHotError, type Answer, type HotHandler, type HotRequest } from '../
 import { noteRoute } from '../http/routeTemplate.js';
 import type { MediaDeliveryService } from '../services/mediaDelivery.js';
 import { SIGNED_SEGMENT } from '../keys/mediaTokens.js';
+import { withSubtitles } from '../media/hls.js';
 
 export interface MediaDeliveryDeps {
   /** What may be served, and the bytes: the only way to media from here. */
@@ -69,6 +72,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '3gp': 'video/3gpp',
   jpg: 'image/jpeg',
   m3u8: 'application/vnd.apple.mpegurl',
+  vtt: 'text/vtt; charset=utf-8',
 };
 
 /**
@@ -80,6 +84,8 @@ const DOWNLOAD = '/media/download/:date/:file';
 const COVER = '/media/cover/:file';
 const HLS_MASTER = '/media/hls/:videoId/:file';
 const HLS_VARIANT = '/media/hls/:videoId/:label/:file';
+const TEXT = '/media/text/:videoId/:file';
+const SIGNED_TEXT = `/media/${SIGNED_SEGMENT}/:token/text/:videoId/:file`;
 const SIGNED_PLAY = `/media/${SIGNED_SEGMENT}/:token/play/:date/:file`;
 const SIGNED_DOWNLOAD = `/media/${SIGNED_SEGMENT}/:token/download/:date/:file`;
 const SIGNED_COVER = `/media/${SIGNED_SEGMENT}/:token/cover/:file`;
@@ -130,7 +136,17 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
   };
 
   const hls = async (req: IncomingMessage, res: ServerResponse, answer: Answer, token: string | undefined, videoId: string, variant: string | undefined, file: string) => {
-    await send(req, res, answer, await delivery.hlsKey(videoId, variant, file, token));
+    const target = await delivery.hlsKey(videoId, variant, file, token);
+    if (!target.subtitles || target.subtitles.length === 0) return send(req, res, answer, target.key);
+    // A master with captions: the stored one with its subtitle renditions added, as the video's
+    // caption tracks stand now (processing/textTracks.ts says why it is made here).
+    const stored = await delivery.readText(target.key);
+    if (stored === undefined) throw new ApiError('NOT_FOUND');
+    sendText(req, res, answer, withSubtitles(stored, target.subtitles), CONTENT_TYPES.m3u8!);
+  };
+
+  const text = async (req: IncomingMessage, res: ServerResponse, answer: Answer, token: string | undefined, videoId: string, file: string) => {
+    await send(req, res, answer, await delivery.textTrackKey(videoId, file, token));
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse, hot: HotRequest): Promise<void> => {
@@ -156,6 +172,10 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
         if (parts.length !== 2) break;
         noteRoute(res, signed ? SIGNED_COVER : COVER);
         return cover(req, res, hot.answer, token, a!, hot.query);
+      case 'text':
+        if (parts.length !== 3) break;
+        noteRoute(res, signed ? SIGNED_TEXT : TEXT);
+        return text(req, res, hot.answer, token, a!, b!);
       case 'hls':
         if (parts.length === 3) {
           noteRoute(res, signed ? SIGNED_HLS_MASTER : HLS_MASTER);
@@ -171,6 +191,20 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
   };
 
   return (req, res, hot) => route(req, res, hot).catch((err: unknown) => sendHotError(req, res, err, deps.log, REFUSAL_HEADERS, hot.answer));
+}
+
+/**
+ * Answers GET or HEAD with `body`, made for this request (a master playlist with its captions):
+ * its ETag from its bytes, so a player that has it gets a 304; a Range is answered with the
+ * whole body (RFC 9110 lets a server ignore it), as the body is a few hundred bytes.
+ */
+function sendText(req: IncomingMessage, res: ServerResponse, answer: Answer, body: string, contentType: string): void {
+  const bytes = Buffer.from(body);
+  const etag = `"t${crypto.createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
+  const headers = [...FILE_HEADERS, 'ETag', etag, 'Cache-Control', `max-age=${MAX_AGE_SECONDS}`];
+  const known = (req.headers['if-none-match'] ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (known.includes(etag) || known.includes('*')) return answer(res, 304, headers);
+  answer(res, 200, [...headers, 'Content-Type', contentType, 'Content-Length', String(bytes.length)], req.method === 'HEAD' ? undefined : bytes);
 }
 
 /**

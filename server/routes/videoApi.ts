@@ -2,11 +2,12 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../core/errors.js';
 import { apiLocals, authenticateApp } from './appAuth.js';
 import { envelopeErrorHandler, envelopeJson, sendEnvelope, sendEnvelopeJson } from '../http/errorResponses.js';
-import { formBody } from '../http/formBody.js';
+import { formBody, formFile } from '../http/formBody.js';
 import type { ParamBag } from '../http/params.js';
 import type { AuthService } from '../auth/authService.js';
 import type { VideoService } from '../services/videoService.js';
-import { mediaServer, toListItem, toVideoModel, type ViewContext } from '../videos/videoView.js';
+import { mediaServer, toCaptionModel, toListItem, toVideoModel, type ViewContext } from '../videos/videoView.js';
+import { CAPTION_FILE_MAX_BYTES, type CaptionService } from '../services/captionService.js';
 import type { AppRecord, RenditionRecord, VideoRecord } from '../storage/types.js';
 
 /** What a view context is made from: the scheme and the Host a request came with (an Express Request has both). */
@@ -15,8 +16,12 @@ export type RequestOrigin = Pick<Request, 'protocol' | 'host'>;
 export interface VideoApiDeps {
   auth: AuthService;
   videos: VideoService;
+  /** The caption calls (beyond the spec); absent: not routed. */
+  captions?: CaptionService;
   /** The read calls, from {@link videoReadCalls}: fastReadPath.ts serves the same ones ahead of Express. */
   reads: VideoReadCalls;
+  /** The view for the calling application's answers (signed media addresses); absent: the request's. */
+  mediaView?: (app: AppRecord, ctx: ViewContext) => ViewContext;
   /** The view context for this request (base URL from the public URL or the Host used). */
   viewContext: (req: RequestOrigin) => ViewContext;
   maxBodyBytes: number;
@@ -123,6 +128,31 @@ export function videoApiRouter(deps: VideoApiDeps): Router {
   }
   r.post('/Api/Video/Post', formBody(deps.maxBodyBytes), auth, register);
 
+  // Captions (beyond the spec): services/captionService.ts.
+  const captions = deps.captions;
+  if (captions) {
+    const view = (req: Request, app: AppRecord) => (deps.mediaView ? deps.mediaView(app, deps.viewContext(req)) : deps.viewContext(req));
+    r.post('/Api/Video/Caption', formBody(deps.maxBodyBytes, { fileBytes: CAPTION_FILE_MAX_BYTES }), auth, async (req, res) => {
+      const { app, params } = apiLocals(res);
+      const video = await deps.videos.get(app, params.get('VideoId'));
+      const file = formFile(req);
+      const track = await captions.add(video, { language: params.get('Language'), label: params.get('Label'), bytes: file?.bytes, truncated: file?.truncated === true });
+      sendEnvelope(res, { Caption: toCaptionModel(track, view(req, app)) });
+    });
+    r.get('/Api/Video/Captions', auth, async (req, res) => {
+      const { app, params } = apiLocals(res);
+      const video = await deps.videos.get(app, params.get('VideoId'));
+      const ctx = view(req, app);
+      sendEnvelope(res, { Captions: (await captions.list(video)).map((t) => toCaptionModel(t, ctx)) });
+    });
+    r.post('/Api/Video/Caption/Delete', formBody(deps.maxBodyBytes), auth, async (_req, res) => {
+      const { app, params } = apiLocals(res);
+      const video = await deps.videos.get(app, params.get('VideoId'));
+      const removed = await captions.remove(video, params.get('CaptionId'));
+      sendEnvelope(res, { CaptionId: removed.id });
+    });
+  }
+
   // RFC 9110 section 15.5.6: a 405 names the methods the path does take (Express answers HEAD
   // with the GET route).
   const known: Array<[path: string, allow: string]> = [
@@ -131,6 +161,9 @@ export function videoApiRouter(deps: VideoApiDeps): Router {
     ['/Api/Video/GetUserVideoListByAId', 'GET, HEAD'],
     ['/Api/Video', 'GET, HEAD'],
     ['/Api/Video/Post', 'POST'],
+    ['/Api/Video/Caption', 'POST'],
+    ['/Api/Video/Captions', 'GET, HEAD'],
+    ['/Api/Video/Caption/Delete', 'POST'],
   ];
   for (const [path, allow] of known) {
     r.all(path, (_req, res) => {

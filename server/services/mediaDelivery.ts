@@ -17,12 +17,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
 import { sendMediaObject, type FileResponseOptions } from '../http/fileResponse.js';
-import { HLS_VARIANT_FILE_RE } from '../media/hls.js';
+import { HLS_VARIANT_FILE_RE, playlistSafe, SUBTITLES_GROUP, type MasterMedia } from '../media/hls.js';
 import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
-import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
-import { mediaKey, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
+import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, subtitleRenditionLabel, textTrackFile, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
+import { mediaKey, readSmallObject, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
 import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
-import type { AppStore, VideoRecord, VideoStore } from '../storage/types.js';
+import type { AppStore, TextTrackRecord, VideoRecord, VideoStore } from '../storage/types.js';
 import type { MediaTokenRefusal, MediaTokens } from '../keys/mediaTokens.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
@@ -65,6 +65,8 @@ export interface PlayableVideo {
   renditions: ReadonlySet<string>;
   /** Its application serves signed addresses only: the plain ones are refused. */
   signed: boolean;
+  /** Its text tracks (captions, chapters), oldest first. */
+  textTracks: readonly TextTrackRecord[];
 }
 
 /** A cover to send: the key to try, and the size to make when it is missing. */
@@ -137,15 +139,31 @@ export class MediaDeliveryService {
     return name ? key('covers', target.videoId, name) : undefined;
   }
 
-  /** The key of an HLS file: the master playlist (`variant` undefined), a variant's playlist or segment. */
-  async hlsKey(videoId: string, variant: string | undefined, file: string, token: string | undefined): Promise<string> {
+  /**
+   * The key of an HLS file: the master playlist (`variant` undefined), a variant's playlist or
+   * segment; with the master, the subtitle renditions it is served with (its caption tracks).
+   */
+  async hlsKey(videoId: string, variant: string | undefined, file: string, token: string | undefined): Promise<{ key: string; subtitles?: MasterMedia[] }> {
     const video = await this.playable(videoId, token);
     if (variant === undefined) {
       if (file !== HLS_MASTER) throw new ApiError('NOT_FOUND');
-      return key('hls', video.id, HLS_MASTER);
+      return { key: key('hls', video.id, HLS_MASTER), subtitles: subtitleRenditions(video.textTracks) };
     }
     if (!LABEL_RE.test(variant) || !HLS_VARIANT_FILE_RE.test(file)) throw new ApiError('NOT_FOUND');
-    return key('hls', video.id, variant, file);
+    return { key: key('hls', video.id, variant, file) };
+  }
+
+  /** The key of a text track's WebVTT file `<id>.vtt` of a playable video that has it. */
+  async textTrackKey(videoId: string, file: string, token: string | undefined): Promise<string> {
+    const video = await this.playable(videoId, token);
+    const id = /^([0-9a-f]{8})\.vtt$/.exec(file)?.[1];
+    if (!id || !video.textTracks.some((t) => t.id === id)) throw new ApiError('NOT_FOUND');
+    return key('text', video.id, textTrackFile(id));
+  }
+
+  /** The text of a small object this service made (a master playlist); undefined when there is none. */
+  async readText(objectKey: string): Promise<string | undefined> {
+    return (await readSmallObject(this.deps.objects, objectKey))?.toString('utf8');
   }
 
   /**
@@ -155,6 +173,32 @@ export class MediaDeliveryService {
   send(req: IncomingMessage, res: ServerResponse, objectKey: string, o: FileResponseOptions): Promise<boolean> {
     return sendMediaObject(req, res, this.deps.objects, objectKey, this.objectInfo ? { ...o, objectInfo: this.objectInfo } : o);
   }
+}
+
+/**
+ * The master playlist's subtitle renditions of a video's caption tracks: named by their labels,
+ * none DEFAULT (a viewer turns captions on), those in a language AUTOSELECT (a player may turn on
+ * the viewer's), forced ones FORCED.
+ */
+export function subtitleRenditions(tracks: readonly TextTrackRecord[]): MasterMedia[] {
+  const used = new Map<string, number>();
+  return tracks
+    .filter((t) => t.kind === 'captions')
+    .map((t) => {
+      const base = playlistSafe(t.label) || t.id;
+      const seen = (used.get(base) ?? 0) + 1;
+      used.set(base, seen);
+      return {
+        type: 'SUBTITLES' as const,
+        groupId: SUBTITLES_GROUP,
+        name: seen === 1 ? base : `${base} (${seen})`,
+        ...(t.language ? { language: t.language } : {}),
+        default: false,
+        autoselect: t.language !== '',
+        ...(t.forced ? { forced: true } : {}),
+        uri: `${subtitleRenditionLabel(t.id)}/index.m3u8`,
+      };
+    });
 }
 
 /** What a refused token is told (the detail of MEDIA_ADDRESS_REFUSED). */
@@ -205,6 +249,8 @@ class PlayableVideos {
     events.everywhere.on('video.status', forget);
     // The ladder added renditions to a playable video (processing/ladderJob.ts).
     events.everywhere.on('video.renditions', forget);
+    // Its application added or removed a caption track.
+    events.everywhere.on('video.textTracks', forget);
   }
 
   async get(videoId: string): Promise<PlayableVideo | undefined> {
@@ -214,8 +260,8 @@ class PlayableVideos {
     const changesBefore = this.changes;
     const record: VideoRecord | undefined = await this.videos.get(videoId);
     if (!record || record.status !== VideoStatus.Normal) return undefined;
-    const [renditions, app] = await Promise.all([this.videos.renditions(videoId), this.apps.get(record.appId)]);
-    const video: PlayableVideo = { id: record.id, coverFile: record.coverFile, renditions: new Set(renditions.map((r) => r.file)), signed: app?.mediaAccess === 'signed' };
+    const [renditions, app, textTracks] = await Promise.all([this.videos.renditions(videoId), this.apps.get(record.appId), this.videos.textTracks(videoId)]);
+    const video: PlayableVideo = { id: record.id, coverFile: record.coverFile, renditions: new Set(renditions.map((r) => r.file)), signed: app?.mediaAccess === 'signed', textTracks };
     if (this.changes === changesBefore) {
       this.entries.delete(videoId); // re-inserted last: the map's order is the entries' age
       if (this.entries.size >= this.o.maxVideos) this.entries.delete(this.entries.keys().next().value!);

@@ -24,9 +24,11 @@ export type MediaArea =
   /** HLS playlists and segments, one folder per video. */
   | 'hls'
   /** Cover pictures, one folder per video. */
-  | 'covers';
+  | 'covers'
+  /** WebVTT text tracks (captions, chapters), one folder per video. */
+  | 'text';
 
-const AREAS: readonly MediaArea[] = ['incoming', 'sources', 'play', 'hls', 'covers'];
+const AREAS: readonly MediaArea[] = ['incoming', 'sources', 'play', 'hls', 'covers', 'text'];
 
 /**
  * Media on local disk under `<dataDir>/media`. Paths are built only from ids and names we

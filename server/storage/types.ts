@@ -102,6 +102,29 @@ export interface RenditionRecord {
   bytes: number;
 }
 
+/**
+ * One text track of a video (beyond the spec; processing/textTracks.ts): captions in one
+ * language, or its chapters. The WebVTT file is `text/<videoId>/<id>.vtt` in the media store.
+ */
+export interface TextTrackRecord {
+  videoId: string;
+  /** Short and random (`[0-9a-f]{8}`), unique within the video; names its files. */
+  id: string;
+  kind: 'captions' | 'chapters';
+  /** Where it came from: the source's subtitle stream or chapters, or the application's call. */
+  origin: 'source' | 'api';
+  /** BCP-47, canonical ("en", "pt-BR"); '' when the source did not say. */
+  language: string;
+  /** What a player's menu shows. */
+  label: string;
+  /** The source marks it forced: shown whatever the viewer chose. */
+  forced: boolean;
+  /** Size of its WebVTT file. */
+  bytes: number;
+  /** Unix ms. */
+  createdAt: number;
+}
+
 /** One change of a video's Status. */
 export interface StatusChange {
   at: number;
@@ -178,6 +201,17 @@ export interface VideoStore {
   setRenditions(videoId: string, renditions: RenditionRecord[]): Promise<void>;
   /** A video's renditions, highest bitrate first (spec 4.1 VideoPlayFile order). */
   renditions(videoId: string): Promise<RenditionRecord[]>;
+  /** A video's text tracks, oldest first (createdAt, then id). */
+  textTracks(videoId: string): Promise<TextTrackRecord[]>;
+  /**
+   * Adds a text track if the video has fewer than `limit` of its kind; resolves false, having
+   * added nothing, otherwise.
+   */
+  addTextTrack(track: TextTrackRecord, limit: number): Promise<boolean>;
+  /** Removes a text track; resolves with it, or undefined when the video has none of that id. */
+  removeTextTrack(videoId: string, id: string): Promise<TextTrackRecord | undefined>;
+  /** Replaces the video's text tracks that came from its source (a transcode found them anew). */
+  setSourceTextTracks(videoId: string, tracks: TextTrackRecord[]): Promise<void>;
   /** Counts per status, for /healthz and the console. */
   countByStatus(): Promise<Record<number, number>>;
   /** Ids of the videos in one of `statuses` (start-up finds the transcodes a crash left waiting). */

@@ -1,4 +1,4 @@
-import type { VideoRecord } from '../storage/types.js';
+import type { TextTrackRecord, VideoRecord } from '../storage/types.js';
 
 /** What turns stored records into the spec's JSON: the base addresses and the date format. */
 export interface ViewContext {
@@ -74,4 +74,26 @@ export function mediaServer(ctx: ViewContext, videoId: string): { PlayURL: strin
     MobilePlayURL: `${prefix}/play/`,
     DownloadURL: `${prefix}/download/`,
   };
+}
+
+/** One caption track as the API shows it (beyond the spec; services/captionService.ts). */
+export interface CaptionModel {
+  Id: string;
+  /** BCP-47. */
+  Language: string;
+  Label: string;
+  /** "source": from a subtitle stream of the uploaded file; "api": added by the application. */
+  Origin: 'source' | 'api';
+  /** The whole WebVTT file, served while the video is playable (status 1). */
+  URL: string;
+}
+
+/** A text track's model, its address made as the video's media addresses are (signed where the application's are). */
+export function toCaptionModel(t: TextTrackRecord, ctx: ViewContext): CaptionModel {
+  return { Id: t.id, Language: t.language, Label: t.label, Origin: t.origin, URL: textTrackUrl(t, ctx) };
+}
+
+/** The address of a text track's WebVTT file. */
+export function textTrackUrl(t: Pick<TextTrackRecord, 'videoId' | 'id'>, ctx: ViewContext): string {
+  return `${mediaPrefix(ctx, t.videoId)}/text/${t.videoId}/${t.id}.vtt`;
 }

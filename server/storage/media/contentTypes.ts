@@ -1,6 +1,6 @@
 import path from 'node:path';
 
-const TYPES: Record<string, string> = { mp4: 'video/mp4', m4s: 'video/mp4', ts: 'video/mp2t', m3u8: 'application/vnd.apple.mpegurl', jpg: 'image/jpeg', webm: 'video/webm' };
+const TYPES: Record<string, string> = { mp4: 'video/mp4', m4s: 'video/mp4', ts: 'video/mp2t', m3u8: 'application/vnd.apple.mpegurl', jpg: 'image/jpeg', webm: 'video/webm', vtt: 'text/vtt' };
 
 /**
  * The Content-Type object storage answers a presigned GET of an object with, from its name

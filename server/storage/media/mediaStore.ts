@@ -173,7 +173,7 @@ export class MediaObjectNotFoundError extends Error {
 
 /** One key segment, made from ids and labels: no separators, no dot-only or hidden names. */
 const SAFE_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
-const AREAS: ReadonlySet<string> = new Set<MediaArea>(['incoming', 'sources', 'play', 'hls', 'covers']);
+const AREAS: ReadonlySet<string> = new Set<MediaArea>(['incoming', 'sources', 'play', 'hls', 'covers', 'text']);
 
 /** The key of `segments` inside `area` (`hls/<videoId>/master.m3u8`); throws if a segment is unsafe. */
 export function mediaKey(area: MediaArea, ...segments: string[]): string {
@@ -223,4 +223,12 @@ export function assertRange(key: string, range: ByteRange, size: number): void {
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
     throw new RangeError(`Range ${start}-${end} is outside ${JSON.stringify(key)} (${size} bytes)`);
   }
+}
+
+/** The bytes of a small stored object (a playlist, a WebVTT file); undefined when there is none. */
+export async function readSmallObject(objects: Pick<MediaStore, 'stat' | 'openRange'>, key: string): Promise<Buffer | undefined> {
+  if (!(await objects.stat(key))) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of await objects.openRange(key)) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }

@@ -15,7 +15,7 @@ export class VideoMedia {
 
   /** Removes every object and local file of `videoId`; `playFiles` are its renditions (`<date>/<file>`). */
   async removeVideo(videoId: string, playFiles: readonly string[] = []): Promise<void> {
-    for (const area of ['sources', 'hls', 'covers'] as const) await this.objects.deletePrefix(mediaKey(area, videoId));
+    for (const area of ['sources', 'hls', 'covers', 'text'] as const) await this.objects.deletePrefix(mediaKey(area, videoId));
     for (const rel of playFiles) await this.objects.delete(mediaKey('play', ...rel.split('/')));
     for (const area of ['incoming', 'sources'] as const) await fs.promises.rm(this.local.path(area, videoId), { recursive: true, force: true });
   }

@@ -21,7 +21,7 @@ import { APP_CHANGES_CHANNEL } from './postgresAppStore.js';
 const CHANNEL = 'vop_events';
 
 /** The events relayed: what the console shows live and what caches (and the signing keys) follow. */
-const RELAYED = ['video.status', 'video.renditions', 'keys.rotated', 'job.state', 'job.progress'] as const;
+const RELAYED = ['video.status', 'video.renditions', 'video.textTracks', 'keys.rotated', 'job.state', 'job.progress'] as const;
 type Relayed = (typeof RELAYED)[number];
 
 /** Least time between two relayed progress reports of one job: the console shows 4 a second at most. */

@@ -291,4 +291,19 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
     `INSERT INTO video_counts (app_id, status, slot, n, changes) SELECT app_id, status, 0, COUNT(*), COUNT(*) FROM videos GROUP BY app_id, status`,
     `INSERT INTO video_user_counts (app_id, create_user, slot, n) SELECT app_id, create_user, 0, COUNT(*) FROM videos GROUP BY app_id, create_user`,
   ],
+  // a video's text tracks (captions and chapters), as the sql.js schema's version 13
+  [
+    `CREATE TABLE text_tracks (
+       video_id TEXT COLLATE "C" NOT NULL,
+       id TEXT COLLATE "C" NOT NULL,
+       kind TEXT NOT NULL,
+       origin TEXT NOT NULL,
+       language TEXT NOT NULL DEFAULT '',
+       label TEXT NOT NULL DEFAULT '',
+       forced BOOLEAN NOT NULL DEFAULT FALSE,
+       bytes BIGINT NOT NULL DEFAULT 0,
+       created_at BIGINT NOT NULL,
+       PRIMARY KEY (video_id, id)
+     )`,
+  ],
 ];

@@ -37,6 +37,7 @@ export const PG_BACKUP_TABLES: readonly BackupTable[] = [
   { table: 'videos', key: ['id'] },
   { table: 'video_status_history', key: ['id'] },
   { table: 'renditions', key: ['video_id', 'label'] },
+  { table: 'text_tracks', key: ['video_id', 'id'] },
   { table: 'jobs', key: ['id'] },
   { table: 'callback_deliveries', key: ['id'] },
   { table: 'callback_attempts', key: ['delivery_id', 'series', 'attempt'] },

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
-import { type LadderState, type Page, type RenditionRecord, type StatusChange, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
-import { toVideo, type VideoRow } from '../rows/metadataRows.js';
+import { type LadderState, type Page, type RenditionRecord, type StatusChange, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
+import { toTextTrack, toVideo, type TextTrackRow, type VideoRow } from '../rows/metadataRows.js';
 import type { PgParam, PostgresDatabase } from './postgresDatabase.js';
 import { KeptPages, type ListPage } from './keptPages.js';
 import { ReadBatcher } from './readBatcher.js';
@@ -210,6 +210,39 @@ export class PostgresVideoStore implements VideoStore {
   async renditions(videoId: string): Promise<RenditionRecord[]> {
     const { rows } = await this.db.query<RenditionRow>('SELECT * FROM renditions WHERE video_id = $1 ORDER BY bitrate_kbps DESC, label', [videoId], 'vop_renditions');
     return rows.map(toRendition);
+  }
+
+  async textTracks(videoId: string): Promise<TextTrackRecord[]> {
+    const { rows } = await this.db.query<TextTrackRow>('SELECT * FROM text_tracks WHERE video_id = $1 ORDER BY created_at, id', [videoId], 'vop_text_tracks');
+    return rows.map(toTextTrack);
+  }
+
+  async addTextTrack(t: TextTrackRecord, limit: number): Promise<boolean> {
+    // The count and the insert in one statement. Two adds on two nodes at once may both count
+    // below the limit; the limit bounds one caller's cost, and one over it is no harm.
+    const { rowCount } = await this.db.query(
+      `INSERT INTO text_tracks (video_id, id, kind, origin, language, label, forced, bytes, created_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE (SELECT COUNT(*) FROM text_tracks WHERE video_id = $1 AND kind = $3) < $10`,
+      [t.videoId, t.id, t.kind, t.origin, t.language, t.label, t.forced, t.bytes, t.createdAt, limit],
+    );
+    return rowCount === 1;
+  }
+
+  async removeTextTrack(videoId: string, id: string): Promise<TextTrackRecord | undefined> {
+    const { rows } = await this.db.query<TextTrackRow>('DELETE FROM text_tracks WHERE video_id = $1 AND id = $2 RETURNING *', [videoId, id]);
+    return rows[0] ? toTextTrack(rows[0]) : undefined;
+  }
+
+  async setSourceTextTracks(videoId: string, tracks: TextTrackRecord[]): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query("DELETE FROM text_tracks WHERE video_id = $1 AND origin = 'source'", [videoId]);
+      for (const t of tracks) {
+        await tx.query(
+          'INSERT INTO text_tracks (video_id, id, kind, origin, language, label, forced, bytes, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [videoId, t.id, t.kind, 'source', t.language, t.label, t.forced, t.bytes, t.createdAt],
+        );
+      }
+    });
   }
 
   async countByStatus(): Promise<Record<number, number>> {

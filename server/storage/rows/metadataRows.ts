@@ -2,7 +2,7 @@
  * The `apps` and `videos` tables' rows and their records (storage/types.ts): one map for both
  * engines (sqljs/sqljsStore.ts, postgres/postgresMetadataStores.ts).
  */
-import type { AppRecord, LadderState, VideoRecord } from '../types.js';
+import type { AppRecord, LadderState, TextTrackRecord, VideoRecord } from '../types.js';
 import { flag, type FlagColumn } from './columns.js';
 
 export type AppRow = {
@@ -82,4 +82,35 @@ export function toVideo(r: VideoRow): VideoRecord {
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+export type TextTrackRow = {
+  video_id: string;
+  id: string;
+  kind: string;
+  origin: string;
+  language: string;
+  label: string;
+  forced: FlagColumn;
+  bytes: number | string;
+  created_at: number | string;
+};
+
+export function toTextTrack(r: TextTrackRow): TextTrackRecord {
+  return {
+    videoId: r.video_id,
+    id: r.id,
+    kind: r.kind === 'chapters' ? 'chapters' : 'captions',
+    origin: r.origin === 'source' ? 'source' : 'api',
+    language: r.language,
+    label: r.label,
+    forced: flag(r.forced),
+    bytes: Number(r.bytes),
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** Oldest first, then by id: the order every list of text tracks has. */
+export function byTextTrackAge(a: TextTrackRecord, b: TextTrackRecord): number {
+  return a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

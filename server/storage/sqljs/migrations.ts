@@ -192,4 +192,21 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 12: the console's sessions (ConsoleSessionStore; console/consoleSessions.ts), so that a
   // restart keeps the console logged in: the SHA-256 of each session's id, never the id.
   [`CREATE TABLE console_sessions (id_hash TEXT PRIMARY KEY, expires_at INTEGER NOT NULL)`, `CREATE INDEX console_sessions_by_expiry ON console_sessions (expires_at)`],
+  // 13: a video's text tracks (TextTrackRecord; processing/textTracks.ts): its captions, from the
+  // source's subtitle streams or added by its application, and its chapters. The files are
+  // `text/<video_id>/<id>.vtt` in the media store.
+  [
+    `CREATE TABLE text_tracks (
+       video_id TEXT NOT NULL,
+       id TEXT NOT NULL,
+       kind TEXT NOT NULL,
+       origin TEXT NOT NULL,
+       language TEXT NOT NULL DEFAULT '',
+       label TEXT NOT NULL DEFAULT '',
+       forced INTEGER NOT NULL DEFAULT 0,
+       bytes INTEGER NOT NULL DEFAULT 0,
+       created_at INTEGER NOT NULL,
+       PRIMARY KEY (video_id, id)
+     )`,
+  ],
 ];

@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
-import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
+import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
 import { SqlJsJobStore } from './sqljsJobStore.js';
 import { SqlJsConsoleSessionStore } from './sqljsConsoleSessions.js';
 import { SqlJsSigningKeys } from './sqljsSigningKeys.js';
 import { DurableDatabase, type SqlParam } from './durableDatabase.js';
-import { toApp, toVideo, type AppRow, type VideoRow } from '../rows/metadataRows.js';
+import { byTextTrackAge, toApp, toTextTrack, toVideo, type AppRow, type TextTrackRow, type VideoRow } from '../rows/metadataRows.js';
 
 /** The fields VideoSearch.text looks in: title, uploader, tags, description. */
 const SEARCHED_FIELDS = ['title', 'create_user', 'tags', 'description'] as const;
@@ -281,6 +281,39 @@ class SqlJsVideoStore implements VideoStore {
       ...renditions.map((r): [string, SqlParam[]] => [
         'INSERT INTO renditions (video_id, label, width, height, bitrate_kbps, file, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [videoId, r.label, r.width, r.height, r.bitrateKbps, r.file, r.bytes],
+      ]),
+    ]);
+  }
+
+  async textTracks(videoId: string): Promise<TextTrackRecord[]> {
+    return this.db.all<TextTrackRow>('SELECT * FROM text_tracks WHERE video_id = ?', [videoId]).map(toTextTrack).sort(byTextTrackAge);
+  }
+
+  async addTextTrack(t: TextTrackRecord, limit: number): Promise<boolean> {
+    // One statement: the count and the insert are one step.
+    const [added] = await this.db.write([
+      [
+        `INSERT INTO text_tracks (video_id, id, kind, origin, language, label, forced, bytes, created_at)
+           SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE (SELECT COUNT(*) FROM text_tracks WHERE video_id = ? AND kind = ?) < ?`,
+        [t.videoId, t.id, t.kind, t.origin, t.language, t.label, t.forced ? 1 : 0, t.bytes, t.createdAt, t.videoId, t.kind, limit],
+      ],
+    ]);
+    return added === 1;
+  }
+
+  async removeTextTrack(videoId: string, id: string): Promise<TextTrackRecord | undefined> {
+    const row = this.db.get<TextTrackRow>('SELECT * FROM text_tracks WHERE video_id = ? AND id = ?', [videoId, id]);
+    if (!row) return undefined;
+    const [removed] = await this.db.write([['DELETE FROM text_tracks WHERE video_id = ? AND id = ?', [videoId, id]]]);
+    return removed === 1 ? toTextTrack(row) : undefined;
+  }
+
+  async setSourceTextTracks(videoId: string, tracks: TextTrackRecord[]): Promise<void> {
+    await this.db.write([
+      ["DELETE FROM text_tracks WHERE video_id = ? AND origin = 'source'", [videoId]],
+      ...tracks.map((t): [string, SqlParam[]] => [
+        'INSERT INTO text_tracks (video_id, id, kind, origin, language, label, forced, bytes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [videoId, t.id, t.kind, 'source', t.language, t.label, t.forced ? 1 : 0, t.bytes, t.createdAt],
       ]),
     ]);
   }
