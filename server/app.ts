@@ -279,6 +279,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
       log,
     }),
   );
+  const captions = new CaptionService({ videos: stores.videos, objects, events });
   // The read calls (spec 4.1, 4.3, 4.4): the API's routes and the fast path in listen() share them.
   const reads = videoReadCalls({
     videos,
@@ -291,7 +292,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     videoApiRouter({
       auth,
       videos,
-      captions: new CaptionService({ videos: stores.videos, objects, events }),
+      captions,
       mediaView: (app, ctx) => mediaAccess.view(app, ctx),
       viewContext,
       reads,
@@ -359,7 +360,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     log,
   });
   const consoleApi = createConsoleApi({
-    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, backups, backupSchedule, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, captions, backups, backupSchedule, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();

@@ -135,3 +135,36 @@ describe('what is refused, before anything is stored', () => {
     expect((await addCaption(gone, SRT)).body.AuthMsg.ResultCode).toBe('303');
   });
 });
+
+describe("the console's caption calls (admin API)", () => {
+  const adminForm = async (videoId: string, fields: Record<string, string>, file: string) => {
+    const body = new FormData();
+    for (const [k, v] of Object.entries(fields)) body.append(k, v);
+    body.append('file', new Blob([Buffer.from(file)]), 'c.srt');
+    const res = await fetch(`${t.baseUrl}/admin/api/videos/${videoId}/captions`, { method: 'POST', headers: { Authorization: `Bearer ${t.vop.adminToken}` }, body });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('adds, lists and removes a caption track as the API does, in the same shape', async () => {
+    const id = await client.register();
+    const added = await adminForm(id, { language: 'de', label: 'Deutsch' }, SRT);
+    expect(added.status).toBe(200);
+    expect(added.body.caption).toEqual({ id: expect.stringMatching(/^[0-9a-f]{8}$/), language: 'de', label: 'Deutsch', origin: 'api', url: `${t.baseUrl}/media/text/${id}/${added.body.caption.id}.vtt` });
+    expect((await t.admin.request('GET', `/videos/${id}/captions`)).body).toEqual({ captions: [added.body.caption] });
+    // The application sees the console's track as its own.
+    expect((await client.get('/Api/Video/Captions', { VideoId: id })).body.Captions.map((c: { Id: string }) => c.Id)).toEqual([added.body.caption.id]);
+    const removed = await t.admin.request('DELETE', `/videos/${id}/captions/${added.body.caption.id}`);
+    expect(removed).toMatchObject({ status: 200, body: { removed: added.body.caption.id } });
+    expect((await t.admin.request('DELETE', `/videos/${id}/captions/${added.body.caption.id}`)).body.error.code).toBe('317');
+  });
+
+  it('refuses a bad file with the status and code of the catalogue', async () => {
+    const id = await client.register();
+    const refused = await adminForm(id, { language: 'en' }, 'WEBVTT\n\n00:02.000 --> 00:01.000\nBackwards\n');
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('313');
+    expect(refused.body.error.message).toMatch(/line 3/);
+    const language = await adminForm(id, { language: 'klingon' }, SRT);
+    expect([language.status, language.body.error.code]).toEqual([400, '315']);
+  });
+});

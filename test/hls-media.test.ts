@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { audioTrackNames, buildAudioTracksArgs, hasAudioGroup } from '../server/media/audioTracks.js';
-import { bitRatesOfPlaylist, buildMasterPlaylist, buildVariantPlaylist, buildHlsArgs, parseMasterMedia, parseMasterPlaylist, type MasterMedia, type MasterVariant } from '../server/media/hls.js';
+import { bitRatesOfPlaylist, buildMasterPlaylist, buildVariantPlaylist, buildHlsArgs, parseMasterMedia, parseMasterPlaylist, withSubtitles, type MasterMedia, type MasterVariant } from '../server/media/hls.js';
+import { subtitleRenditions } from '../server/services/mediaDelivery.js';
+import type { TextTrackRecord } from '../server/storage/types.js';
 import { resolveLadderOptions } from '../server/media/ladder.js';
 import { interpretProbe, type AudioTrack, type FfprobeJson, type VideoInfo } from '../server/media/probe.js';
 import { allowedFormats, withAllowedTracks } from '../server/media/sourcePolicy.js';
@@ -154,5 +156,37 @@ describe("an audio track's playlist", () => {
 describe('ladder rung labels', () => {
   it('may not take the folder names of audio tracks', () => {
     expect(() => resolveLadderOptions({ rungs: [{ label: 'audio-1', shortSide: 360, videoBitrateKbps: 800 }] })).toThrow(/audio-/);
+  });
+});
+
+describe('the master playlist as delivery serves it, with the caption tracks', () => {
+  const stored = buildMasterPlaylist(
+    [{ uri: '360p/index.m3u8', bandwidthBps: 900_000, width: 640, height: 360, codecs: 'avc1.64001e,mp4a.40.2', audioGroup: 'audio' }],
+    [{ type: 'AUDIO', groupId: 'audio', name: 'English', language: 'en', default: true, autoselect: true, uri: 'audio-0/index.m3u8', channels: '2' }],
+  );
+  const track = (id: string, o: Partial<TextTrackRecord> = {}): TextTrackRecord => ({ videoId: 'v', id, kind: 'captions', origin: 'api', language: 'en', label: 'English', forced: false, bytes: 10, createdAt: 0, ...o });
+
+  it('lists each caption track as a subtitle rendition (none DEFAULT, those with a language AUTOSELECT, names told apart), chapters not', () => {
+    const subtitles = subtitleRenditions([
+      track('0000000a'),
+      track('0000000b'),
+      track('0000000c', { kind: 'chapters', label: 'Chapters', language: '' }),
+      track('0000000d', { language: '', label: 'Say "hi"\nnow', forced: true, origin: 'source' }),
+    ]);
+    expect(subtitles).toEqual([
+      { type: 'SUBTITLES', groupId: 'subs', name: 'English', language: 'en', default: false, autoselect: true, uri: 'subs-0000000a/index.m3u8' },
+      { type: 'SUBTITLES', groupId: 'subs', name: 'English (2)', language: 'en', default: false, autoselect: true, uri: 'subs-0000000b/index.m3u8' },
+      { type: 'SUBTITLES', groupId: 'subs', name: "Say 'hi' now", default: false, autoselect: false, forced: true, uri: 'subs-0000000d/index.m3u8' },
+    ]);
+  });
+
+  it('adds them to the stored master, its audio group kept, every variant naming the subtitle group; the stored one as it is without any', () => {
+    const served = withSubtitles(stored, subtitleRenditions([track('0000000a')]));
+    expect(parseMasterMedia(served).map((m) => [m.type, m.name])).toEqual([
+      ['AUDIO', 'English'],
+      ['SUBTITLES', 'English'],
+    ]);
+    expect(parseMasterPlaylist(served)).toEqual([{ ...parseMasterPlaylist(stored)[0]!, subtitlesGroup: 'subs' }]);
+    expect(withSubtitles(stored, [])).toBe(stored);
   });
 });

@@ -161,6 +161,29 @@ describe('an application that serves signed addresses', () => {
     expect(await fetchCode(dp.PlayURL.replace('/media/', `/media/s/${tokenA}/`) + dp.files[0])).toMatchObject({ status: 403, code: '420' });
   });
 
+  it("signs a caption track's addresses with the video's token: its WebVTT file and its HLS rendition play, its plain and borrowed addresses are refused", async () => {
+    const body = new FormData();
+    for (const [k, v] of Object.entries({ ...signedApp.auth(), VideoId: b, Language: 'en' })) body.append(k, v);
+    body.append('file', new Blob([Buffer.from('1\n00:00:00,500 --> 00:00:01,500\nHello\n')]), 'c.srt');
+    const added = (await (await fetch(`${t.baseUrl}/Api/Video/Caption`, { method: 'POST', body })).json()) as any;
+    expect(added.AuthMsg.ResultCode).toBe('1');
+    const r = await signedApp.get('/Api/Video/Get', { Id: b });
+    const url = r.body.Captions[0].URL as string;
+    expect(url).toBe(added.Caption.URL);
+    expect(url).toMatch(/\/media\/s\/[^/]+\/text\//);
+    expect((await fetchCode(url)).status).toBe(200);
+    // The master lists it as a subtitle rendition, resolved under the same token.
+    const master = await (await fetch(r.body.HlsURL)).text();
+    const subtitles = /URI="(subs-[0-9a-f]{8}\/index\.m3u8)"/.exec(master)![1]!;
+    const playlist = new URL(subtitles, r.body.HlsURL).toString();
+    expect((await fetchCode(playlist)).status).toBe(200);
+    expect((await fetchCode(new URL('seg_00000.vtt', playlist).toString())).status).toBe(200);
+    for (const refused of [plain(url), plain(playlist)]) expect(await fetchCode(refused), refused).toEqual({ status: 403, code: '420', cache: 'no-store' });
+    const tokenA = /\/media\/s\/([^/]+)\//.exec((await detail(signedApp, a)).PlayURL)![1]!;
+    const borrowed = url.replace(/\/media\/s\/[^/]+\//, `/media/s/${tokenA}/`);
+    expect(await fetchCode(borrowed)).toMatchObject({ status: 403, code: '420' });
+  });
+
   it('refuses an altered token, and an expired one', async () => {
     const d = await detail(signedApp, a);
     const url = d.PlayURL + d.files[0];

@@ -7,7 +7,7 @@ import pg from 'pg';
 import { PG_MIGRATIONS } from '../server/storage/postgres/migrations.js';
 import { openPostgresStores } from '../server/storage/postgres/openPostgresStores.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
-import type { AppRecord, RenditionRecord, Stores, VideoRecord } from '../server/storage/types.js';
+import type { AppRecord, RenditionRecord, Stores, TextTrackRecord, VideoRecord } from '../server/storage/types.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { tempDataDir } from './helpers/server.js';
@@ -314,6 +314,39 @@ export function storeContract(engine: string, factory: () => StoreFactory): void
         expect(await s.videos.renditions(w.id)).toEqual([]);
         expect(await s.videos.getWithRenditions(w.id)).toEqual({ video: w, renditions: [] });
         expect(await s.videos.getWithRenditions(crypto.randomUUID())).toBeUndefined();
+      });
+
+      it("keeps a video's text tracks: added under a limit per kind, listed oldest first, removed, its source's replaced as a set", async () => {
+        const a = await newApp();
+        const [v, w] = [videoRecord(a.appId), videoRecord(a.appId)];
+        await s.videos.insert(v);
+        await s.videos.insert(w);
+        const track = (id: string, o: Partial<TextTrackRecord> = {}, videoId = v.id): TextTrackRecord => ({
+          videoId, id, kind: 'captions', origin: 'api', language: 'pt-BR', label: 'Português', forced: false, bytes: 2 ** 33, createdAt: 1_700_000_000_000, ...o,
+        });
+        expect(await s.videos.addTextTrack(track('000000bb', { createdAt: 2 }), 2)).toBe(true);
+        expect(await s.videos.addTextTrack(track('000000aa', { createdAt: 2 }), 2)).toBe(true);
+        // The limit counts tracks of the kind: a third caption track is refused, chapters are not.
+        expect(await s.videos.addTextTrack(track('000000cc', { createdAt: 3 }), 2)).toBe(false);
+        expect(await s.videos.addTextTrack(track('000000dd', { createdAt: 1, kind: 'chapters', language: '', label: 'Chapters' }), 2)).toBe(true);
+        expect(await s.videos.addTextTrack(track('000000ee', {}, w.id), 2)).toBe(true);
+        expect((await s.videos.textTracks(v.id)).map((t) => t.id)).toEqual(['000000dd', '000000aa', '000000bb']);
+        expect((await s.videos.textTracks(v.id))[1]).toEqual(track('000000aa', { createdAt: 2 }));
+
+        await s.videos.setSourceTextTracks(v.id, [track('000000f1', { origin: 'source', forced: true, createdAt: 5 }), track('000000f2', { origin: 'source', createdAt: 6 })]);
+        await s.videos.setSourceTextTracks(v.id, [track('000000f3', { origin: 'source', forced: true, createdAt: 7 })]);
+        expect((await s.videos.textTracks(v.id)).map((t) => [t.id, t.origin, t.forced])).toEqual([
+          ['000000dd', 'api', false],
+          ['000000aa', 'api', false],
+          ['000000bb', 'api', false],
+          ['000000f3', 'source', true],
+        ]);
+
+        expect(await s.videos.removeTextTrack(v.id, '000000aa')).toEqual(track('000000aa', { createdAt: 2 }));
+        expect(await s.videos.removeTextTrack(v.id, '000000aa')).toBeUndefined();
+        expect(await s.videos.removeTextTrack(v.id, '000000ee')).toBeUndefined(); // another video's
+        expect((await s.videos.textTracks(v.id)).map((t) => t.id)).toEqual(['000000dd', '000000bb', '000000f3']);
+        expect((await s.videos.textTracks(w.id)).map((t) => t.id)).toEqual(['000000ee']);
       });
 
       it('counts videos per status and finds ids by status, oldest first', async () => {

@@ -7,7 +7,9 @@ import { COVER_SIZES } from '../media/cover.js';
 import { VIDEO_ID_RE } from '../core/videoStatus.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { MAX_BULK_VIDEOS, type VideoAdmin } from '../console/videoAdmin.js';
-import { coverUrl, mediaServer, type ViewContext } from '../videos/videoView.js';
+import { coverUrl, mediaServer, toCaptionModel, type CaptionModel, type ViewContext } from '../videos/videoView.js';
+import { CAPTION_FILE_MAX_BYTES, type CaptionService } from '../services/captionService.js';
+import { formBody, formFile } from '../http/formBody.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { AppService } from '../services/appService.js';
 import { validMediaTtl, type MediaAccess } from '../services/mediaAccess.js';
@@ -20,6 +22,10 @@ export interface AdminVideosDeps {
   viewContext: (req: Request) => ViewContext;
   /** The view for a video's application: a signed application's addresses carry tokens (services/mediaAccess.ts). */
   media: Pick<MediaAccess, 'viewFor'>;
+  /** A video's caption tracks (services/captionService.ts). */
+  captions: Pick<CaptionService, 'list' | 'add' | 'remove'>;
+  /** The most a form's fields may take (ServerOptions.maxBodyBytes). */
+  maxBodyBytes: number;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -35,6 +41,10 @@ const MAX_TEXT = 200;
  *                                 (a signed application's good for ttl seconds, or its own lifetime)
  *   POST   /videos/:id/retry      7 → 5 (transcode again) or 4 → 2 (download again)
  *   DELETE /videos/:id            status 0, live jobs cancelled, files purged; the record stays
+ *   GET    /videos/:id/captions   {captions: [{id, language, label, origin, url}]}, in every status
+ *   POST   /videos/:id/captions   multipart: language, label (optional), one file (SRT or WebVTT) →
+ *                                 {caption}; refused as the API's POST /Api/Video/Caption is
+ *   DELETE /videos/:id/captions/:captionId   {removed: captionId}
  *   POST   /videos/bulk {action: 'delete'|'retry', ids: [...]}   the same for up to 100 videos, each
  *                                 on its own: {results: [{id, ok: true, video, action?} |
  *                                 {id, ok: false, error: {code, message}}]}, in the order given
@@ -111,6 +121,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       downloadUrl: `${base.DownloadURL}${x.file}`,
     }));
     const cover = coverUrl(video, ctx);
+    const extras = await deps.processing.detailExtras(video, ctx);
     res.json({
       // Delivery serves a video's files only while it is in status 1.
       playable: video.status === VideoStatus.Normal,
@@ -120,8 +131,30 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       renditions,
       coverUrl: cover,
       covers: cover ? Object.entries(COVER_SIZES).map(([t, s]) => ({ t: Number(t), width: s.width, height: s.height, url: `${cover}?t=${t}` })) : [],
-      hlsUrl: hlsUrlOf(await deps.processing.detailExtras(video, ctx)),
+      hlsUrl: hlsUrlOf(extras),
+      captions: Array.isArray(extras.Captions) ? (extras.Captions as CaptionModel[]).map(captionRow) : [],
+      chaptersUrl: typeof extras.ChaptersURL === 'string' ? extras.ChaptersURL : '',
     });
+  });
+
+  const captionsView = async (req: Request, video: VideoRecord) => deps.media.viewFor(video.appId, deps.viewContext(req));
+  r.get('/videos/:id/captions', async (req, res) => {
+    const video = await load(req.params.id);
+    const ctx = await captionsView(req, video);
+    res.json({ captions: (await deps.captions.list(video)).map((t) => captionRow(toCaptionModel(t, ctx))) });
+  });
+  r.post('/videos/:id/captions', formBody(deps.maxBodyBytes, { fileBytes: CAPTION_FILE_MAX_BYTES }), async (req, res) => {
+    const video = await load(stringParam(req.params.id, 'id'));
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const file = formFile(req);
+    const text = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
+    const track = await deps.captions.add(video, { language: text('language'), label: text('label'), bytes: file?.bytes, truncated: file?.truncated === true });
+    res.json({ caption: captionRow(toCaptionModel(track, await captionsView(req, video))) });
+  });
+  r.delete('/videos/:id/captions/:captionId', async (req, res) => {
+    const video = await load(req.params.id);
+    const removed = await deps.captions.remove(video, stringParam(req.params.captionId, 'captionId'));
+    res.json({ removed: removed.id });
   });
 
   r.post('/videos/bulk', async (req, res) => {
@@ -161,6 +194,11 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
   });
 
   return r;
+}
+
+/** A caption track as the console's API shows it. */
+function captionRow(c: CaptionModel): { id: string; language: string; label: string; origin: 'source' | 'api'; url: string } {
+  return { id: c.Id, language: c.Language, label: c.Label, origin: c.Origin, url: c.URL };
 }
 
 /** `HlsURL` of the detail response's extras, or '' when there is none. */

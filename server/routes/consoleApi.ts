@@ -28,6 +28,7 @@ import type { BackupService } from '../services/backupService.js';
 import type { ScheduledBackups } from '../services/scheduledBackups.js';
 import type { MediaAccess } from '../services/mediaAccess.js';
 import type { SigningKeysService } from '../services/signingKeys.js';
+import type { CaptionService } from '../services/captionService.js';
 
 export interface ConsoleApiDeps {
   options: ServerOptions;
@@ -42,6 +43,8 @@ export interface ConsoleApiDeps {
   media: MediaAccess;
   /** The signing keys (media addresses, upload credentials). */
   keys: SigningKeysService;
+  /** Videos' caption tracks, added and removed from a video's page. */
+  captions: CaptionService;
   /** Backups: made, listed and downloaded. */
   backups: BackupService;
   /** The backup schedule, shown with the backups. */
@@ -84,7 +87,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
       boundAddress: deps.boundAddress,
     }),
   );
-  router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media }));
+  router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media, captions: deps.captions, maxBodyBytes: options.maxBodyBytes }));
   router.use(adminKeysRouter(deps.keys));
   router.use(adminBackupsRouter({ backups: deps.backups, schedule: deps.backupSchedule, sessions, defaultMedia: deps.backups.defaultMedia }));
   router.use(adminUploadsRouter(uploads));
