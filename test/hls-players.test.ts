@@ -11,7 +11,6 @@
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
@@ -19,14 +18,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildMasterPlaylist, parseMasterPlaylist, type MasterVariant } from '../server/media/hls.js';
 import { run } from '../server/media/ffmpegRunner.js';
 import { launchBrowser } from './helpers/browser.js';
+import { openPlayerPage } from './helpers/playerPage.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
 import { placeSource, waitForStatus } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
-
-const require = createRequire(import.meta.url);
-const HLS_JS = require.resolve('hls.js/dist/hls.min.js');
 
 let t: TestServer;
 let client: SpecClient;
@@ -112,17 +109,6 @@ async function publish(file: string): Promise<{ master: string; seconds: number;
   expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
   const detail = await client.get('/Api/Video/Get', { Id: id });
   return { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id };
-}
-
-/** A blank page on vop's origin, so that the player's requests are same-origin. */
-async function playerPage(): Promise<{ page: Page; requests: string[]; close: () => Promise<void> }> {
-  const ctx = await browser.newContext();
-  const page = await ctx.newPage();
-  const requests: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
-  await page.route(`${t.baseUrl}/__player`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body><video muted playsinline></video></body></html>' }));
-  await page.goto(`${t.baseUrl}/__player`);
-  return { page, requests, close: () => ctx.close() };
 }
 
 /**
@@ -261,7 +247,7 @@ describe('a master playlist plays to its end in real players, across a switch an
       });
 
       it("plays to its end in Chromium's own HLS, switching variants and after a seek", async () => {
-        const { page, requests, close } = await playerPage();
+        const { page, requests, close } = await openPlayerPage(browser, t.baseUrl);
         try {
           expect(await page.evaluate(() => document.createElement('video').canPlayType('application/vnd.apple.mpegurl'))).not.toBe('');
           const played = await playToEnd(page, await lowestFirst(page, published.master), 'native');
@@ -276,9 +262,8 @@ describe('a master playlist plays to its end in real players, across a switch an
       }, 60_000);
 
       it('plays to its end in hls.js, across a forced level switch and a seek', async () => {
-        const { page, requests, close } = await playerPage();
+        const { page, requests, close } = await openPlayerPage(browser, t.baseUrl, { hlsJs: true });
         try {
-          await page.addScriptTag({ path: HLS_JS });
           const played = await playToEnd(page, published.master, 'hls.js');
           expect(played.error).toBeNull();
           expect(played.ended).toBe(true);

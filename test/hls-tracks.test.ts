@@ -5,21 +5,18 @@
  * plays the same master to its end. The MP4 renditions carry the first track alone (ffprobe).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseMasterMedia, parseMasterPlaylist } from '../server/media/hls.js';
 import { run } from '../server/media/ffmpegRunner.js';
 import { launchBrowser } from './helpers/browser.js';
+import { openPlayerPage } from './helpers/playerPage.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
 import { placeSource, waitForStatus } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
-
-const require = createRequire(import.meta.url);
-const HLS_JS = require.resolve('hls.js/dist/hls.min.js');
 
 let t: TestServer;
 let client: SpecClient;
@@ -100,18 +97,6 @@ async function publish(file: string): Promise<{ master: string; seconds: number;
   throw new Error('the ladder did not land');
 }
 
-/** A blank page on vop's origin, hls.js loaded, every request it makes noted. */
-async function playerPage(): Promise<{ page: Page; requests: string[]; close: () => Promise<void> }> {
-  const ctx = await browser.newContext();
-  const page = await ctx.newPage();
-  const requests: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
-  await page.route(`${t.baseUrl}/__player`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><html><body><video muted playsinline></video></body></html>' }));
-  await page.goto(`${t.baseUrl}/__player`);
-  await page.addScriptTag({ path: HLS_JS });
-  return { page, requests, close: () => ctx.close() };
-}
-
 describe('a source with two audio languages, two subtitle languages and chapters', () => {
   let published: Awaited<ReturnType<typeof publish>>;
   beforeAll(async () => {
@@ -170,7 +155,7 @@ describe('a source with two audio languages, two subtitle languages and chapters
   });
 
   it('plays in hls.js with both tracks listed, and switches to the second while playing', async () => {
-    const { page, requests, close } = await playerPage();
+    const { page, requests, close } = await openPlayerPage(browser, t.baseUrl, { hlsJs: true });
     try {
       const played = await page.evaluate(
         async ({ master }) => {
@@ -241,7 +226,7 @@ describe('a source with two audio languages, two subtitle languages and chapters
     expect(Date.now() - since).toBeLessThan(5000);
     expect((await t.vop.stores.jobs.list({ videoId: published.videoId })).length).toBe(jobsBefore);
 
-    const { page, close } = await playerPage();
+    const { page, close } = await openPlayerPage(browser, t.baseUrl, { hlsJs: true });
     try {
       const seen = await page.evaluate(async ({ master }) => {
         const v = document.querySelector('video')!;
@@ -283,7 +268,7 @@ describe('a source with two audio languages, two subtitle languages and chapters
   });
 
   it("plays to its end in Chromium's own HLS", async () => {
-    const { page, close } = await playerPage();
+    const { page, close } = await openPlayerPage(browser, t.baseUrl, { hlsJs: true });
     try {
       const played = await page.evaluate(async ({ master }) => {
         const v = document.querySelector('video')!;

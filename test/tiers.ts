@@ -43,6 +43,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-layout': 'Chromium',
   'console-ladder': 'Chromium',
   'console-player': 'Chromium',
+  'console-captions': 'Chromium, the built console, a transcode',
   'console-queue-actions': 'Chromium',
   'console-settings': 'Chromium',
   'console-first-hour': 'Chromium',

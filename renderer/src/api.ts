@@ -104,14 +104,27 @@ export function notifyUnauthorized(err: ApiError): void {
 
 /** Calls the admin API; resolves with the parsed JSON (undefined for 204). */
 export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
+  return send<T>(method, path, body === undefined ? undefined : { type: 'application/json', body: JSON.stringify(body) }, opts);
+}
+
+/**
+ * POSTs a form to the admin API as multipart/form-data (a file with its fields); resolves with the
+ * parsed JSON. The browser writes the Content-Type itself, with the parts' boundary.
+ */
+export async function apiForm<T>(path: string, form: FormData): Promise<T> {
+  return send<T>('POST', path, { body: form });
+}
+
+/** One request to the admin API, the answer read as {@link api} describes; `type` is the body's Content-Type, if it is ours to set. */
+async function send<T>(method: string, path: string, payload: { type?: string; body: BodyInit } | undefined, opts: { quiet401?: boolean } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`${API_BASE}${path}`, {
       method,
       credentials: 'same-origin',
       // Without a secret yet (the login), any value: the login asks only that the header be there.
-      headers: { 'X-Vop-Console': sessionSecret() ?? 'login', Accept: 'application/json', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'X-Vop-Console': sessionSecret() ?? 'login', Accept: 'application/json', ...(payload?.type ? { 'Content-Type': payload.type } : {}) },
+      body: payload?.body,
     });
   } catch {
     throw new ApiError(0, 'NETWORK', messages().common.noAnswer);

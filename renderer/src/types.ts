@@ -54,6 +54,21 @@ export interface Playback {
   coverUrl: string;
   covers: Array<{ t: number; width: number; height: number; url: string }>;
   hlsUrl: string;
+  /** The video's caption tracks (their urls work while it is playable). */
+  captions: Caption[];
+  /** Its chapters as a WebVTT chapters track; '' when it has none. */
+  chaptersUrl: string;
+}
+
+/** A caption track of a video (`GET /admin/api/videos/:id/captions`): one language, from the source file or added. */
+export interface Caption {
+  id: string;
+  /** BCP 47 tag ("en", "pt-BR"). */
+  language: string;
+  label: string;
+  /** 'source': a subtitle stream of the uploaded file; 'api': a file added since. */
+  origin: 'source' | 'api';
+  url: string;
 }
 
 /** `GET /admin/api/processing`, as far as the console reads it. */

@@ -177,14 +177,15 @@ export async function replaceSourceTextTracks(
 ): Promise<void> {
   const { videos, objects } = deps;
   const before = (await videos.textTracks(videoId)).filter((t) => t.origin === 'source');
-  await videos.setSourceTextTracks(videoId, found.map((t) => t.record));
+  if (before.length > 0 || found.length > 0) await videos.setSourceTextTracks(videoId, found.map((t) => t.record));
   for (const t of before) await removeTextTrackFiles(objects, t);
   if (!hls) return;
-  const timeline = await storedHlsTimeline(objects, videoId);
+  const captions = (await videos.textTracks(videoId)).filter((t) => t.kind === 'captions');
+  // Most videos have none: then nothing more is read.
+  const timeline = captions.length > 0 ? await storedHlsTimeline(objects, videoId) : undefined;
   if (!timeline) return;
   const cuesOf = new Map(found.map((t) => [t.record.id, t.cues]));
-  for (const t of await videos.textTracks(videoId)) {
-    if (t.kind !== 'captions') continue;
+  for (const t of captions) {
     const cues = cuesOf.get(t.id) ?? (await readStoredCues(objects, t));
     if (cues) await storeSubtitleRendition(objects, videoId, t.id, cues, timeline);
     else log(`Transcode of ${videoId}: caption track ${t.id} (${t.label}) has no readable file; it has no HLS rendition.`);

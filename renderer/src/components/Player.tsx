@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { formatDuration } from '../format.js';
 import { useT } from '../i18n.js';
 import type { Playback } from '../types.js';
 
@@ -7,6 +8,15 @@ export type PlayerEngine = 'native' | 'hls.js' | 'mp4';
 
 /** The quality menu's value for adaptive playback of the HLS master. */
 const AUTO = 'auto';
+
+/** The captions menu's value for no captions. */
+const OFF = '';
+
+/** A chapter of the video, as its chapters track says: where it starts (seconds) and its title. */
+interface Chapter {
+  start: number;
+  title: string;
+}
 
 /** `playUrl` of the rendition labelled `label`, else of the largest (the list comes largest first). */
 export function renditionUrl(playback: Playback, label: string): string {
@@ -18,6 +28,11 @@ export function renditionUrl(playback: Playback, label: string): string {
  * own HLS where it has one, else hls.js, loaded only now so the console's main script stays
  * small), a quality menu over the MP4 renditions, and the cover as poster. Changing quality keeps
  * the position, and playing if it was. `onQuality` reports the rendition chosen ('' for adaptive).
+ *
+ * Captions are `<track>` elements, one a caption track, chosen in a menu of their own (the HLS
+ * master's subtitle renditions are the same tracks: hls.js is told not to add them again); the
+ * chapters track, when the video has one, is read into a list of chapters under the player that
+ * seek to where each starts.
  */
 export function Player({ playback, title, onQuality }: { playback: Playback; title: string; onQuality?: (label: string) => void }) {
   const t = useT();
@@ -25,8 +40,16 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
   const [quality, setQuality] = useState(playback.hlsUrl ? AUTO : (playback.renditions[0]?.label ?? ''));
   const [engine, setEngine] = useState<PlayerEngine>();
   const [problem, setProblem] = useState('');
+  const [chosenCaption, setCaption] = useState(OFF);
+  const [chapters, setChapters] = useState<Chapter[]>([]);
+  const chaptersRef = useRef<HTMLTrackElement>(null);
   const hlsUrl = playback.hlsUrl;
   const mp4 = quality === AUTO ? '' : renditionUrl(playback, quality);
+  const captions = playback.captions ?? [];
+  const chaptersUrl = playback.chaptersUrl ?? '';
+  // A caption removed while shown: the menu goes back to Off.
+  const caption = captions.some((c) => c.id === chosenCaption) ? chosenCaption : OFF;
+  const captionIds = captions.map((c) => c.id).join(' ');
 
   useEffect(() => {
     const video = ref.current;
@@ -60,8 +83,9 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
             playMp4(renditionUrl(playback, ''));
             return;
           }
-          // No worker: the console's CSP allows no blob: scripts.
-          const hls = new Hls({ enableWorker: false, startPosition: resumeAt > 0 ? resumeAt : -1 });
+          // No worker: the console's CSP allows no blob: scripts. No WebVTT: the master's subtitle
+          // renditions are the captions the <track> elements already give.
+          const hls = new Hls({ enableWorker: false, enableWebVTT: false, startPosition: resumeAt > 0 ? resumeAt : -1 });
           // The stream out of reach (a public URL on another host that the console's CSP or CORS
           // keeps from hls.js, a network error): the largest MP4 plays instead, and the page says why.
           hls.on(Hls.Events.ERROR, (_e, data) => {
@@ -90,6 +114,54 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
     // The renditions' addresses change only with the video; the menu's choice and the master decide.
   }, [quality, hlsUrl, mp4]);
 
+  // The caption chosen is shown, every other subtitle track (ours, or one the browser's own HLS
+  // made of the master's subtitle renditions) is not; again when the tracks or the source change.
+  useEffect(() => {
+    const video = ref.current;
+    if (!video) return;
+    const ours = new Map<TextTrack, string>();
+    for (const el of video.querySelectorAll<HTMLTrackElement>('track[data-caption]')) ours.set(el.track, el.dataset.caption ?? '');
+    for (const track of Array.from(video.textTracks)) {
+      if (track.kind !== 'subtitles' && track.kind !== 'captions') continue;
+      const mode: TextTrackMode = caption !== OFF && ours.get(track) === caption ? 'showing' : 'disabled';
+      if (track.mode !== mode) track.mode = mode;
+    }
+  }, [caption, captionIds, engine]);
+
+  // Captions chosen in the browser's own controls: the menu follows.
+  useEffect(() => {
+    const video = ref.current;
+    if (!video) return;
+    const follow = () => {
+      for (const el of video.querySelectorAll<HTMLTrackElement>('track[data-caption]')) {
+        if (el.track.mode === 'showing') return setCaption(el.dataset.caption ?? OFF);
+      }
+      setCaption(OFF);
+    };
+    video.textTracks.addEventListener('change', follow);
+    return () => video.textTracks.removeEventListener('change', follow);
+  }, []);
+
+  // The chapters track is read, not shown: 'hidden' has the browser load its cues, read once loaded.
+  useEffect(() => {
+    const el = chaptersRef.current;
+    setChapters([]);
+    if (!el || !chaptersUrl) return;
+    const read = () => {
+      const cues = Array.from(el.track.cues ?? []) as VTTCue[];
+      setChapters(cues.map((c) => ({ start: c.startTime, title: c.text })));
+    };
+    el.addEventListener('load', read);
+    el.track.mode = 'hidden';
+    if (el.readyState === HTMLTrackElement.LOADED) read();
+    return () => el.removeEventListener('load', read);
+  }, [chaptersUrl]);
+
+  const seek = (to: number) => {
+    const video = ref.current;
+    if (video) video.currentTime = to;
+  };
+
   return (
     <figure className="player">
       <video
@@ -101,25 +173,45 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
         aria-label={t.player.label(title)}
         data-engine={engine}
         data-quality={quality}
-      />
+      >
+        {captions.map((c) => (
+          <track key={c.id} kind="subtitles" src={c.url} srcLang={c.language} label={c.label} data-caption={c.id} />
+        ))}
+        {chaptersUrl ? <track ref={chaptersRef} kind="chapters" src={chaptersUrl} /> : null}
+      </video>
       <figcaption className="row between">
-        <span className="field inline">
-          <label htmlFor="player-quality">{t.player.quality}</label>
-          <select
-            id="player-quality"
-            value={quality}
-            onChange={(e) => {
-              setQuality(e.target.value);
-              onQuality?.(e.target.value === AUTO ? '' : e.target.value);
-            }}
-          >
-            {hlsUrl ? <option value={AUTO}>{t.player.auto}</option> : null}
-            {playback.renditions.map((r) => (
-              <option key={r.label} value={r.label}>
-                {t.player.rendition(r.label, r.width, r.height)}
-              </option>
-            ))}
-          </select>
+        <span className="row player-menus">
+          <span className="field inline">
+            <label htmlFor="player-quality">{t.player.quality}</label>
+            <select
+              id="player-quality"
+              value={quality}
+              onChange={(e) => {
+                setQuality(e.target.value);
+                onQuality?.(e.target.value === AUTO ? '' : e.target.value);
+              }}
+            >
+              {hlsUrl ? <option value={AUTO}>{t.player.auto}</option> : null}
+              {playback.renditions.map((r) => (
+                <option key={r.label} value={r.label}>
+                  {t.player.rendition(r.label, r.width, r.height)}
+                </option>
+              ))}
+            </select>
+          </span>
+          {captions.length > 0 ? (
+            <span className="field inline">
+              <label htmlFor="player-captions">{t.player.captions}</label>
+              <select id="player-captions" value={caption} onChange={(e) => setCaption(e.target.value)}>
+                <option value={OFF}>{t.player.captionsOff}</option>
+                {captions.map((c) => (
+                  <option key={c.id} value={c.id} lang={c.language}>
+                    {c.label}
+                  </option>
+                ))}
+              </select>
+            </span>
+          ) : null}
         </span>
         <span className="muted small-text">{engine ? t.player.engines[engine] : ''}</span>
       </figcaption>
@@ -127,6 +219,20 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
         <p className="error" role="alert">
           {problem}
         </p>
+      ) : null}
+      {chapters.length > 0 ? (
+        <nav className="chapters" aria-labelledby="player-chapters">
+          <h3 id="player-chapters">{t.player.chapters}</h3>
+          <ol className="chapter-list">
+            {chapters.map((c) => (
+              <li key={`${c.start}-${c.title}`}>
+                <button type="button" className="small" aria-label={t.player.chapterAt(formatDuration(c.start), c.title)} onClick={() => seek(c.start)}>
+                  <span className="muted">{formatDuration(c.start)}</span> {c.title}
+                </button>
+              </li>
+            ))}
+          </ol>
+        </nav>
       ) : null}
     </figure>
   );

@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { api } from '../api.js';
+import { useRef, useState, type FormEvent } from 'react';
+import { api, apiForm } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyButton, CopyValue } from '../components/CopyButton.js';
 import { DataTable } from '../components/DataTable.js';
@@ -12,15 +12,16 @@ import { useT } from '../i18n.js';
 import { embedSnippet } from '../integrationSnippets.js';
 import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
-import type { AppView, LadderView, Playback, VideoDetail } from '../types.js';
+import type { AppView, Caption, LadderView, Playback, VideoDetail } from '../types.js';
 import { useAction } from '../useAction.js';
 import { useDebounced, useResource } from '../useResource.js';
 
-/** One video: fields, its player (with embed and share), covers, renditions, jobs, status history; retry, delete. */
+/** One video: fields, its player (with embed and share), covers, renditions, captions, jobs, status history; retry, delete. */
 export function VideoPage({ id }: { id: string }) {
   const t = useT();
   const detail = useResource(() => api<VideoDetail>('GET', `/videos/${encodeURIComponent(id)}`), [id]);
   const playback = useResource(() => api<Playback>('GET', `/videos/${encodeURIComponent(id)}/playback`), [id]);
+  const captions = useResource(() => api<{ captions: Caption[] }>('GET', `/videos/${encodeURIComponent(id)}/captions`), [id]);
   const appId = detail.data?.video.appId;
   const app = useResource(() => (appId ? api<AppView>('GET', `/apps/${encodeURIComponent(appId)}`) : Promise.resolve(undefined)), [appId]);
   const figures = useJobProgress((e) => e.videoId === id);
@@ -28,6 +29,8 @@ export function VideoPage({ id }: { id: string }) {
   const reloadAll = useDebounced(() => {
     void detail.reload();
     void playback.reload();
+    // A transcode brings the source file's subtitle streams.
+    void captions.reload();
   }, 300);
   useServerEvent('video.status', (e) => e.videoId === id && reloadAll());
   useServerEvent('job.state', (e) => e.videoId === id && reloadAll());
@@ -215,6 +218,16 @@ export function VideoPage({ id }: { id: string }) {
               ) : null}
             </section>
           ) : null}
+          <CaptionsSection
+            id={id}
+            deleted={deleted}
+            captions={captions.data?.captions}
+            loadError={captions.error}
+            onChanged={async () => {
+              // The list, and the player's tracks and menu.
+              await Promise.all([captions.reload(), playback.reload()]);
+            }}
+          />
           <section aria-labelledby="v-jobs" className="section">
             <h2 id="v-jobs">{t.video.jobs}</h2>
             {detail.data.jobs.length === 0 ? <p className="muted">{t.video.noJob}</p> : null}
@@ -249,6 +262,121 @@ export function VideoPage({ id }: { id: string }) {
         </>
       ) : null}
     </>
+  );
+}
+
+/**
+ * A video's caption tracks (those of its source file and those added), each with a Remove, and a
+ * form adding one from an SRT or WebVTT file. The server checks the language and the file and
+ * says what is wrong with them; `onChanged` reloads the list and the player after a change.
+ */
+function CaptionsSection({
+  id,
+  deleted,
+  captions,
+  loadError,
+  onChanged,
+}: {
+  id: string;
+  deleted: boolean;
+  captions: Caption[] | undefined;
+  loadError: string;
+  onChanged: () => Promise<void>;
+}) {
+  const t = useT();
+  const { run, busy, busyKey, error, notice } = useAction(onChanged);
+  const [language, setLanguage] = useState('');
+  const [label, setLabel] = useState('');
+  const [file, setFile] = useState<File | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const path = `/videos/${encodeURIComponent(id)}/captions`;
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!file) return;
+    void run(async () => {
+      const form = new FormData();
+      form.append('language', language.trim());
+      if (label.trim()) form.append('label', label.trim());
+      form.append('file', file, file.name);
+      const { caption } = await apiForm<{ caption: Caption }>(path, form);
+      setLanguage('');
+      setLabel('');
+      setFile(null);
+      if (fileInput.current) fileInput.current.value = '';
+      return t.captions.added(caption.label, caption.language);
+    }, 'add');
+  };
+
+  return (
+    <section aria-labelledby="v-captions" className="section" data-testid="captions">
+      <h2 id="v-captions">{t.captions.title}</h2>
+      {deleted ? (
+        <p className="muted">{t.captions.deleted}</p>
+      ) : (
+        <>
+          <p className="muted small-text">{t.captions.help}</p>
+          <ErrorMessage error={loadError} />
+          {captions && captions.length === 0 ? <p className="muted">{t.captions.none}</p> : null}
+          {captions && captions.length > 0 ? (
+            <DataTable className="captions" columns={[t.captions.cLanguage, t.captions.cLabel, t.captions.cOrigin, { hidden: t.captions.cActions }]}>
+              {captions.map((c) => (
+                <tr key={c.id} data-caption={c.id}>
+                  <td>
+                    <code>{c.language}</code>
+                  </td>
+                  <td>{c.label}</td>
+                  <td>{t.captions.origins[c.origin] ?? c.origin}</td>
+                  <td className="actions">
+                    <ConfirmButton
+                      label={t.captions.remove}
+                      ariaLabel={t.captions.removeOf(c.label, c.language)}
+                      className="small danger"
+                      disabled={busy}
+                      title={t.captions.removeTitle}
+                      confirmLabel={t.captions.removeConfirm}
+                      danger
+                      onConfirm={() =>
+                        void run(async () => {
+                          await api('DELETE', `${path}/${encodeURIComponent(c.id)}`);
+                          return t.captions.removed(c.label);
+                        }, c.id)
+                      }
+                    >
+                      <p>{t.captions.removeExplain(c.label, c.language)}</p>
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
+          ) : null}
+          <form className="card form captions-form" onSubmit={submit} aria-labelledby="v-captions-add">
+            <h3 id="v-captions-add">{t.captions.add}</h3>
+            <div className="fields">
+              <div className="field">
+                <label htmlFor="caption-language">{t.captions.language}</label>
+                <input id="caption-language" value={language} onChange={(e) => setLanguage(e.target.value)} placeholder={t.captions.languagePlaceholder} required maxLength={35} autoComplete="off" spellCheck={false} />
+              </div>
+              <div className="field">
+                <label htmlFor="caption-label">{t.captions.label}</label>
+                <input id="caption-label" value={label} onChange={(e) => setLabel(e.target.value)} placeholder={t.captions.labelPlaceholder} maxLength={100} />
+              </div>
+              <div className="field grow">
+                <label htmlFor="caption-file">{t.captions.file}</label>
+                <input id="caption-file" ref={fileInput} type="file" accept=".srt,.vtt,text/vtt" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+              </div>
+              <div className="field end">
+                <button type="submit" className="primary" disabled={busy || !file}>
+                  {busyKey === 'add' ? t.captions.adding : t.captions.addButton}
+                </button>
+              </div>
+            </div>
+          </form>
+          <ErrorMessage error={error} />
+          <Notice>{notice}</Notice>
+        </>
+      )}
+    </section>
   );
 }
 
