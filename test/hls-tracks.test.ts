@@ -296,3 +296,28 @@ describe('a source with two audio languages, two subtitle languages and chapters
     }
   });
 });
+
+describe('a caption track added before the file arrives', () => {
+  it('is in the master, with its HLS rendition cut as the variants are, once the video is playable', async () => {
+    const id = await client.register();
+    const body = new FormData();
+    for (const [k, v] of Object.entries({ ...client.auth(), VideoId: id, Language: 'es' })) body.append(k, v);
+    body.append('file', new Blob([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\nHola\n')]), 'es.srt');
+    const added = (await (await fetch(`${t.baseUrl}/Api/Video/Caption`, { method: 'POST', body })).json()) as any;
+    expect(added.AuthMsg.ResultCode).toBe('1');
+
+    const file = path.join(dir, 'plain.mp4');
+    await run(['-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30:d=5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '30', '-f', 'mp4', '-y', file]);
+    await placeSource(t.vop, id, file);
+    expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
+    const detail = (await client.get('/Api/Video/Get', { Id: id })).body;
+    expect(detail.Captions.map((c: { Id: string; Origin: string }) => [c.Id, c.Origin])).toEqual([[added.Caption.Id, 'api']]);
+    const master = await (await fetch(detail.HlsURL)).text();
+    const subtitles = parseMasterMedia(master).filter((m) => m.type === 'SUBTITLES');
+    expect(subtitles.map((m) => [m.name, m.language])).toEqual([['Spanish', 'es']]);
+    // Cut as the first variant is: as many segments, of the same lengths.
+    const lengths = async (url: string) => [...(await (await fetch(url)).text()).matchAll(/^#EXTINF:([\d.]+)/gm)].map((m) => Number(m[1]));
+    const variant = await lengths(new URL(parseMasterPlaylist(master)[0]!.uri, detail.HlsURL).href);
+    expect(await lengths(new URL(subtitles[0]!.uri, detail.HlsURL).href)).toEqual(variant);
+  }, 180_000);
+});
