@@ -59,6 +59,8 @@ export interface SeededVideo {
    * `/media/s/<token>` (a token good for a day, longer than any run).
    */
   mediaPrefix: string;
+  /** The same for its cover, whose token opens the cover only. */
+  coverPrefix: string;
   /** `<label>/<file>` of the HLS rendition's segments, in order, and its playlist. */
   segments: string[];
   playlist: string;
@@ -114,6 +116,7 @@ export async function seedVideo(server: ServerOptionsInput, content: VideoConten
       smallUrl: `${date}/${small}`,
       videoId: video.id,
       mediaPrefix: view.mediaPrefix ? view.mediaPrefix(video.id) : '/media',
+      coverPrefix: view.coverPrefix ? view.coverPrefix(video.id) : '/media',
       segments: segments.map((seg) => `360p/${seg}`),
       playlist: '360p/index.m3u8',
       playlistBytes: Buffer.byteLength(playlist),
@@ -154,7 +157,7 @@ export function requestCases(servers: VideoServer[]): RequestCase[] {
     one('Range 1 KiB', play, 1024, { targeted: true }, range(1000, 1024)),
     one('Range 64 KiB', play, 64 * 1024, { targeted: true }, range(1_000_000, 64 * 1024)),
     one('HEAD', play, 0, { head: true }),
-    one('cover ?t=3', (s) => ('vop' in s ? `${s.vop.mediaPrefix}/cover/${s.vop.videoId}.jpg?t=3` : `/same/cover/${s.mirrorOf.videoId}/t3.jpg`), 1000),
+    one('cover ?t=3', (s) => ('vop' in s ? `${s.vop.coverPrefix}/cover/${s.vop.videoId}.jpg?t=3` : `/same/cover/${s.mirrorOf.videoId}/t3.jpg`), 1000),
     one('HLS playlist', (s) => hls(s, video(s).playlist), 200),
     one('HLS segment', (s) => hls(s, video(s).segments[0]!), HLS_SEGMENT_BYTES),
     {

@@ -30,7 +30,7 @@ afterAll(async () => {
 async function signNow(videoId: string): Promise<string> {
   const ring = await KeyRing.open({ store: a.vop.stores.signingKeys, purpose: 'media', events: a.vop.events, log: () => {} });
   try {
-    return new MediaTokens(ring).sign(videoId, 600);
+    return new MediaTokens(ring).sign(videoId, 600, 'cover');
   } finally {
     ring.close();
   }

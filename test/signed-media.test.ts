@@ -5,6 +5,7 @@
  * or expired, and the video's plain addresses are refused. Keys rotate, gently or revoking what
  * they signed. Real ffmpeg on a clip the test makes, real HTTP.
  */
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyRing } from '../server/keys/keyRing.js';
 import { MediaTokens } from '../server/keys/mediaTokens.js';
@@ -106,7 +107,9 @@ describe('an application that serves signed addresses', () => {
 
   it('hands out addresses with a token in their path, and every one of them plays: renditions, downloads, covers, HLS to the segments', async () => {
     const d = await detail(signedApp, a);
-    for (const url of [d.PlayURL, d.MobilePlayURL, d.DownloadURL, d.PicSavePath, d.HlsURL]) expect(url).toMatch(/\/media\/s\/[a-z0-9]+\.[a-z0-9]+\.[A-Za-z0-9_-]{22}\//);
+    for (const url of [d.PlayURL, d.MobilePlayURL, d.DownloadURL, d.HlsURL]) expect(url).toMatch(/\/media\/s\/[a-z0-9]+\.[a-z0-9]+\.m\.[A-Za-z0-9_-]{22}\//);
+    // The cover's token is the cover's only.
+    expect(d.PicSavePath).toMatch(/\/media\/s\/[a-z0-9]+\.[a-z0-9]+\.c\.[A-Za-z0-9_-]{22}\//);
     expect(d.files.length).toBeGreaterThan(0);
     // PlayURL + VideoURL, as the spec's clients join them.
     for (const f of d.files) {
@@ -151,7 +154,9 @@ describe('an application that serves signed addresses', () => {
     const tokenB = /\/media\/s\/([^/]+)\//.exec(db.PlayURL)![1]!;
     expect(tokenA).not.toBe(tokenB);
     const swap = (url: string) => url.replace(tokenB, tokenA);
-    for (const url of [swap(db.PlayURL) + db.files[0], swap(db.PicSavePath), swap(db.HlsURL), ...(await hlsWalk(db.HlsURL)).slice(1).map(swap)]) {
+    const coverA = /\/media\/s\/([^/]+)\//.exec(da.PicSavePath)![1]!;
+    const coverOfBUnderA = db.PicSavePath.replace(/\/media\/s\/[^/]+\//, `/media/s/${coverA}/`);
+    for (const url of [swap(db.PlayURL) + db.files[0], coverOfBUnderA, swap(db.HlsURL), ...(await hlsWalk(db.HlsURL)).slice(1).map(swap)]) {
       expect(await fetchCode(url), url).toMatchObject({ status: 403, code: '420' });
     }
     // Nor another application's video (a public one: its plain address works, a borrowed token opens nothing).
@@ -184,26 +189,55 @@ describe('an application that serves signed addresses', () => {
     expect(await fetchCode(borrowed)).toMatchObject({ status: 403, code: '420' });
   });
 
+  it("opens with a cover's token the cover only, and with a media token all but the cover; a token made before scopes opens all until it expires", async () => {
+    const d = await detail(signedApp, a);
+    const coverToken = /\/media\/s\/([^/]+)\//.exec(d.PicSavePath)![1]!;
+    const mediaToken = /\/media\/s\/([^/]+)\//.exec(d.PlayURL)![1]!;
+    const under = (url: string, token: string) => url.replace(/\/media\/s\/[^/]+\//, `/media/s/${token}/`);
+    const media = [d.PlayURL + d.files[0], d.DownloadURL + d.files[0], ...(await hlsWalk(d.HlsURL))];
+    expect((await fetchCode(d.PicSavePath)).status).toBe(200);
+    for (const url of media) {
+      const r = await fetch(under(url, coverToken));
+      expect(r.status, url).toBe(403);
+      const body = (await r.json()) as { AuthMsg: { ResultCode: string; ResultMessage: string } };
+      expect(body.AuthMsg.ResultCode).toBe('420');
+      expect(body.AuthMsg.ResultMessage).toMatch(/cover's opens the cover only/);
+    }
+    expect(await fetchCode(under(d.PicSavePath, mediaToken))).toMatchObject({ status: 403, code: '420' });
+    // A token as vop made them before scopes: the MAC over the video's id and the expiry alone.
+    const ring = await KeyRing.open({ store: t.vop.stores.signingKeys, purpose: 'media', events: t.vop.events, log: () => {} });
+    try {
+      const key = ring.signing();
+      const expires = Math.floor(Date.now() / 1000) + 600;
+      const legacy = `${key.id}.${expires.toString(36)}.${crypto.createHmac('sha256', key.secret).update(`vop-media-v1.${a}.${expires}`).digest('base64url').slice(0, 22)}`;
+      for (const url of [d.PicSavePath, ...media]) expect((await fetchCode(under(url, legacy))).status, url).toBe(200);
+    } finally {
+      ring.close();
+    }
+  });
+
   it('refuses an altered token, and an expired one', async () => {
     const d = await detail(signedApp, a);
     const url = d.PlayURL + d.files[0];
     const token = /\/media\/s\/([^/]+)\//.exec(url)![1]!;
-    const [keyId, expiry, mac] = token.split('.') as [string, string, string];
+    const [keyId, expiry, scope, mac] = token.split('.') as [string, string, string, string];
     const flip = (s: string) => s.slice(0, -1) + (s.endsWith('A') ? 'B' : 'A');
     const later = (parseInt(expiry, 36) + 3600).toString(36);
-    for (const altered of [`${keyId}.${expiry}.${flip(mac)}`, `${keyId}.${later}.${mac}`, `zzzzzz.${expiry}.${mac}`, `${keyId}.${expiry}`, 'x']) {
+    // Its scope changed (a cover's made into a media one), or left out (as a token made before scopes): altered.
+    const altereds = [`${keyId}.${expiry}.${scope}.${flip(mac)}`, `${keyId}.${later}.${scope}.${mac}`, `zzzzzz.${expiry}.${scope}.${mac}`, `${keyId}.${expiry}.c.${mac}`, `${keyId}.${expiry}.${mac}`, `${keyId}.${expiry}`, 'x'];
+    for (const altered of altereds) {
       expect(await fetchCode(url.replace(token, altered)), altered).toMatchObject({ status: 403, code: '420' });
     }
     // One the server's own key signed, expired a minute ago.
     const ring = await KeyRing.open({ store: t.vop.stores.signingKeys, purpose: 'media', events: t.vop.events, log: () => {} });
     try {
-      const expired = new MediaTokens(ring).sign(a, 10, Date.now() - 60_000);
+      const expired = new MediaTokens(ring).sign(a, 10, 'media', Date.now() - 60_000);
       expect(expired.split('.')[0]).toBe(keyId);
       const r = await fetch(url.replace(token, expired));
       expect(r.status).toBe(403);
       expect(((await r.json()) as { AuthMsg: { ResultMessage: string } }).AuthMsg.ResultMessage).toMatch(/expired/);
       // Its twin that has not expired plays: the refusal was the expiry.
-      expect((await fetchCode(url.replace(token, new MediaTokens(ring).sign(a, 10)))).status).toBe(200);
+      expect((await fetchCode(url.replace(token, new MediaTokens(ring).sign(a, 10, 'media')))).status).toBe(200);
     } finally {
       ring.close();
     }

@@ -34,7 +34,9 @@ export class MediaAccess {
     const { tokens } = this.deps;
     return {
       ...ctx,
-      mediaPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${tokens.sign(videoId, ttl, now)}`,
+      mediaPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${tokens.sign(videoId, ttl, 'media', now)}`,
+      // A cover's token opens the cover only: cover addresses travel furthest (lists, previews).
+      coverPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${tokens.sign(videoId, ttl, 'cover', now)}`,
       mediaEpoch: tokens.epoch(ttl, now),
       mediaExpiresAt: tokens.expiryFor(ttl, now) * 1000,
     };

@@ -23,7 +23,7 @@ import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, subtitleRenditionL
 import { mediaKey, readSmallObject, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
 import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
 import type { AppStore, TextTrackRecord, VideoRecord, VideoStore } from '../storage/types.js';
-import type { MediaTokenRefusal, MediaTokens } from '../keys/mediaTokens.js';
+import type { MediaScope, MediaTokenRefusal, MediaTokens } from '../keys/mediaTokens.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 
 export interface MediaDeliveryDeps {
@@ -99,10 +99,10 @@ export class MediaDeliveryService {
    * `token`: the signed address's, checked first and from memory (no database read for a forged
    * one); absent for a plain address, which a signed application's video is not served at.
    */
-  async playable(videoId: string | undefined, token: string | undefined): Promise<PlayableVideo> {
+  async playable(videoId: string | undefined, token: string | undefined, scope: MediaScope = 'media'): Promise<PlayableVideo> {
     if (!videoId || !VIDEO_ID_RE.test(videoId)) throw new ApiError('NOT_FOUND');
-    if (token !== undefined && !this.deps.tokens.known(token, videoId)) {
-      const refused = await this.deps.tokens.check(token, videoId);
+    if (token !== undefined && !this.deps.tokens.known(token, videoId, scope)) {
+      const refused = await this.deps.tokens.check(token, videoId, scope);
       if (refused) throw new ApiError('MEDIA_ADDRESS_REFUSED', TOKEN_REFUSALS[refused]);
     }
     const video = await this.playableVideos.get(videoId);
@@ -125,7 +125,7 @@ export class MediaDeliveryService {
    * other than 2 to 7 gets the full-size cover.
    */
   async cover(file: string, t: number, token: string | undefined): Promise<CoverTarget> {
-    const video = await this.playable(videoIdOfCoverRequest(file), token);
+    const video = await this.playable(videoIdOfCoverRequest(file), token, 'cover');
     // No cover yet: nothing to serve, nor to make a size from. (A cover file gone is a 404 on sending.)
     if (!video.coverFile) throw new ApiError('NOT_FOUND');
     if (!isCoverSize(t)) return { videoId: video.id, key: key('covers', video.id, COVER_FILE) };
@@ -206,6 +206,7 @@ const TOKEN_REFUSALS: Record<MediaTokenRefusal, string> = {
   malformed: 'the address is not one vop signed',
   altered: 'the address was altered, or its key was revoked',
   expired: 'the address has expired: ask the API for the video again',
+  scope: "the address's token opens another part of the video (a cover's opens the cover only)",
 };
 
 /** mediaKey, with a refusal a 404 like any other missing file: the shape checks before it let the name through. */

@@ -11,6 +11,8 @@ export interface ViewContext {
    * `<baseUrl>/media`.
    */
   mediaPrefix?: (videoId: string) => string;
+  /** The same for a video's cover, whose token opens the cover only; absent: {@link mediaPrefix}'s. */
+  coverPrefix?: (videoId: string) => string;
   /** Changes whenever {@link mediaPrefix}'s answers do: what keeps answers made with it compares it. */
   mediaEpoch?: string;
   /** When the addresses {@link mediaPrefix} makes stop working (Unix ms); absent for public ones. */
@@ -42,7 +44,7 @@ export interface VideoModel extends VideoListItem {
 
 /** Where a video's cover is served (spec 2.3 appends `?t=<n>` to it); empty until there is one. */
 export function coverUrl(v: VideoRecord, ctx: ViewContext): string {
-  return v.coverFile ? `${mediaPrefix(ctx, v.id)}/cover/${v.id}.jpg` : '';
+  return v.coverFile ? `${ctx.coverPrefix ? ctx.coverPrefix(v.id) : mediaPrefix(ctx, v.id)}/cover/${v.id}.jpg` : '';
 }
 
 export function toListItem(v: VideoRecord, ctx: ViewContext): VideoListItem {
