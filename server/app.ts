@@ -430,7 +430,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
           server!.off('error', reject);
           // Jobs start once the server answers: they may need its address (callbacks, tests).
           // The loopback metrics port, when asked for, before jobs start: a port taken fails the start.
-          (metrics && options.metrics.port !== undefined ? listenMetricsPort(metrics, options.metrics.port, log) : Promise.resolve(undefined))
+          (metrics && options.metrics.port !== undefined ? listenMetricsPort(metrics, options.metrics.port, log, isOwnHost) : Promise.resolve(undefined))
             .then((m) => {
               metricsServer = m;
               return jobs.start();

@@ -254,6 +254,28 @@ describe('GET /metrics, with the admin token, after an upload, a transcode and a
     expect((await fetch(`http://127.0.0.1:${port}/Api/Video/Get`)).status).toBe(404);
     expect((await fetch(`http://127.0.0.1:${port}/metrics`, { method: 'POST' })).status).toBe(404);
   });
+
+  it("refuses on the metrics port a Host that is not this server's, as a DNS-rebinding page sends it", async () => {
+    const port = s.vop.metricsAddress()!.port;
+    const get = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path: '/metrics', headers: { Host: host } }, (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (c: string) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          })
+          .on('error', reject);
+      });
+    const evil = await get('evil.example');
+    expect(evil.status).toBe(403);
+    expect(evil.body).not.toContain('vop_');
+    for (const own of [`127.0.0.1:${port}`, `localhost:${port}`, `${os.hostname()}:${port}`]) {
+      const r = await get(own);
+      expect(r.status, own).toBe(200);
+      expect(r.body).toContain('vop_upload_bytes_total');
+    }
+  });
 });
 
 describe('the metrics options', () => {
