@@ -404,7 +404,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     listen(port, host) {
       return new Promise((resolve, reject) => {
         const proxies = new TrustedProxies(options.trustedProxies);
-        const logRequest = options.operatorLog?.requests ? requestLogger(options.operatorLog.logger) : undefined;
+        const logRequest = options.operatorLog?.requests ? requestLogger(options.operatorLog.logger, clientAddress) : undefined;
         const requests = metrics?.requests;
         // A worker answers /healthz only (its supervisor's and load balancer's question).
         const serve = options.role === 'worker' ? workerOnly(health, metricsRoute, log) : (req: IncomingMessage, res: http.ServerResponse) => {

@@ -68,6 +68,9 @@ async function uploadCredential(baseUrl: string, client: SpecClient, videoId: st
   return (JSON.parse(block[1]!) as { credential: string }).credential;
 }
 
+/** A signed media token's shape (keys/mediaTokens.ts): the request log must not show one. */
+const mediaTokenLike = 'k1a2b3.m0z9y8.m.Zq3xY7wV1uT5sR9pO2nM4l';
+
 describe('the operator log of npm start', () => {
   it('--log-format json: every line a record; the video named when its file arrives and when it plays; no credential in any line', async () => {
     const callbacks = await callbackEndpoint();
@@ -108,6 +111,9 @@ describe('the operator log of npm start', () => {
       expect((await client.get('/Api/Video/Get', { Id: videoId }, { ...client.auth(), Token: wrongSpec })).body.AuthMsg.ResultCode).not.toBe('1');
       expect((await client.get('/Api/Video/Get', { Id: videoId }, auth())).status).toBe(200);
 
+      // A media address with a token-shaped segment where no route takes it (a capital S).
+      expect((await fetch(`${p.baseUrl}/media/S/${mediaTokenLike}/play/20260101/${videoId}_360p.mp4`)).status).toBe(404);
+
       // Playable, and its status callback delivered.
       await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), 90_000, 200);
       await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), 30_000, 200);
@@ -119,10 +125,14 @@ describe('the operator log of npm start', () => {
       expect(all.find((r) => r.msg === 'transcode started' && r.videoId === videoId)).toMatchObject({ appId, videoId });
       expect(all.find((r) => r.msg === 'upload refused' && r.videoId === second)).toMatchObject({ level: 'warn', appId, videoId: second, via: 'multipart', code: '307' });
       expect(all.find((r) => r.msg === 'callback delivered' && r.videoId === videoId)).toMatchObject({ appId, videoId, status: 1, httpStatus: 200 });
-      // The request log: paths without their query strings.
+      // The request log: whole paths without their query strings, with the client's address; a
+      // token-shaped segment masked wherever it stands.
       const requests = all.filter((r) => r.msg === 'request');
-      expect(requests.some((r) => r.path === '/Api/Video/Get' && r.status === 200)).toBe(true);
+      expect(requests.some((r) => r.path === '/Api/Video/Get' && r.status === 200 && r.client === '127.0.0.1')).toBe(true);
       expect(requests.some((r) => r.path === '/widget/upload')).toBe(true);
+      expect(requests.some((r) => r.path === '/admin/api/apps' && r.method === 'POST')).toBe(true);
+      expect(all.some((r) => r.msg === 'request' && r.path === '/apps')).toBe(false);
+      expect(requests.find((r) => r.path === `/media/S/…/play/20260101/${videoId}_360p.mp4`)).toMatchObject({ status: 404 });
 
       // No credential of the run, in any line.
       const signatures = callbacks.headers.map((h) => String(h['webhook-signature'] ?? ''));
@@ -133,6 +143,7 @@ describe('the operator log of npm start', () => {
         "the application's secret": [appSecret],
         'a spec Token': [...specTokens, wrongSpec],
         'the upload credential': [credential],
+        'a media token': [mediaTokenLike],
         'a callback signature': signatures.flatMap((s) => s.split(' ').map((v) => v.replace(/^v1,/, ''))),
         "the console session's secret": [consoleSession.secret],
         "the callback address's query": ['callback-url-query-secret'],
@@ -175,7 +186,7 @@ describe('the operator log of npm start', () => {
     expect((await fetch(`${q.baseUrl}/healthz?probe=secret-in-query`)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     const request = records(q).find((r) => r.msg === 'request');
-    expect(request).toMatchObject({ level: 'info', method: 'GET', path: '/healthz', status: 200 });
+    expect(request).toMatchObject({ level: 'info', method: 'GET', path: '/healthz', client: '127.0.0.1', status: 200 });
     expect(typeof request!.durationMs).toBe('number');
     expect(q.output()).not.toContain('secret-in-query');
   }, 60_000);
