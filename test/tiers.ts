@@ -52,6 +52,7 @@ export const FULL_TIER: Record<string, string> = {
   'console-session-browser': 'Chromium',
   'media-proof': 'Chromium',
   'hls-players': 'Chromium, four sources and their ladders played to the end in two players',
+  'backup-stall': 'a backup download left unread until the socket buffers fill, the backup paced to a share of the disk',
   'hls-tracks': 'Chromium, sources with several audio and subtitle tracks played in hls.js and natively',
   'widget-outcomes': 'Chromium',
   'widget-overlay': 'Chromium',

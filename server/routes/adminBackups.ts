@@ -1,4 +1,5 @@
 import express, { type Router } from 'express';
+import { SendTimeout } from '../http/sendTimeout.js';
 import { ApiError } from '../core/errors.js';
 import { knownFields } from '../http/knownFields.js';
 import { MEDIA_CHOICES, type MediaChoice } from '../backup/writeBackup.js';
@@ -26,6 +27,11 @@ export interface AdminBackupsDeps {
   sessions: ConsoleSessions;
   /** Media in a streamed backup unless asked otherwise. */
   defaultMedia: MediaChoice;
+  /**
+   * How long a download may wait for its reader to take a byte before it is given up and the
+   * backup's lock freed (ServerOptions.sendTimeoutMs, as media answers).
+   */
+  sendTimeoutMs: number;
 }
 
 /**
@@ -52,12 +58,17 @@ export function adminBackupsRouter(deps: AdminBackupsDeps): Router {
     res.setHeader('Content-Type', 'application/x-tar');
     res.setHeader('Content-Disposition', `attachment; filename="vop-backup.tar"`);
     res.setHeader('Cache-Control', 'no-store');
+    // A reader that stops taking bytes holds the backup's lock (no other backup, scheduled or
+    // asked, can start): given up as a stalled media answer is, which ends the stream above.
+    const stall = new SendTimeout(res, deps.sendTimeoutMs, true, () => res.writableNeedDrain);
     try {
       await backups.stream(res, media, controller.signal);
     } catch (err) {
       // Headers are out: the answer ends without the seal, which verify and restore refuse.
       if (res.headersSent) res.destroy(err as Error);
       else throw err;
+    } finally {
+      stall.clear();
     }
   });
   r.post('/backups', async (req, res) => {

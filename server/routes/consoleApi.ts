@@ -89,7 +89,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
   );
   router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media, captions: deps.captions, maxBodyBytes: options.maxBodyBytes }));
   router.use(adminKeysRouter(deps.keys));
-  router.use(adminBackupsRouter({ backups: deps.backups, schedule: deps.backupSchedule, sessions, defaultMedia: deps.backups.defaultMedia }));
+  router.use(adminBackupsRouter({ backups: deps.backups, schedule: deps.backupSchedule, sessions, defaultMedia: deps.backups.defaultMedia, sendTimeoutMs: options.sendTimeoutMs }));
   router.use(adminUploadsRouter(uploads));
   router.use(adminTryUploadRouter(services.tryUpload));
   router.use(adminHousekeepingRouter({ storage: services.storage, expiry: services.expiry, uploads, stalledUploadMinutes: housekeeping.stalledUploadMinutes }));
