@@ -89,15 +89,16 @@ describe('the first rendition', () => {
     expect(remainingRungs(h264(), ladder, new Set(['1080p', '720p', '480p', '360p']))).toEqual([]);
   });
 
-  it('copies the streams it says, into a faststart MP4 read with the judged demuxer', () => {
-    const copy = buildCopyArgs('/in/source', { formatName: 'mpegts' }, '/out/a.mp4', 'aac', { audioBitrateKbps: 128, audioChannels: 2 });
+  it('copies the streams it says, without SEI units, into a faststart MP4 read with the judged demuxer, and the SPS units beside it', () => {
+    const copy = buildCopyArgs('/in/source', { formatName: 'mpegts' }, '/out/a.mp4', 'aac', { audioBitrateKbps: 128, audioChannels: 2 }, '/out/a.sps');
     expect(copy.slice(0, 2)).toEqual(['-f', 'mpegts']);
-    expect(copy.join(' ')).toContain('-map 0:v:0 -map 0:a:0 -c:v copy -c:a aac -b:a 128k -ac 2');
-    expect(copy.join(' ')).toContain('-movflags +faststart -f mp4 -y /out/a.mp4');
-    const silent = buildCopyArgs('/in/source', { formatName: 'mov,mp4,m4a,3gp,3g2,mj2' }, '/out/a.mp4', 'none', { audioBitrateKbps: 128, audioChannels: 2 });
+    expect(copy.join(' ')).toContain('-map 0:v:0 -map 0:a:0 -c:v copy -bsf:v filter_units=remove_types=6 -c:a aac -b:a 128k -ac 2');
+    expect(copy.join(' ')).toContain('-movflags +faststart -f mp4 -y /out/a.mp4 -map 0:v:0 -c:v copy -bsf:v h264_mp4toannexb,filter_units=pass_types=7 -map_metadata -1 -f h264 -y /out/a.sps');
+    const silent = buildCopyArgs('/in/source', { formatName: 'mov,mp4,m4a,3gp,3g2,mj2' }, '/out/a.mp4', 'none', { audioBitrateKbps: 128, audioChannels: 2 }, '/out/a.sps');
     expect(silent).not.toContain('0:a:0');
     expect(silent).not.toContain('-c:a');
-    expect(() => buildCopyArgs('relative', { formatName: 'mpegts' }, '/out/a.mp4', 'copy', { audioBitrateKbps: 128, audioChannels: 2 })).toThrow(/absolute/);
+    expect(() => buildCopyArgs('relative', { formatName: 'mpegts' }, '/out/a.mp4', 'copy', { audioBitrateKbps: 128, audioChannels: 2 }, '/out/a.sps')).toThrow(/absolute/);
+    expect(() => buildCopyArgs('/in/source', { formatName: 'mpegts' }, '/out/a.mp4', 'copy', { audioBitrateKbps: 128, audioChannels: 2 }, 'a.sps')).toThrow(/absolute/);
   });
 });
 

@@ -53,6 +53,8 @@ export const FULL_TIER: Record<string, string> = {
   'media-proof': 'Chromium',
   'hls-players': 'Chromium, four sources and their ladders played to the end in two players',
   'backup-stall': 'a backup download left unread until the socket buffers fill, the backup paced to a share of the disk',
+  'h264-sps': 'a dozen libx264 encodes and stream copies',
+  'copy-faithful': 'transcodes of crafted H.264 sources, a ladder',
   'hls-tracks': 'Chromium, sources with several audio and subtitle tracks played in hls.js and natively',
   'widget-outcomes': 'Chromium',
   'widget-overlay': 'Chromium',

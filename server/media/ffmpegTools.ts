@@ -5,7 +5,7 @@ import { confinementSupport, toolEnvironment, type ConfinementSupport } from './
 import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } from './ffmpegBinaries.js';
 import type { ProofReport } from './ffmpegProof.js';
 import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
-import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult } from './probe.js';
+import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult, type VideoInfo } from './probe.js';
 import { judgeSource, withAllowedTracks, type SourcePolicy } from './sourcePolicy.js';
 import { TONE_MAPPING_FILTERS } from './toneMapping.js';
 
@@ -113,6 +113,12 @@ export class FfmpegTools {
     if (!verdict.isVideo || options.source === false || !policy) return verdict;
     const refused = judgeSource(verdict, policy);
     return refused === null ? withAllowedTracks(verdict, policy) : { isVideo: false, reason: refused, formatName: verdict.formatName };
+  }
+
+  /** Why `info` is refused as a source under the settings' policy, or null when it is taken (or there is no policy). */
+  judge(info: VideoInfo): string | null {
+    const policy = this.settings?.policy;
+    return policy ? judgeSource(info, policy) : null;
   }
 
   private async probeOnly(file: string, timeoutMs: number): Promise<ProbeResult> {

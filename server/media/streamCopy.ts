@@ -5,6 +5,7 @@
  * whatever its length; the ladder is encoded after (processing/ladderJob.ts). Pure: nothing here
  * runs a process; ffmpegRunner.ts runs what {@link buildCopyArgs} returns.
  */
+import type { SpsFacts } from './h264Sps.js';
 import type { VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
 import { hdrName, hdrTransferOf } from './toneMapping.js';
@@ -78,8 +79,13 @@ const MAX_JUDGED_NOMINAL_RATE = 240;
 
 /**
  * Arguments for one ffmpeg run copying the first video stream (and the first audio stream, as
- * `audio` says) of `input` into a faststart MP4 at `output`. A rotation would travel with the
+ * `audio` says) of `input` into a faststart MP4 at `output`, and writing every sequence parameter
+ * set of the video to `spsOutput` (Annex B), which {@link judgeCopiedSps} reads: a stream may
+ * change its picture after the first, the one ffprobe judged. A rotation would travel with the
  * stream (the display matrix); {@link copyVerdict} copies no turned source all the same, for HLS's sake.
+ *
+ * The copy carries no SEI units (`filter_units=remove_types=6`): what an encoder wrote there, its
+ * user data included, is not for viewers, and no browser needs it to decode.
  */
 export function buildCopyArgs(
   input: string,
@@ -87,13 +93,38 @@ export function buildCopyArgs(
   output: string,
   audio: CopiedAudio,
   o: { audioBitrateKbps: number; audioChannels: number },
+  spsOutput: string,
 ): string[] {
   const args = [...inputFormatArgs(demuxerOf(source.formatName)), '-protocol_whitelist', 'file', '-i', absolute(input), '-map', '0:v:0'];
   if (audio !== 'none') args.push('-map', '0:a:0');
-  args.push('-c:v', 'copy');
+  args.push('-c:v', 'copy', '-bsf:v', 'filter_units=remove_types=6');
   if (audio === 'copy') args.push('-c:a', 'copy');
   if (audio === 'aac') args.push('-c:a', 'aac', '-b:a', `${o.audioBitrateKbps}k`, '-ac', String(o.audioChannels));
   // As the ladder's renditions: no GPS positions or chapters from the phone that made it.
   args.push(...mp4OutputArgs(output));
+  // The same read of the file: its SPS units alone, a few dozen bytes a keyframe. An MP4 keeps
+  // its first SPS out of the stream (avcC): made Annex B first, each keyframe carries it.
+  args.push('-map', '0:v:0', '-c:v', 'copy', '-bsf:v', 'h264_mp4toannexb,filter_units=pass_types=7', '-map_metadata', '-1', '-f', 'h264', '-y', absolute(spsOutput));
   return args;
+}
+
+/**
+ * Why a copy is not what its source's probe said, or null when every SPS of its stream agrees
+ * with the first on what a browser's decoder is set up for: the size, the profile, the chroma
+ * format and the bit depth. A stream whose SPS cannot be read is not copied either.
+ */
+export function judgeCopiedSps(read: { sps: readonly SpsFacts[]; unreadable: number }): string | null {
+  if (read.unreadable > 0) return `${read.unreadable} of its sequence parameter sets cannot be read`;
+  const first = read.sps[0];
+  if (!first) return 'its video has no sequence parameter set';
+  const shape = (s: SpsFacts) => `${s.width}x${s.height} profile ${s.profileIdc} chroma ${s.chromaFormatIdc} ${s.bitDepthLuma}-bit`;
+  const other = read.sps.find((s) => shape(s) !== shape(first));
+  return other ? `its picture changes mid-stream (${shape(first)}, then ${shape(other)})` : null;
+}
+
+/** The largest picture any SPS of the stream gives, to judge against the source limits. */
+export function largestSps(sps: readonly SpsFacts[]): { width: number; height: number } | null {
+  let best: { width: number; height: number } | null = null;
+  for (const s of sps) if (!best || s.width * s.height > best.width * best.height) best = { width: s.width, height: s.height };
+  return best;
 }

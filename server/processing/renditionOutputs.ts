@@ -11,7 +11,8 @@ import { run, type FfmpegProgress } from '../media/ffmpegRunner.js';
 import type { PauseGroup } from '../media/pauseGroup.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
-import { buildCopyArgs, type CopiedAudio } from '../media/streamCopy.js';
+import { readSpsUnits } from '../media/h264Sps.js';
+import { buildCopyArgs, judgeCopiedSps, largestSps, type CopiedAudio } from '../media/streamCopy.js';
 import { buildTranscodeArgs, sourceRendition, type KeyframePlan, type TranscodeOptions } from '../media/transcodeArgs.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 
@@ -104,13 +105,37 @@ export async function copyRendition(
   const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
   const name = playFileName(videoId, rendition.label, 'mp4');
   const file = path.join(outDir, name);
-  await run(buildCopyArgs(source, info, file, audio, { audioBitrateKbps: rendition.audioBitrateKbps, audioChannels: o.audioChannels }), {
+  // Beside the copy in the scratch folder, never stored.
+  const spsFile = path.join(outDir, `${name}.sps.h264`);
+  await run(buildCopyArgs(source, info, file, audio, { audioBitrateKbps: rendition.audioBitrateKbps, audioChannels: o.audioChannels }, spsFile), {
     ...runOptions(ffmpeg),
     durationSeconds: info.durationSeconds,
     onProgress,
   });
+  const sps = readSpsUnits(await fsp.readFile(spsFile));
+  await fsp.rm(spsFile, { force: true });
+  const unfaithful = judgeCopiedSps(sps);
+  if (unfaithful !== null) {
+    await fsp.rm(file, { force: true });
+    throw new CopyRefused(unfaithful, largestSps(sps.sps));
+  }
   const written = await describe(file, `${dateFolder}/${name}`, rendition, job);
   return { ...written, width: written.info.width, height: written.info.height };
+}
+
+/**
+ * A copy that is not what the source's probe said (media/streamCopy.ts, judgeCopiedSps): the
+ * source is encoded instead, its largest picture judged against the limits first.
+ */
+export class CopyRefused extends Error {
+  override name = 'CopyRefused';
+  constructor(
+    readonly why: string,
+    /** The largest picture an SPS of the stream gives; null when none could be read. */
+    readonly largest: { width: number; height: number } | null,
+  ) {
+    super(`the source was not copied: ${why}`);
+  }
 }
 
 /** What every run of the job shares: the binary, its cancel, its record, its caps. */

@@ -33,7 +33,8 @@ import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
 import { planLadder } from './ladderPlan.js';
 import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
-import { copyRendition, keepSourceRendition, transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
+import { copyRendition, CopyRefused, keepSourceRendition, transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
+import { pickRungs } from '../media/ladder.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
 import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
 
@@ -141,12 +142,28 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           // A source with several audio tracks: HLS offers each (audioRenditions.ts), made while
           // the first rendition is.
           const audioTracks = hls && !video.keepSource && hasAudioGroup(info) ? info.audioTracks! : [];
+          let encodedInstead = false;
+          // A copy that is not what the probe said (its picture changes mid-stream): the lowest
+          // rung is encoded instead, as for any source browsers do not play, once its largest
+          // picture passed the limits every source must pass.
+          const encodeInstead = async (err: unknown, steps: FfmpegRunContext) => {
+            if (!(err instanceof CopyRefused)) throw err;
+            const largest = err.largest ?? { width: info.width, height: info.height };
+            const refused = deps.tools.judge({ ...info, width: largest.width, height: largest.height, storedWidth: largest.width, storedHeight: largest.height });
+            if (refused !== null) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${refused}`);
+            log(`Transcode of ${videoId}: ${err.message}; its lowest rung is encoded instead.`);
+            encodedInstead = true;
+            return transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), pickRungs(info, options.ladder).slice(-1));
+          };
           const renditions = async (steps: FfmpegRunContext) => {
             const [written, audio, text] = await Promise.all([
               video.keepSource
                 ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
                 : first.kind === 'copy'
-                  ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then((r) => [r])
+                  ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then(
+                      (r) => [r],
+                      (err: unknown) => encodeInstead(err, steps),
+                    )
                   : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
               audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
               // Its subtitles and chapters, as WebVTT (textTracks.ts).
@@ -157,7 +174,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
           };
           const [{ written, text }, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
           ctx.progress({ percent: TRANSCODE_SHARE });
-          return { info, written, text, covers, hls, ladderPending: !video.keepSource && plan.rest.length > 0 };
+          const ladderPending = !video.keepSource && (encodedInstead ? pickRungs(info, options.ladder).length > 1 : plan.rest.length > 0);
+          return { info, written, text, covers, hls, ladderPending };
         }, { signal: ctx.signal }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
