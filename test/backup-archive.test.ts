@@ -115,6 +115,29 @@ describe('a crafted backup', () => {
   });
 });
 
+describe('a crafted backup with uploads under way', () => {
+  it('is refused, naming the part, before anything is written: a backup never holds incoming', async () => {
+    const dir = tempDataDir('vop-crafted-incoming-');
+    const { default: initSqlJs } = await import('sql.js');
+    const SQL = await initSqlJs();
+    const db = new SQL.Database();
+    db.run('CREATE TABLE t (x)');
+    const image = db.export();
+    db.close();
+    const file = path.join(dir, 'crafted.tar');
+    const w = new BackupWriter(fs.createWriteStream(file));
+    await w.add({ name: 'database/vop.db', data: image });
+    await w.add({ name: 'media/covers/v/cover.jpg', data: Buffer.from('a cover') });
+    await w.add({ name: 'media/incoming/tus/abc', data: Buffer.from('an upload nobody made') });
+    await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
+    expect((await readBackup(file)).problems).toEqual([]);
+    const { restoreIntoDataDir } = await import('../server/backup/restoreBackup.js');
+    const into = path.join(dir, 'into');
+    await expect(restoreIntoDataDir(file, into)).rejects.toThrow(/holds media outside the areas a backup holds \("media\/incoming\/tus\/abc"\)/);
+    expect(fs.existsSync(into)).toBe(false);
+  });
+});
+
 describe('a paced read (a serving server checking its own backup)', () => {
   it('reads the whole archive, its manifest last, however long it rests between pieces', async () => {
     const dir = tempDataDir('vop-paced-');

@@ -16,7 +16,7 @@ import { LocalMediaStore } from '../storage/mediaStore.js';
 import { markRestoreFinished, markRestoreStarted, unfinishedRestore } from '../storage/restoreMarker.js';
 import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
 import { verifyBackup } from './verifyBackup.js';
-import { DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
+import { DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, mediaPartsOutsideAreas, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
 
 /** A restore refused before it changed anything: the folder, or the backup, is not fit. */
 export class RestoreRefusedError extends Error {}
@@ -55,6 +55,10 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
     throw new RestoreRefusedError(`${file} is a backup of a cluster (its metadata is PostgreSQL's): restore it with --database-url into an empty database; nothing was changed.`);
   }
   const keyOf = new Map(manifest.parts.filter((p) => p.key !== undefined).map((p) => [p.name, p.key!]));
+  const outside = mediaPartsOutsideAreas(manifest.parts);
+  if (outside.length > 0) {
+    throw new RestoreRefusedError(`${file} holds media outside the areas a backup holds (${outside.slice(0, 5).map((n) => JSON.stringify(n)).join(', ')}), so nothing was restored.`);
+  }
   // Every media part must land inside the media folder: checked before anything is written.
   for (const part of manifest.parts.filter((p) => p.name.startsWith(MEDIA_PREFIX))) {
     try {

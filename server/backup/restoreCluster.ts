@@ -24,7 +24,7 @@ import { PG_BACKUP_TABLES, PG_TRANSIENT_TABLES, tablePartName } from '../storage
 import { markPostgresRestoreFinished, markPostgresRestoreStarted, unfinishedPostgresRestore, type PostgresRestoreMark } from '../storage/postgres/restoreMark.js';
 import { RestoreRefusedError } from './restoreBackup.js';
 import { verifyBackup } from './verifyBackup.js';
-import { BACKED_UP_AREAS, DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
+import { BACKED_UP_AREAS, DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, mediaPartsOutsideAreas, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
 
 /** Where a cluster backup is restored to. */
 export interface ClusterRestoreTarget {
@@ -231,6 +231,8 @@ function checkBackupFits(file: string, manifest: BackupManifest): void {
   const known = new Set(PG_BACKUP_TABLES.map((t) => tablePartName(t.table)));
   const strange = manifest.parts.filter((p) => p.name.startsWith('database/') && !known.has(p.name)).map((p) => p.name);
   if (strange.length > 0) throw new RestoreRefusedError(`${file} holds tables this vop does not know (${strange.join(', ')}): restore it with a newer vop. Nothing was changed.`);
+  const outside = mediaPartsOutsideAreas(manifest.parts);
+  if (outside.length > 0) throw new RestoreRefusedError(`${file} holds media outside the areas a backup holds (${outside.slice(0, 5).map((n) => JSON.stringify(n)).join(', ')}). Nothing was changed.`);
 }
 
 /** The settings files go into a node's data folder that is new or empty (or holds only such files, from a restore cut off). */

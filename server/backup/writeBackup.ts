@@ -21,6 +21,18 @@ export const MEDIA_CHOICES: readonly MediaChoice[] = ['include', 'list', 'none']
 /** The media areas a backup holds: everything but uploads still under way (`incoming`). */
 export const BACKED_UP_AREAS = ['sources', 'play', 'hls', 'covers', 'text'] as const;
 
+/**
+ * The media parts of a manifest that are not in an area a backup holds (`incoming`, written by
+ * hand into a crafted archive): a restore refuses them, naming them, before it writes anything.
+ * Keys that are no media key at all are the caller's to refuse (splitMediaKey).
+ */
+export function mediaPartsOutsideAreas(parts: ReadonlyArray<{ name: string; key?: string }>): string[] {
+  return parts
+    .filter((p) => p.name.startsWith(MEDIA_PREFIX))
+    .filter((p) => !(BACKED_UP_AREAS as readonly string[]).includes((p.key ?? p.name.slice(MEDIA_PREFIX.length)).split('/')[0] ?? ''))
+    .map((p) => p.name);
+}
+
 /** Files of the data folder a backup keeps (when present), under `settings/`. */
 export const DATA_DIR_FILES = ['settings.json', 'admin-token', 'upload-credential.key'] as const;
 export const SETTINGS_PREFIX = 'settings/';
