@@ -188,11 +188,15 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     firstKey: options.databaseUrl ? undefined : () => UploadCredentials.legacyKey(options.dataDir),
   });
   opened.push(() => uploadKeys.close());
+  // The console sessions' secrets are made with this one (console/consoleSessions.ts).
+  const consoleKeys = await KeyRing.open({ store: stores.signingKeys, purpose: 'console', events, log });
+  opened.push(() => consoleKeys.close());
   const keys = new SigningKeysService(
-    { media: mediaKeys, uploads: uploadKeys },
+    { media: mediaKeys, uploads: uploadKeys, console: consoleKeys },
     // An old key checks until the longest-lived of what it signed is over: a media address's
-    // lifetime (plus the step its expiry is rounded up by), an upload page's credential.
-    { media: (MEDIA_TTL_RANGE.max + 60) * 1000, uploads: options.ingest.credentialTtlMs },
+    // lifetime (plus the step its expiry is rounded up by), an upload page's credential. The
+    // console's sessions are made with the key that signs alone: a rotation ends them.
+    { media: (MEDIA_TTL_RANGE.max + 60) * 1000, uploads: options.ingest.credentialTtlMs, console: 0 },
   );
   const mediaAccess = new MediaAccess({ apps: stores.apps, tokens: new MediaTokens(mediaKeys) });
   // In cluster mode the failure limits and the registration rate count in the shared database.
@@ -322,7 +326,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
   );
 
   // Routes reach services, never stores (issue 11, item 7): the console's are composed here.
-  const consoleServices = createConsoleServices({ options, adminToken, stores, jobs, media, videoMedia, objects, lifecycle, videos, processing, tus: ingest.tus, log });
+  const consoleServices = createConsoleServices({ options, adminToken, consoleKeys, stores, jobs, media, videoMedia, objects, lifecycle, videos, processing, tus: ingest.tus, log });
   opened.push(() => consoleServices.close());
   // The metrics (GET /metrics): fed by this node's events; figures read at a scrape are the
   // cheap ones (metrics/vopMetrics.ts).

@@ -4,6 +4,7 @@
  * must carry the session's own secret (handed out at login, never derivable from the cookie),
  * come from this server's own origin, and behind a TLS proxy the cookie is Secure and __Host-.
  */
+import crypto from 'node:crypto';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
@@ -87,6 +88,26 @@ describe('the console session secret', () => {
     expect((await session('1')).loggedIn).toBe(false);
     // A bearer token needs no secret.
     expect((await s.admin.request('POST', '/apps', { name: 'by the CLI' })).status).toBe(201);
+  });
+
+  it('makes its secrets with a random key kept by the server: a cookie and its secret test no guess of the admin token', async () => {
+    const a = await login(s.baseUrl);
+    const id = decodeURIComponent(a.cookie.slice(a.cookie.indexOf('=') + 1));
+    // How the key was made before: from the admin token alone. Someone holding the cookie and
+    // the secret could have tried tokens offline until this matched; now nothing matches.
+    const fromToken = crypto.createHmac('sha256', ADMIN_TOKEN).update('vop console session secrets').digest();
+    expect(crypto.createHmac('sha256', fromToken).update(`secret\0${id}`).digest('base64url')).not.toBe(a.body.consoleSecret);
+    // The key is the console key ring's, rotated as the signing keys are: a rotation ends every session.
+    const keys = await s.admin.request('GET', '/keys');
+    expect(keys.body.console).toHaveLength(1);
+    const withSecret = () => fetch(`${s.baseUrl}/admin/api/apps`, { headers: { cookie: a.cookie, 'x-vop-console': a.body.consoleSecret } });
+    expect((await withSecret()).status).toBe(200);
+    const rotated = await s.admin.request('POST', '/keys/console/rotate', {});
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.keys[0].id).not.toBe(keys.body.console[0].id);
+    expect((await withSecret()).status).toBe(401);
+    const again = await login(s.baseUrl);
+    expect((await fetch(`${s.baseUrl}/admin/api/apps`, { headers: { cookie: again.cookie, 'x-vop-console': again.body.consoleSecret } })).status).toBe(200);
   });
 
   it('refuses a cookie request another site or another port of this host sent, even with the secret', async () => {

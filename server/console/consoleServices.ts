@@ -4,6 +4,7 @@
  * the uploads in progress, the console's video and job views, housekeeping, and the saved
  * settings. routes/consoleApi.ts and routes/adminJobs.ts take these and no store.
  */
+import type { KeyRing } from '../keys/keyRing.js';
 import type { ServerOptions } from '../config.js';
 import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from './adminTokenGate.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
@@ -26,6 +27,8 @@ import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 export interface ConsoleServicesDeps {
   options: ServerOptions;
   adminToken: string;
+  /** The console key ring (keys/keyRing.ts): what the sessions' secrets are made with. */
+  consoleKeys: Pick<KeyRing, 'signing'>;
   stores: Stores;
   jobs: JobQueue;
   media: LocalMediaStore;
@@ -66,8 +69,15 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   // Sessions live in the database (stores.consoleSessions), so a login outlasts a restart and, in
   // cluster mode, a login, a logout and the admin token's failure limit (stores.counters) hold
   // across nodes; embedded, the failure limit is this process's.
-  // Every node derives the same key from the admin token: a session's secret checks on any of them.
-  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions, secretKey: sessionSecretKey(deps.adminToken) });
+  // Every node makes the same key from the console key ring and the admin token: a session's
+  // secret checks on any of them. Made again only when the ring's key changes (a rotation).
+  let made: { ring: Buffer; key: Buffer } | undefined;
+  const secretKey = () => {
+    const ring = deps.consoleKeys.signing().secret;
+    if (made?.ring !== ring) made = { ring, key: sessionSecretKey(ring, deps.adminToken) };
+    return made.key;
+  };
+  const sessions = new ConsoleSessions({}, { store: stores.consoleSessions, secretKey });
   const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
   const uploads = new UploadMonitor(deps.tus, stores.videos);
   const videoAdmin = new VideoAdmin({

@@ -53,25 +53,27 @@ export interface ConsoleSession {
  * mode (a restart logs everyone out), PostgreSQL in cluster mode (storage/postgres/
  * postgresConsoleSessions.ts), where every node sees every login and logout at once.
  *
- * Each session has a secret, an HMAC of its id under a key every node holds (derived from the
- * admin token: {@link sessionSecretKey}), so any node can check it with nothing stored beside the
- * session. Whoever has the cookie (another server on this host receives it) still cannot make
- * the secret without the key.
+ * Each session has a secret, an HMAC of its id under a key every node holds (a random key kept
+ * with the metadata, bound to the admin token: {@link sessionSecretKey}), so any node can check
+ * it with nothing stored beside the session. Whoever has the cookie (another server on this host
+ * receives it) still cannot make the secret without the key; nor can a cookie and its secret be
+ * used to test guesses of the admin token, which alone no longer makes the key.
  */
 export class ConsoleSessions {
   private readonly opts: ConsoleSessionOptions;
   private readonly store: ConsoleSessionStore;
   private readonly now: () => number;
-  private readonly key: Buffer;
+  private readonly key: () => Buffer;
 
   /**
    * `deps.store`: where sessions live (default: this process's memory); `deps.now`: the clock;
-   * `deps.secretKey`: the key of the sessions' secrets and tickets, the same on every node
-   * (default: a random one, for one process alone).
+   * `deps.secretKey`: the key of the sessions' secrets and tickets, the same on every node, read
+   * at each use (a rotation changes it: every session logs in again); default: a random one, for
+   * one process alone.
    */
   constructor(
     input: Partial<ConsoleSessionOptions> = {},
-    deps: { store?: ConsoleSessionStore; now?: () => number; secretKey?: Buffer } = {},
+    deps: { store?: ConsoleSessionStore; now?: () => number; secretKey?: () => Buffer } = {},
   ) {
     this.opts = { ...DEFAULT_CONSOLE_SESSION_OPTIONS, ...input };
     if (!(this.opts.ttlMs > 0)) throw new Error('Option ttlMs must be greater than 0.');
@@ -79,7 +81,8 @@ export class ConsoleSessions {
     if (!(this.opts.ticketTtlMs > 0)) throw new Error('Option ticketTtlMs must be greater than 0.');
     this.store = deps.store ?? new MemoryConsoleSessionStore();
     this.now = deps.now ?? Date.now;
-    this.key = deps.secretKey ?? crypto.randomBytes(32);
+    const own = crypto.randomBytes(32);
+    this.key = deps.secretKey ?? (() => own);
   }
 
   get ttlMs(): number {
@@ -158,17 +161,20 @@ export class ConsoleSessions {
   }
 
   private mac(text: string): string {
-    return crypto.createHmac('sha256', this.key).update(text).digest('base64url');
+    return crypto.createHmac('sha256', this.key()).update(text).digest('base64url');
   }
 }
 
 /**
- * The key of the sessions' secrets, from the admin token: every node of a cluster has the token,
- * so every node makes the same secrets with no key to share or store. Changing the token changes
- * the key, and the console logs in again (with the new token, as it must).
+ * The key of the sessions' secrets: the console key ring's key (random, kept with the metadata,
+ * so the same on every node; rotated as the signing keys are) bound to the admin token. Without
+ * the ring's key, a cookie and its secret say nothing about the token (they were a way to test
+ * guesses of it offline while the key came from the token alone). Changing the token still
+ * changes the key, and the console logs in again (with the new token, as it must); so does a
+ * rotation of the console keys.
  */
-export function sessionSecretKey(adminToken: string): Buffer {
-  return crypto.createHmac('sha256', adminToken).update('vop console session secrets').digest();
+export function sessionSecretKey(ringKey: Buffer, adminToken: string): Buffer {
+  return crypto.createHmac('sha256', ringKey).update(`vop console session secrets\0${adminToken}`).digest();
 }
 
 /**

@@ -9,7 +9,7 @@ import { ApiError } from '../core/errors.js';
 import type { KeyInfo, KeyRing } from '../keys/keyRing.js';
 import type { SigningKeyPurpose } from '../storage/types.js';
 
-export const SIGNING_KEY_PURPOSES: readonly SigningKeyPurpose[] = ['media', 'uploads'];
+export const SIGNING_KEY_PURPOSES: readonly SigningKeyPurpose[] = ['media', 'uploads', 'console'];
 
 /** A key as the admin API shows it. */
 export interface KeyView {
@@ -29,7 +29,7 @@ export class SigningKeysService {
   ) {}
 
   list(): Record<SigningKeyPurpose, KeyView[]> {
-    return { media: this.rings.media.describe().map(view), uploads: this.rings.uploads.describe().map(view) };
+    return { media: this.rings.media.describe().map(view), uploads: this.rings.uploads.describe().map(view), console: this.rings.console.describe().map(view) };
   }
 
   async rotate(purpose: string | undefined, revokeOld: unknown): Promise<KeyView[]> {

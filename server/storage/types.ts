@@ -424,7 +424,7 @@ export interface SigningKey {
   expiresAt?: number;
 }
 
-export type SigningKeyPurpose = 'media' | 'uploads';
+export type SigningKeyPurpose = 'media' | 'uploads' | 'console';
 
 /** The signing keys (both engines: the embedded database, PostgreSQL's `signing_keys`). Times are Unix ms. */
 export interface SigningKeyStore {
