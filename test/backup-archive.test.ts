@@ -92,21 +92,30 @@ describe('the backup archive', () => {
   });
 });
 
+/**
+ * A backup as anyone can make one (the seal is a plain SHA-256): a database of one table and the
+ * media parts given, whole and sealed, so that only its content is hostile.
+ */
+async function craftedBackup(dir: string, media: Array<{ name: string; key?: string; data: Buffer }>): Promise<string> {
+  const { default: initSqlJs } = await import('sql.js');
+  const SQL = await initSqlJs();
+  const db = new SQL.Database();
+  db.run('CREATE TABLE t (x)');
+  const image = db.export();
+  db.close();
+  const file = path.join(dir, 'crafted.tar');
+  const w = new BackupWriter(fs.createWriteStream(file));
+  await w.add({ name: 'database/vop.db', data: image });
+  for (const part of media) await w.add(part);
+  await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
+  expect((await readBackup(file)).problems).toEqual([]);
+  return file;
+}
+
 describe('a crafted backup', () => {
   it('whose media part would land outside the media folder is refused before anything is written', async () => {
     const dir = tempDataDir('vop-crafted-');
-    const { default: initSqlJs } = await import('sql.js');
-    const SQL = await initSqlJs();
-    const db = new SQL.Database();
-    db.run('CREATE TABLE t (x)');
-    const image = db.export();
-    db.close();
-    const file = path.join(dir, 'crafted.tar');
-    const w = new BackupWriter(fs.createWriteStream(file));
-    await w.add({ name: 'database/vop.db', data: image });
-    await w.add({ name: 'media/play/x.mp4', key: 'play/../../../escaped', data: Buffer.from('not yours') });
-    await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
-    expect((await readBackup(file)).problems).toEqual([]); // whole and sealed: only its content is hostile
+    const file = await craftedBackup(dir, [{ name: 'media/play/x.mp4', key: 'play/../../../escaped', data: Buffer.from('not yours') }]);
     const { restoreIntoDataDir } = await import('../server/backup/restoreBackup.js');
     const into = path.join(dir, 'into');
     await expect(restoreIntoDataDir(file, into)).rejects.toThrow(/not a media file/);
@@ -118,19 +127,10 @@ describe('a crafted backup', () => {
 describe('a crafted backup with uploads under way', () => {
   it('is refused, naming the part, before anything is written: a backup never holds incoming', async () => {
     const dir = tempDataDir('vop-crafted-incoming-');
-    const { default: initSqlJs } = await import('sql.js');
-    const SQL = await initSqlJs();
-    const db = new SQL.Database();
-    db.run('CREATE TABLE t (x)');
-    const image = db.export();
-    db.close();
-    const file = path.join(dir, 'crafted.tar');
-    const w = new BackupWriter(fs.createWriteStream(file));
-    await w.add({ name: 'database/vop.db', data: image });
-    await w.add({ name: 'media/covers/v/cover.jpg', data: Buffer.from('a cover') });
-    await w.add({ name: 'media/incoming/tus/abc', data: Buffer.from('an upload nobody made') });
-    await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
-    expect((await readBackup(file)).problems).toEqual([]);
+    const file = await craftedBackup(dir, [
+      { name: 'media/covers/v/cover.jpg', data: Buffer.from('a cover') },
+      { name: 'media/incoming/tus/abc', data: Buffer.from('an upload nobody made') },
+    ]);
     const { restoreIntoDataDir } = await import('../server/backup/restoreBackup.js');
     const into = path.join(dir, 'into');
     await expect(restoreIntoDataDir(file, into)).rejects.toThrow(/holds media outside the areas a backup holds \("media\/incoming\/tus\/abc"\)/);
