@@ -8,7 +8,7 @@
  * master's CODECS, one channel count, and a rate the variants' BANDWIDTH can count on, whatever
  * the source mixed (AC-3 beside AAC, 5.1 beside stereo).
  */
-import { playlistSafe } from './hls.js';
+import { playlistSafe, uniqueNames } from './hls.js';
 import { canonicalLanguage, languageName } from './languages.js';
 import type { AudioTrack, VideoInfo } from './probe.js';
 import { demuxerOf } from './sourcePolicy.js';
@@ -53,12 +53,7 @@ export interface AudioTrackName {
  * group; a second "English" becomes "English (2)") and a LANGUAGE where the source gives one.
  */
 export function audioTrackNames(tracks: readonly AudioTrack[]): AudioTrackName[] {
-  const used = new Map<string, number>();
-  return tracks.map((t, i) => {
-    const language = t.language ? (canonicalLanguage(t.language) ?? undefined) : undefined;
-    const base = (t.title ? playlistSafe(t.title) : '') || (language ? languageName(language) : `Audio ${i + 1}`);
-    const seen = (used.get(base) ?? 0) + 1;
-    used.set(base, seen);
-    return { name: seen === 1 ? base : `${base} (${seen})`, ...(language ? { language } : {}) };
-  });
+  const languages = tracks.map((t) => (t.language ? (canonicalLanguage(t.language) ?? undefined) : undefined));
+  const names = uniqueNames(tracks.map((t, i) => (t.title ? playlistSafe(t.title) : '') || (languages[i] ? languageName(languages[i]) : `Audio ${i + 1}`)));
+  return tracks.map((_, i) => ({ name: names[i]!, ...(languages[i] ? { language: languages[i] } : {}) }));
 }

@@ -310,6 +310,19 @@ export function playlistSafe(text: string): string {
 }
 
 /**
+ * `names` made unique within a group, as RFC 8216 asks of NAME: a name met again becomes
+ * "<name> (2)", "<name> (3)", in order.
+ */
+export function uniqueNames(names: readonly string[]): string[] {
+  const used = new Map<string, number>();
+  return names.map((name) => {
+    const seen = (used.get(name) ?? 0) + 1;
+    used.set(name, seen);
+    return seen === 1 ? name : `${name} (${seen})`;
+  });
+}
+
+/**
  * The master playlist as delivery serves it: `stored` (what the jobs wrote) with `subtitles`
  * listed as renditions of the subtitle group, which every variant then names. Pure; `stored`
  * as it is when there are none.

@@ -17,9 +17,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
 import { sendMediaObject, type FileResponseOptions } from '../http/fileResponse.js';
-import { HLS_VARIANT_FILE_RE, playlistSafe, SUBTITLES_GROUP, type MasterMedia } from '../media/hls.js';
+import { HLS_VARIANT_FILE_RE, playlistSafe, SUBTITLES_GROUP, uniqueNames, type MasterMedia } from '../media/hls.js';
 import { isCoverSize, type CoverSizeCache } from '../processing/coverSizeCache.js';
-import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, subtitleRenditionLabel, textTrackFile, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
+import { COVER_FILE, coverSizeFileName, HLS_MASTER, LABEL_RE, subtitleRenditionLabel, TEXT_TRACK_ID_RE, textTrackFile, videoIdOfCoverRequest, videoIdOfPlayFile } from '../processing/mediaNames.js';
 import { mediaKey, readSmallObject, UnsafeMediaKeyError, type MediaStore } from '../storage/media/mediaStore.js';
 import { ObjectInfoCache, type ObjectInfoCacheOptions } from '../storage/media/objectInfoCache.js';
 import type { AppStore, TextTrackRecord, VideoRecord, VideoStore } from '../storage/types.js';
@@ -156,8 +156,8 @@ export class MediaDeliveryService {
   /** The key of a text track's WebVTT file `<id>.vtt` of a playable video that has it. */
   async textTrackKey(videoId: string, file: string, token: string | undefined): Promise<string> {
     const video = await this.playable(videoId, token);
-    const id = /^([0-9a-f]{8})\.vtt$/.exec(file)?.[1];
-    if (!id || !video.textTracks.some((t) => t.id === id)) throw new ApiError('NOT_FOUND');
+    const id = file.endsWith('.vtt') ? file.slice(0, -'.vtt'.length) : '';
+    if (!TEXT_TRACK_ID_RE.test(id) || !video.textTracks.some((t) => t.id === id)) throw new ApiError('NOT_FOUND');
     return key('text', video.id, textTrackFile(id));
   }
 
@@ -181,24 +181,18 @@ export class MediaDeliveryService {
  * the viewer's), forced ones FORCED.
  */
 export function subtitleRenditions(tracks: readonly TextTrackRecord[]): MasterMedia[] {
-  const used = new Map<string, number>();
-  return tracks
-    .filter((t) => t.kind === 'captions')
-    .map((t) => {
-      const base = playlistSafe(t.label) || t.id;
-      const seen = (used.get(base) ?? 0) + 1;
-      used.set(base, seen);
-      return {
-        type: 'SUBTITLES' as const,
-        groupId: SUBTITLES_GROUP,
-        name: seen === 1 ? base : `${base} (${seen})`,
-        ...(t.language ? { language: t.language } : {}),
-        default: false,
-        autoselect: t.language !== '',
-        ...(t.forced ? { forced: true } : {}),
-        uri: `${subtitleRenditionLabel(t.id)}/index.m3u8`,
-      };
-    });
+  const captions = tracks.filter((t) => t.kind === 'captions');
+  const names = uniqueNames(captions.map((t) => playlistSafe(t.label) || t.id));
+  return captions.map((t, i) => ({
+    type: 'SUBTITLES' as const,
+    groupId: SUBTITLES_GROUP,
+    name: names[i]!,
+    ...(t.language ? { language: t.language } : {}),
+    default: false,
+    autoselect: t.language !== '',
+    ...(t.forced ? { forced: true } : {}),
+    uri: `${subtitleRenditionLabel(t.id)}/index.m3u8`,
+  }));
 }
 
 /** What a refused token is told (the detail of MEDIA_ADDRESS_REFUSED). */
