@@ -41,6 +41,7 @@ import { MediaDeliveryService } from './services/mediaDelivery.js';
 import { CaptionService } from './services/captionService.js';
 import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
 import { SigningKeysService } from './services/signingKeys.js';
+import { readSealKey } from './backup/backupSeal.js';
 import { BackupService } from './services/backupService.js';
 import { ScheduledBackups } from './services/scheduledBackups.js';
 import { VOP_VERSION } from './core/version.js';
@@ -120,6 +121,8 @@ export async function createServer(input: ServerOptionsInput): Promise<VopServer
 async function buildServer(input: ServerOptionsInput, opened: Array<() => unknown>): Promise<VopServer> {
   const options = resolveOptions(input);
   const log = options.log;
+  // Read first, so that a missing or short key stops the start before anything is made.
+  const backupSealKey = options.backups.sealKeyFile !== undefined ? readSealKey(options.backups.sealKeyFile) : undefined;
   // What was registered before this moment has no event of this process still to come (resumeDownloads).
   const builtAt = Date.now();
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
@@ -350,6 +353,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     { stores, objects, dataDir: options.dataDir, mode: options.databaseUrl ? 'cluster' : 'embedded', vopVersion: VOP_VERSION },
     options.backups.dir ?? path.join(options.dataDir, 'backups'),
     log,
+    backupSealKey,
   );
   // The schedule runs on the nodes that serve the console (their folder is the one it lists); in
   // cluster mode each run is claimed once in the shared database, so one node of several makes it.

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
+import { readSealKey, resealWithKey } from './backup/backupSeal.js';
 import { RestoreRefusedError, restoreIntoDataDir } from './backup/restoreBackup.js';
 import { verifyBackup } from './backup/verifyBackup.js';
 import { MEDIA_CHOICES, writeBackup, type BackupManifest, type MediaChoice } from './backup/writeBackup.js';
@@ -29,6 +30,7 @@ export const BACKUP_USAGE = `backup --out <file|-> [--data-dir <dir>] [--with-me
   verify --in <file>            check every checksum of a backup and its database's integrity
   restore --in <file> --data-dir <new-dir>
                                 restore a backup into a new or empty folder
+  (each takes --seal-key-file <file>: seal with that key, or require a seal made with it)
   restore --in <file> --database-url <postgres://…> [--config <file>] [--data-dir <new-dir>]
                                 restore a cluster's backup into an empty database (and its media
                                 into the empty bucket that --config or the VOP_S3_* variables name)`;
@@ -60,6 +62,7 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
         'admin-token': { type: 'string' },
         'database-url': { type: 'string' },
         config: { type: 'string' },
+        'seal-key-file': { type: 'string' },
       },
     });
   } catch (err) {
@@ -73,17 +76,19 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
     return 2;
   };
   try {
+    const sealKeyFile = values['seal-key-file'];
+    const sealKey = sealKeyFile !== undefined ? readSealKey(sealKeyFile) : undefined;
     if (command === 'verify') {
       if (!values.in) return usage('verify needs --in <file>');
-      return await verify(values.in, io);
+      return await verify(values.in, sealKeyFile, sealKey, io);
     }
     if (command === 'restore' && values['database-url'] !== undefined) {
       if (!values.in) return usage('restore needs --in <file>');
-      return await restoreCluster({ file: values.in, databaseUrl: values['database-url'], config: values.config, dataDir: values['data-dir'] }, env, io);
+      return await restoreCluster({ file: values.in, databaseUrl: values['database-url'], config: values.config, dataDir: values['data-dir'], sealKey }, env, io);
     }
     if (command === 'restore') {
       if (!values.in || !values['data-dir']) return usage('restore needs --in <file> and --data-dir <new folder> (or --database-url <postgres://…> for a cluster)');
-      const result = await restoreIntoDataDir(values.in, values['data-dir'], io.say);
+      const result = await restoreIntoDataDir(values.in, values['data-dir'], { progress: io.say, sealKey });
       const c = result.manifest.counts;
       io.say(
         `Restored ${values.in} into ${path.resolve(values['data-dir'])}: ${c.apps} applications, ${c.videos} videos, ${c.callbackDeliveries} callback records, ` +
@@ -96,7 +101,10 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
       const chosen = [values['with-media'] && 'include', values['no-media'] && 'none', values.media].filter(Boolean) as string[];
       if (chosen.length > 1) return usage('give one of --with-media, --no-media and --media');
       if (chosen[0] !== undefined && !(MEDIA_CHOICES as readonly string[]).includes(chosen[0])) return usage(`--media must be one of ${MEDIA_CHOICES.join(', ')}`);
-      return await backup({ out: values.out, dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data', media: chosen[0] as MediaChoice | undefined, server: values.server ?? env.VOP_SERVER, adminToken: values['admin-token'] ?? env.VOP_ADMIN_TOKEN }, io);
+      return await backup(
+        { out: values.out, dataDir: values['data-dir'] ?? env.VOP_DATA_DIR ?? './data', media: chosen[0] as MediaChoice | undefined, server: values.server ?? env.VOP_SERVER, adminToken: values['admin-token'] ?? env.VOP_ADMIN_TOKEN, sealKey },
+        io,
+      );
     }
   } catch (err) {
     io.say(err instanceof RestoreRefusedError ? err.message : `Failed: ${(err as Error).message}`);
@@ -110,12 +118,12 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv, i
  * never one picked up from VOP_DATABASE_URL); the bucket comes from --config or the VOP_S3_*
  * variables, read as `npm start` reads them.
  */
-async function restoreCluster(args: { file: string; databaseUrl: string; config?: string; dataDir?: string }, env: NodeJS.ProcessEnv, io: BackupCommandIo): Promise<number> {
+async function restoreCluster(args: { file: string; databaseUrl: string; config?: string; dataDir?: string; sealKey?: Buffer }, env: NodeJS.ProcessEnv, io: BackupCommandIo): Promise<number> {
   const start = parseStartArgs([...(args.config !== undefined ? ['--config', args.config] : []), '--database-url', args.databaseUrl], env);
   const objectStorage = start.options.objectStorage;
   // Loaded here: PostgreSQL's client and the S3 SDK are the cluster's, not every command's.
   const { restoreIntoCluster } = await import('./backup/restoreCluster.js');
-  const result = await restoreIntoCluster(args.file, { databaseUrl: args.databaseUrl, objectStorage, dataDir: args.dataDir }, io.say);
+  const result = await restoreIntoCluster(args.file, { databaseUrl: args.databaseUrl, objectStorage, dataDir: args.dataDir }, { progress: io.say, sealKey: args.sealKey });
   const c = result.manifest.counts;
   const lines = [
     `Restored ${args.file} into the database at ${databaseAddress(args.databaseUrl)}: ${c.apps} applications, ${c.videos} videos, ${c.callbackDeliveries} callback records (${result.rows} rows).`,
@@ -138,18 +146,25 @@ async function restoreCluster(args: { file: string; databaseUrl: string; config?
   return 0;
 }
 
-async function verify(file: string, io: BackupCommandIo): Promise<number> {
+async function verify(file: string, keyFile: string | undefined, sealKey: Buffer | undefined, io: BackupCommandIo): Promise<number> {
   if (!fs.existsSync(file)) {
     io.say(`${file}: no such file`);
     return 1;
   }
-  const result = await verifyBackup(file);
+  const result = await verifyBackup(file, { sealKey });
   if (result.problems.length > 0) {
     io.say(`${file} is NOT sound:\n  ${result.problems.join('\n  ')}`);
     return 1;
   }
-  io.say(describe(file, result.bytes, result.manifest as BackupManifest, 'verified: every checksum matches and the database is sound'));
+  io.say(describe(file, result.bytes, result.manifest as BackupManifest, `verified: every checksum matches and the database is sound; ${sealSaid(result.seal, keyFile)}`));
   return 0;
+}
+
+/** What the seal proves, in the words of the summary line. */
+function sealSaid(seal: 'plain' | 'keyed' | undefined, keyFile: string | undefined): string {
+  if (seal === 'keyed' && keyFile !== undefined) return `its keyed seal was made with the key in ${keyFile}`;
+  if (seal === 'keyed') return 'it carries a keyed seal, not checked (give --seal-key-file to check who made it)';
+  return 'its seal is plain: it proves the file is whole, not who made it';
 }
 
 function describe(file: string, bytes: number, m: BackupManifest, verdict: string): string {
@@ -167,6 +182,8 @@ interface BackupArgs {
   media?: MediaChoice;
   server?: string;
   adminToken?: string;
+  /** Seal with a keyed seal under this key. */
+  sealKey?: Buffer;
 }
 
 async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
@@ -195,7 +212,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
       const stores = await openSqlJsStores({ dir: args.dataDir });
       try {
         const objects = new LocalObjectMediaStore(new LocalMediaStore(args.dataDir));
-        await writeBackup(out, { stores, objects, dataDir: args.dataDir, mode: 'embedded', vopVersion: VOP_VERSION }, { media: args.media ?? 'include' });
+        await writeBackup(out, { stores, objects, dataDir: args.dataDir, mode: 'embedded', vopVersion: VOP_VERSION }, { media: args.media ?? 'include', sealKey: args.sealKey });
       } finally {
         await stores.close();
       }
@@ -207,12 +224,13 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
     if (partial) fs.rmSync(partial, { force: true });
     throw err;
   }
-  const checked = await verifyBackup(target);
+  const checked = await verifyBackup(target, { sealKey: args.sealKey });
   if (checked.problems.length > 0) {
     io.say(`${target} was written but does NOT verify:\n  ${checked.problems.join('\n  ')}`);
     return 1;
   }
-  io.say(describe(target, checked.bytes, checked.manifest as BackupManifest, `written${server ? ` by the server at ${server}` : ''} and verified`));
+  const sealed = checked.seal === 'keyed' && args.sealKey ? ', with a keyed seal' : '';
+  io.say(describe(target, checked.bytes, checked.manifest as BackupManifest, `written${server ? ` by the server at ${server}` : ''}${sealed} and verified`));
   return 0;
 }
 
@@ -243,5 +261,8 @@ async function throughServer(server: string, args: BackupArgs, out: Writable): P
     const text = await res.text().catch(() => '');
     throw new Error(`The server at ${server} refused the backup (HTTP ${res.status}): ${text.slice(0, 500)}`);
   }
-  await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), out);
+  const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+  // The server seals with its own key, if it has one; the key given here reseals what it sent.
+  if (args.sealKey) await pipeline(body, resealWithKey(args.sealKey), out);
+  else await pipeline(body, out);
 }

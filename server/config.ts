@@ -227,6 +227,7 @@ export function resolveOptions(input: ServerOptionsInput): ServerOptions {
   o.backups = resolveBackupOptions(input.backups);
   // Relative to the working directory, as dataDir is.
   if (o.backups.dir !== undefined) o.backups.dir = path.resolve(o.backups.dir);
+  if (o.backups.sealKeyFile !== undefined) o.backups.sealKeyFile = path.resolve(o.backups.sealKeyFile);
   if (!Number.isInteger(o.maxBodyBytes) || o.maxBodyBytes < 1024) throw new Error('Option maxBodyBytes must be a whole number of at least 1024.');
   if (!(Number.isInteger(o.sendTimeoutMs) && o.sendTimeoutMs >= 100)) throw new Error('Option sendTimeoutMs must be a whole number of at least 100.');
   if (!(Number.isInteger(o.maxConnectionsPerAddress) && o.maxConnectionsPerAddress >= 1)) throw new Error('Option maxConnectionsPerAddress must be a whole number of at least 1.');

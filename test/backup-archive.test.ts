@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { BackupWriter, TAIL_BYTES } from '../server/backup/backupArchive.js';
+import { BackupWriter } from '../server/backup/backupArchive.js';
+import { TAIL_BYTES } from '../server/backup/backupSeal.js';
 import { readBackup } from '../server/backup/backupReader.js';
 import { tempDataDir } from './helpers/server.js';
 
@@ -93,21 +94,21 @@ describe('the backup archive', () => {
 });
 
 /**
- * A backup as anyone can make one (the seal is a plain SHA-256): a database of one table and the
- * media parts given, whole and sealed, so that only its content is hostile.
+ * A backup as anyone can make one (the seal is a plain SHA-256): an empty database of vop's
+ * schema and the media parts given, whole and sealed, so that only its media are hostile.
  */
 async function craftedBackup(dir: string, media: Array<{ name: string; key?: string; data: Buffer }>): Promise<string> {
   const { default: initSqlJs } = await import('sql.js');
-  const SQL = await initSqlJs();
-  const db = new SQL.Database();
-  db.run('CREATE TABLE t (x)');
+  const { referenceDatabase } = await import('../server/storage/sqljs/imageCheck.js');
+  const { MIGRATIONS } = await import('../server/storage/sqljs/migrations.js');
+  const db = referenceDatabase(await initSqlJs(), MIGRATIONS.length);
   const image = db.export();
   db.close();
   const file = path.join(dir, 'crafted.tar');
   const w = new BackupWriter(fs.createWriteStream(file));
   await w.add({ name: 'database/vop.db', data: image });
   for (const part of media) await w.add(part);
-  await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: 0 }, media: 'include', mediaStore: 'local', counts: {} });
+  await w.finish({ vopVersion: 'test', mode: 'embedded', database: { engine: 'sqlite', schemaVersion: MIGRATIONS.length }, media: 'include', mediaStore: 'local', counts: {} });
   expect((await readBackup(file)).problems).toEqual([]);
   return file;
 }

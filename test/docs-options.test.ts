@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../server/config.js';
+import type { BackupOptions } from '../server/backup/backupOptions.js';
 import type { ProcessingOptions } from '../server/processing/processingOptions.js';
 import { at, code, inDocUnits, quantity, readDoc, tables } from './docTables.js';
 import { ROOT } from './helpers/server.js';
@@ -26,7 +27,10 @@ const COMPUTED: Record<string, string> = {
  * option fails the type-check (which main-shell runs over the tests); the rows are held to it,
  * so a misspelt option in a `—` row fails too.
  */
-const WITHOUT_DEFAULT: string[] = (['ffmpegPath', 'ffprobePath'] satisfies Array<keyof ProcessingOptions>).map((k) => `processing.${k}`);
+const WITHOUT_DEFAULT: string[] = [
+  ...(['ffmpegPath', 'ffprobePath'] satisfies Array<keyof ProcessingOptions>).map((k) => `processing.${k}`),
+  ...(['sealKeyFile'] satisfies Array<keyof BackupOptions>).map((k) => `backups.${k}`),
+];
 
 /** A default cell as a value: `—` none, `{a: 1}` an object, `true`, a quantity, or a word. */
 function parseDefault(cell: string): unknown {

@@ -30,6 +30,7 @@ export const FULL_TIER: Record<string, string> = {
   'signed-media': 'three transcodes, a wait for a cache to expire',
   backup: 'a transcode, CLI processes, 200 MB backups killed part-way',
   'backup-archive': 'thousands of damaged copies read back, one flipped byte each',
+  'backup-trust': 'CLI processes making, verifying and restoring backups; three servers',
   'upload-reservation-store': 'PostgreSQL',
   'media-s3': 'Ceph',
   'media-store-contract': 'Ceph',

@@ -1,18 +1,20 @@
 /**
  * The backup file: a POSIX tar archive (so `tar tf` and `tar xf` read it too) of named parts,
  * then `manifest.json` (what the parts are, with a SHA-256 of each), then a seal: a last entry
- * holding the SHA-256 of every byte of the file before it.
+ * holding the SHA-256 of every byte of the file before it, and with a seal key an HMAC of them
+ * too (backupSeal.ts).
  *
  * Why a seal as well as the parts' checksums: tar leaves bytes that no part covers (the padding
  * after each part, the header's checksum field, whose terminator tar readers do not read), and a
  * flipped byte there must be found too. With the seal every byte before it is covered, and the
  * seal entry and the two zero blocks after it are checked byte for byte against what this writer
- * makes (see checkTail). A copy cut off anywhere lacks the seal, so nothing cut short verifies.
+ * makes (backupSeal.ts, checkTail). A copy cut off anywhere lacks the seal, so nothing cut short verifies.
  */
 import crypto from 'node:crypto';
 import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
+import { BLOCK, BodyHasher, sealEntry } from './backupSeal.js';
 import { Pacer } from './pacer.js';
 
 /** What `manifest.json` says the file is. */
@@ -20,12 +22,6 @@ export const BACKUP_FORMAT = 'vop-backup';
 /** Bumped when a reader of the old format could not read the new one. */
 export const BACKUP_FORMAT_VERSION = 1;
 export const MANIFEST_NAME = 'manifest.json';
-export const SEAL_NAME = 'vop-backup.seal';
-
-/** tar's block: every header and every part's padded length is a whole number of them. */
-const BLOCK = 512;
-/** The seal's entry, its 64 hex digits padded to a block, and tar's two zero blocks. */
-export const TAIL_BYTES = 4 * BLOCK;
 /** Longest entry name written as is; a longer media key is stored under a digest (see entryName). */
 const MAX_PLAIN_NAME = 100;
 /**
@@ -63,7 +59,7 @@ export function entryName(prefix: string, key: string): string {
  */
 export class BackupWriter {
   private readonly pack = tar.pack();
-  private readonly hash = crypto.createHash('sha256');
+  private readonly hash: BodyHasher;
   private written = 0;
   /** Bytes the entries added so far make, headers and padding included. */
   private expected = 0;
@@ -74,9 +70,13 @@ export class BackupWriter {
   private readonly mtime = new Date();
   private readonly pacer: Pacer;
 
-  /** `options.threadShare`: the part of the thread the archive's hashing may take (a serving server's backup; see pacer.ts). */
-  constructor(out: Writable, options: { threadShare?: number } = {}) {
+  /**
+   * `options.threadShare`: the part of the thread the archive's hashing may take (a serving
+   * server's backup; see pacer.ts). `options.sealKey`: seal with a keyed seal (backupSeal.ts).
+   */
+  constructor(out: Writable, options: { threadShare?: number; sealKey?: Buffer } = {}) {
     this.pacer = new Pacer(options.threadShare);
+    this.hash = new BodyHasher(options.sealKey);
     const counter = new Transform({
       transform: (chunk: Buffer, _enc, cb) => {
         this.pacer.time(() => this.hash.update(chunk));
@@ -126,8 +126,8 @@ export class BackupWriter {
       else this.waiter = { at: this.expected, resolve };
     });
     this.throwIfFailed();
-    const seal = this.hash.copy().digest('hex');
-    this.pack.entry(sealHeader(), seal);
+    const seal = sealEntry(this.hash.digests());
+    this.pack.entry(seal.header, seal.content);
     this.pack.finalize();
     await this.done;
     return { bytes: this.written, manifest };
@@ -197,43 +197,4 @@ export interface ManifestBase {
   format: typeof BACKUP_FORMAT;
   formatVersion: number;
   parts: PartRecord[];
-}
-
-/** The seal's header: fixed in every field (no time, no owner), so a reader can check it byte for byte. */
-function sealHeader(): tar.Headers {
-  return { name: SEAL_NAME, size: 64, mode: 0o600, mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '', type: 'file' };
-}
-
-let expectedTail: Promise<Buffer> | undefined;
-
-/** The last {@link TAIL_BYTES} of any backup whose seal is `seal`: this writer's own bytes for it. */
-async function tailFor(seal: string): Promise<Buffer> {
-  const template = await (expectedTail ??= (async () => {
-    const pack = tar.pack();
-    pack.entry(sealHeader(), '0'.repeat(64));
-    pack.finalize();
-    const chunks: Buffer[] = [];
-    for await (const c of pack as unknown as AsyncIterable<Buffer>) chunks.push(Buffer.from(c));
-    return Buffer.concat(chunks);
-  })());
-  if (template.length !== TAIL_BYTES) throw new Error(`tar-stream wrote a seal of ${template.length} bytes, not ${TAIL_BYTES}`);
-  const tail = Buffer.from(template);
-  tail.write(seal, BLOCK, 'ascii');
-  return tail;
-}
-
-/**
- * Checks the last {@link TAIL_BYTES} of a backup against the digest of everything before them:
- * undefined if they are exactly what the writer makes for that digest, else what is wrong.
- * (The seal's header checksum covers its digits, so a changed digest also changes the header.)
- */
-export async function checkTail(tail: Buffer, digestBefore: string): Promise<string | undefined> {
-  if (tail.length !== TAIL_BYTES) return 'it is too short to hold a seal: it was cut off';
-  const written = tail.subarray(BLOCK, BLOCK + 64).toString('ascii');
-  const nameOk = tail.subarray(0, SEAL_NAME.length).toString('ascii') === SEAL_NAME;
-  if (!nameOk) return 'it does not end with a seal: it was cut off, or is not a vop backup';
-  if (!/^[0-9a-f]{64}$/.test(written)) return 'its seal is damaged';
-  if (written !== digestBefore) return 'its bytes differ from what the seal says they were (the file is damaged)';
-  if (!tail.equals(await tailFor(written))) return 'its seal or its end is damaged';
-  return undefined;
 }

@@ -16,6 +16,11 @@ export type Weekday = (typeof WEEKDAYS)[number];
 export interface BackupOptions {
   /** The backup folder, where the console's and the schedule's backups are written. Absent: `<dataDir>/backups`. */
   dir?: string;
+  /**
+   * A file holding the seal key (backupSeal.ts): every backup this server makes then carries a
+   * keyed seal, which `vop verify --seal-key-file` checks. Absent: plain seals.
+   */
+  sealKeyFile?: string;
   /** The daily backup of the database and the settings (no media: small). */
   daily: {
     /** Whether it is made. */
@@ -52,6 +57,7 @@ const TIME_OF_DAY = /^([01]\d|2[0-3]):[0-5]\d$/;
 export function resolveBackupOptions(input: BackupOptionsInput = {}): BackupOptions {
   const o: BackupOptions = {
     ...(input.dir !== undefined ? { dir: input.dir } : {}),
+    ...(input.sealKeyFile !== undefined ? { sealKeyFile: input.sealKeyFile } : {}),
     daily: { ...DEFAULT_BACKUP_OPTIONS.daily, ...input.daily },
     full: { ...DEFAULT_BACKUP_OPTIONS.full, ...input.full },
   };
@@ -59,6 +65,7 @@ export function resolveBackupOptions(input: BackupOptionsInput = {}): BackupOpti
     if (!ok) throw new Error(`Option backups.${key} must be ${rule}.`);
   };
   check('dir', o.dir === undefined || (typeof o.dir === 'string' && o.dir !== ''), 'a folder path');
+  check('sealKeyFile', o.sealKeyFile === undefined || (typeof o.sealKeyFile === 'string' && o.sealKeyFile !== ''), 'a file path');
   check('daily.enabled', typeof o.daily.enabled === 'boolean', 'true or false');
   for (const kind of ['daily', 'full'] as const) {
     const at = o[kind].at;

@@ -10,7 +10,8 @@ import { PassThrough, Transform, type Readable, type Writable } from 'node:strea
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import { Pacer } from './pacer.js';
-import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, checkTail, MANIFEST_NAME, TAIL_BYTES, type ManifestBase, type PartRecord } from './backupArchive.js';
+import { BACKUP_FORMAT, BACKUP_FORMAT_VERSION, MANIFEST_NAME, type ManifestBase, type PartRecord } from './backupArchive.js';
+import { BodyHasher, checkTail, TAIL_BYTES } from './backupSeal.js';
 
 /** What a read found: `problems` is empty when every check passed. */
 export interface BackupReadResult<M> {
@@ -18,6 +19,8 @@ export interface BackupReadResult<M> {
   /** The manifest, when it could be read (it may still disagree with the parts). */
   manifest?: M & ManifestBase;
   bytes: number;
+  /** The seal found at the end: plain, or keyed (checked against the key when one was given). */
+  seal?: 'plain' | 'keyed';
 }
 
 export interface ReadBackupOptions {
@@ -28,6 +31,11 @@ export interface ReadBackupOptions {
   onPart?: (part: { name: string; size: number }, stream: Readable) => Promise<void>;
   /** The part of the thread the read's hashing may take (a serving server's check; see pacer.ts). */
   threadShare?: number;
+  /**
+   * The seal key (backupSeal.ts): the file must carry a keyed seal made with it. Without one, a
+   * keyed seal's SHA-256 is checked and its HMAC is not.
+   */
+  sealKey?: Buffer;
 }
 
 /** Reads `file` through, checking it whole; never throws for a damaged file, only for an unreadable one. */
@@ -39,7 +47,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
   }
   const bodyEnd = bytes - TAIL_BYTES;
   const pacer = new Pacer(options.threadShare);
-  const whole = crypto.createHash('sha256');
+  const whole = new BodyHasher(options.sealKey);
   const seen: PartRecord[] = [];
   let manifestText: string | undefined;
   /**
@@ -106,8 +114,11 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
   } finally {
     await fh.close();
   }
-  const tailProblem = await checkTail(tail, whole.digest('hex'));
-  if (tailProblem) problems.push(`${file}: ${tailProblem}`);
+  const tailCheck = await checkTail(tail, whole.digests());
+  if (tailCheck.problem) problems.push(`${file}: ${tailCheck.problem}`);
+  else if (options.sealKey && tailCheck.seal === 'plain') {
+    problems.push(`${file} carries no keyed seal, only a plain one, which anyone can make: nothing proves it was made with this seal key`);
+  }
 
   let manifest: (M & ManifestBase) | undefined;
   if (manifestText === undefined) {
@@ -124,7 +135,7 @@ export async function readBackup<M extends object>(file: string, options: ReadBa
     else if (manifest.formatVersion > BACKUP_FORMAT_VERSION) problems.push(`${file} is a backup of format ${manifest.formatVersion}, newer than this vop reads (${BACKUP_FORMAT_VERSION}): use a newer vop`);
     problems.push(...compareParts(manifest.parts ?? [], seen));
   }
-  return { problems, manifest, bytes };
+  return { problems, manifest, bytes, ...(tailCheck.seal ? { seal: tailCheck.seal } : {}) };
 }
 
 /** Differences between the parts the manifest lists and those found, in order. */

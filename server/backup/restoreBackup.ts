@@ -4,6 +4,10 @@
  * written. The folder is marked (storage/restoreMarker.ts) before the first file and unmarked
  * after the last is on disk, so a restore cut off leaves a folder no server starts on, and the
  * next restore into it starts over.
+ *
+ * The database is not written as the backup holds it: its rows are read into a new database made
+ * by vop's migrations (storage/sqljs/imageRebuild.ts), so no trigger, view or other object of the
+ * file comes along; a backup whose database holds any is refused, naming them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,6 +18,7 @@ import { fsyncDir, fsyncFile, writeFileSynced } from '../storage/fsync.js';
 import { splitMediaKey } from '../storage/media/mediaStore.js';
 import { LocalMediaStore } from '../storage/mediaStore.js';
 import { markRestoreFinished, markRestoreStarted, unfinishedRestore } from '../storage/restoreMarker.js';
+import { rebuildSqliteImage } from '../storage/sqljs/imageRebuild.js';
 import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
 import { verifyBackup } from './verifyBackup.js';
 import { DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, mediaPartsOutsideAreas, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
@@ -30,8 +35,17 @@ export interface RestoreResult {
   clearedUnfinished: boolean;
 }
 
+/** Options of a restore. */
+export interface RestoreOptions {
+  /** Told of each step. */
+  progress?: (line: string) => void;
+  /** The seal key: the backup must carry a keyed seal made with it (backup/backupSeal.ts). */
+  sealKey?: Buffer;
+}
+
 /** Restores the embedded backup `file` into the data folder `dataDir`. */
-export async function restoreIntoDataDir(file: string, dataDir: string, progress?: (line: string) => void): Promise<RestoreResult> {
+export async function restoreIntoDataDir(file: string, dataDir: string, options: RestoreOptions = {}): Promise<RestoreResult> {
+  const { progress, sealKey } = options;
   const dir = path.resolve(dataDir);
   // 1. The folder, read only.
   const present = await fs.promises.readdir(dir).catch((err: NodeJS.ErrnoException) => {
@@ -46,7 +60,7 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
   }
   // 2. The whole backup, before anything is written.
   progress?.(`Checking ${file} ...`);
-  const checked = await verifyBackup(file);
+  const checked = await verifyBackup(file, { sealKey });
   if (checked.problems.length > 0) {
     throw new RestoreRefusedError(`${file} is not a sound backup, so nothing was restored:\n  ${checked.problems.join('\n  ')}`);
   }
@@ -88,13 +102,16 @@ export async function restoreIntoDataDir(file: string, dataDir: string, progress
     };
     progress?.(`Restoring into ${dir} ...`);
     // The database's integrity was checked in the first pass; its SHA-256 (checked again here)
-    // says these are the same bytes, and the folder stays marked unfinished if they are not.
+    // says these are the same bytes, and the folder stays marked unfinished if they are not. Its
+    // rows go into a new database (the rebuild checks its schema again, and keeps nothing else).
     const again = await verifyBackup(file, {
       skipDatabaseCheck: true,
+      sealKey,
       onDatabasePart: async (name, image) => {
         if (name !== SQLITE_BACKUP_PART) return;
-        await writeFileSynced(path.join(dir, 'vop.db'), image);
-        written(image.length);
+        const rebuilt = await rebuildSqliteImage(image);
+        await writeFileSynced(path.join(dir, 'vop.db'), rebuilt.image);
+        written(rebuilt.image.length);
       },
       onPart: async (part, stream) => {
         let target: string | undefined;

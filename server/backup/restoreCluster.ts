@@ -22,7 +22,7 @@ import { writeFileSynced } from '../storage/fsync.js';
 import { databaseAddress, PostgresDatabase } from '../storage/postgres/postgresDatabase.js';
 import { PG_BACKUP_TABLES, PG_TRANSIENT_TABLES, tablePartName } from '../storage/postgres/postgresExport.js';
 import { markPostgresRestoreFinished, markPostgresRestoreStarted, unfinishedPostgresRestore, type PostgresRestoreMark } from '../storage/postgres/restoreMark.js';
-import { RestoreRefusedError } from './restoreBackup.js';
+import { RestoreRefusedError, type RestoreOptions } from './restoreBackup.js';
 import { verifyBackup } from './verifyBackup.js';
 import { BACKED_UP_AREAS, DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, mediaPartsOutsideAreas, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
 
@@ -61,7 +61,8 @@ const DEFAULT_RETRY: RetryConfig = { maxRetries: 3, baseDelayMs: 500, maxDelayMs
 const MISSING_SHOWN = 20;
 
 /** Restores the cluster backup `file` into `target`. */
-export async function restoreIntoCluster(file: string, target: ClusterRestoreTarget, progress?: (line: string) => void): Promise<ClusterRestoreResult> {
+export async function restoreIntoCluster(file: string, target: ClusterRestoreTarget, options: RestoreOptions = {}): Promise<ClusterRestoreResult> {
+  const { progress, sealKey } = options;
   const where = databaseAddress(target.databaseUrl);
   // 1. The database, read only: empty, or holding an unfinished restore.
   const { default: pgModule } = await import('pg');
@@ -80,7 +81,7 @@ export async function restoreIntoCluster(file: string, target: ClusterRestoreTar
 
   // 2. The whole backup, before anything is written.
   progress?.(`Checking ${file} ...`);
-  const checked = await verifyBackup(file);
+  const checked = await verifyBackup(file, { sealKey });
   if (checked.problems.length > 0) {
     throw new RestoreRefusedError(`${file} is not a sound backup, so nothing was restored:\n  ${checked.problems.join('\n  ')}`);
   }
@@ -114,7 +115,7 @@ export async function restoreIntoCluster(file: string, target: ClusterRestoreTar
       log: progress ?? (() => undefined),
     });
     try {
-      return await write(file, manifest, db, store, target, unfinished !== undefined, progress);
+      return await write(file, manifest, db, store, target, unfinished !== undefined, options);
     } finally {
       await db.close();
     }
@@ -131,7 +132,7 @@ async function write(
   store: S3MediaStore | undefined,
   target: ClusterRestoreTarget,
   clearedUnfinished: boolean,
-  progress?: (line: string) => void,
+  { progress, sealKey }: RestoreOptions,
 ): Promise<ClusterRestoreResult> {
   // Empty every table the restore fills (an unfinished restore's rows; the settings' first row, which the migrations make).
   const all = [...PG_BACKUP_TABLES.map((t) => t.table), ...PG_TRANSIENT_TABLES];
@@ -146,6 +147,7 @@ async function write(
   const listed: Array<Pick<MediaObjectInfo, 'key' | 'size'>> = [];
   progress?.(`Restoring into the database at ${databaseAddress(target.databaseUrl)}${store && manifest.media === 'include' ? ` and the bucket ${store.options.bucket}` : ''} ...`);
   const again = await verifyBackup(file, {
+    sealKey,
     onTableRows: async (name, lines) => {
       const table = tableOfPart.get(name)!;
       // The columns the backup has: a column it lacks (an older backup) takes its default.

@@ -1,11 +1,17 @@
 /**
- * `vop verify`: every checksum of a backup (backupReader.ts) and the database's own integrity:
- * SQLite's full check of the embedded database's file, a readable row on every line of a cluster
- * database's tables.
+ * `vop verify`: every checksum of a backup and its seal (backupReader.ts), and the database's own
+ * integrity: SQLite's full check of the embedded database's file and nothing in its schema that
+ * vop's migrations do not make (storage/sqljs/imageCheck.ts); a readable row on every line of a
+ * cluster database's tables, and no table vop does not know.
+ *
+ * What this proves is that the file is whole and well-formed. It cannot prove who wrote it: a
+ * plain seal is a SHA-256 anyone can recompute. A keyed seal checked with its key can
+ * (backupSeal.ts).
  */
 import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { checkSqliteImage } from '../storage/sqljs/imageCheck.js';
+import { PG_BACKUP_TABLES, tablePartName } from '../storage/postgres/postgresExport.js';
 import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
 import { collect, readBackup, type ReadBackupOptions } from './backupReader.js';
 import type { BackupManifestFields } from './writeBackup.js';
@@ -15,6 +21,8 @@ export interface VerifyResult {
   problems: string[];
   manifest?: Awaited<ReturnType<typeof readBackup<BackupManifestFields>>>['manifest'];
   bytes: number;
+  /** The seal found: plain, or keyed (its HMAC checked when `sealKey` was given). */
+  seal?: 'plain' | 'keyed';
 }
 
 /** Options of {@link verifyBackup}. */
@@ -41,7 +49,12 @@ export interface VerifyOptions {
   skipDatabaseCheck?: boolean;
   /** The part of the thread the check's hashing may take (a serving server's; see pacer.ts). */
   threadShare?: number;
+  /** The seal key: the backup must carry a keyed seal made with it (backupSeal.ts). */
+  sealKey?: Buffer;
 }
+
+/** The part names of the tables a cluster's backup holds. */
+const CLUSTER_TABLE_PARTS = new Set(PG_BACKUP_TABLES.map((t) => tablePartName(t.table)));
 
 /**
  * Reads `file` through and checks it whole. `onPart` (restore's writing pass) sees every part but
@@ -52,6 +65,7 @@ export async function verifyBackup(file: string, options: VerifyOptions = {}): P
   const databaseProblems: string[] = [];
   const result = await readBackup<BackupManifestFields>(file, {
     threadShare: options.threadShare,
+    sealKey: options.sealKey,
     onPart: async (part, stream) => {
       if (part.name === SQLITE_BACKUP_PART && options.database === 'structure') {
         const problem = await checkSqliteStructure(stream, part.size);
@@ -66,6 +80,11 @@ export async function verifyBackup(file: string, options: VerifyOptions = {}): P
         return;
       }
       if (part.name.startsWith('database/') && part.name.endsWith('.jsonl')) {
+        if (!CLUSTER_TABLE_PARTS.has(part.name)) {
+          databaseProblems.push(`${part.name}: a table that is not vop's (or is a newer vop's)`);
+          for await (const _ of stream); // read through: the checksums are taken as it passes
+          return;
+        }
         const onRows = options.onTableRows;
         const problem = await checkJsonLines(stream, onRows && ((lines) => onRows(part.name, lines)));
         if (problem) databaseProblems.push(`${part.name}: ${problem}`);

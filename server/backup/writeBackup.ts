@@ -71,13 +71,15 @@ export interface BackupRun {
    * meanwhile; undefined: as fast as it goes (the CLI on a folder no server holds).
    */
   threadShare?: number;
+  /** Seal with a keyed seal under this key (backupSeal.ts), not a plain one. */
+  sealKey?: Buffer;
   /** Told of progress: bytes written so far of the parts. */
   progress?: (p: { parts: number; bytes: number }) => void;
 }
 
 /** Writes one backup to `out` and resolves with its size and manifest; `out` is ended either way. */
 export async function writeBackup(out: Writable, inputs: BackupInputs, run: BackupRun): Promise<{ bytes: number; manifest: BackupManifest }> {
-  const writer = new BackupWriter(out, { threadShare: run.threadShare });
+  const writer = new BackupWriter(out, { threadShare: run.threadShare, sealKey: run.sealKey });
   const onAbort = () => writer.abort(new Error('The backup was stopped.'));
   run.signal?.addEventListener('abort', onAbort, { once: true });
   const createdAt = new Date().toISOString();

@@ -41,6 +41,7 @@ const WITHOUT_DEFAULT: Array<Omit<OptionSpec, 'env'>> = [
   { path: 'processing.ffprobePath', type: 'string' },
   { path: 'metrics.port', type: 'number' },
   { path: 'backups.dir', type: 'string' },
+  { path: 'backups.sealKeyFile', type: 'string' },
   { path: 'objectStorage.endpoint', type: 'string' },
   { path: 'objectStorage.bucket', type: 'string' },
   { path: 'objectStorage.accessKeyId', type: 'string', secret: 'value' },

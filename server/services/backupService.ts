@@ -24,6 +24,8 @@ export interface BackupRecord {
   verified: boolean;
   problems?: string[];
   counts?: BackupManifest['counts'];
+  /** Its seal: 'keyed' when the server has a seal key (`backups.sealKeyFile`), else 'plain'. */
+  seal?: 'plain' | 'keyed';
 }
 
 /** The last attempt of each kind, for the console and /healthz. */
@@ -65,6 +67,8 @@ export class BackupService {
     /** The backup folder. */
     readonly folder: string,
     private readonly log: (line: string) => void,
+    /** The seal key (backup/backupSeal.ts): every backup made here carries a keyed seal; none, a plain one. */
+    private readonly sealKey?: Buffer,
   ) {}
 
   /** Media in a backup unless asked otherwise: the files on local disk, the list in object storage. */
@@ -89,7 +93,7 @@ export class BackupService {
 
   /** Streams a new backup to `out` (the admin API's download). */
   async stream(out: Writable, media: MediaChoice, signal?: AbortSignal): Promise<{ bytes: number; manifest: BackupManifest }> {
-    return this.exclusive('a download', () => writeBackup(out, this.inputs, { media, signal, threadShare: SERVING_SHARE, progress: (p) => this.noteProgress(p.bytes) }));
+    return this.exclusive('a download', () => writeBackup(out, this.inputs, { media, signal, threadShare: SERVING_SHARE, sealKey: this.sealKey, progress: (p) => this.noteProgress(p.bytes) }));
   }
 
   /**
@@ -108,7 +112,7 @@ export class BackupService {
         const out = fs.createWriteStream(partial, { flags: 'wx', mode: 0o600 });
         let written;
         try {
-          written = await writeBackup(out, this.inputs, { media, threadShare: SERVING_SHARE, progress: (p) => this.noteProgress(p.bytes) });
+          written = await writeBackup(out, this.inputs, { media, threadShare: SERVING_SHARE, sealKey: this.sealKey, progress: (p) => this.noteProgress(p.bytes) });
           await fsyncFile(partial);
           await fs.promises.rename(partial, file);
           await fsyncDir(this.folder);
@@ -118,7 +122,7 @@ export class BackupService {
         }
         // Every checksum and the seal, read back from the disk; SQLite's full check of the database
         // would hold this server's thread for seconds on a large library: that is `vop verify`'s.
-        const checked = await verifyBackup(file, { database: 'structure', threadShare: SERVING_SHARE });
+        const checked = await verifyBackup(file, { database: 'structure', threadShare: SERVING_SHARE, sealKey: this.sealKey });
         const record: BackupRecord = {
           name,
           bytes: written.bytes,
@@ -128,6 +132,7 @@ export class BackupService {
           verified: checked.problems.length === 0,
           ...(checked.problems.length ? { problems: checked.problems } : {}),
           counts: written.manifest.counts,
+          ...(checked.seal ? { seal: checked.seal } : {}),
         };
         await fs.promises.writeFile(path.join(this.folder, `${name}${RECORD_SUFFIX}`), JSON.stringify(record), { mode: 0o600 });
         return record;
