@@ -117,3 +117,33 @@ describe('a copied source', () => {
     for (const seg of fs.readdirSync(hlsDir).filter((f) => f.endsWith('.ts'))) expect(fs.readFileSync(path.join(hlsDir, seg)).includes('<script>')).toBe(false);
   }, 180_000);
 });
+
+describe('a transport stream whose timestamps jump three hours after 4 s of video', () => {
+  it('has the duration of its frames, not of the jump, in the API and in its renditions', async () => {
+    const parts = [];
+    for (const [i, offset] of [0, 10_800].entries()) {
+      const part = path.join(dir, `jump-${i}.ts`);
+      await run([
+        '-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=25:d=2', '-f', 'lavfi', '-i', 'sine=d=2',
+        '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '25', '-c:a', 'aac',
+        '-output_ts_offset', String(offset), '-f', 'mpegts', '-y', part,
+      ]);
+      parts.push(fs.readFileSync(part));
+    }
+    const file = path.join(dir, 'jump.ts');
+    fs.writeFileSync(file, Buffer.concat(parts));
+    // What the header says: the span of the timestamps.
+    const header = Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file], { encoding: 'utf8' }));
+    expect(header).toBeGreaterThan(10_800);
+
+    const { id, status } = await publish(file);
+    expect(status).toBe(1);
+    const detail = await client.get('/Api/Video/Get', { Id: id });
+    expect(detail.body.VideoModel.Duration).toBe(4);
+    for (const r of await t.vop.stores.videos.renditions(id)) {
+      const played = Number(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', t.vop.media.resolveRelative('play', r.file)!], { encoding: 'utf8' }));
+      expect(played, r.label).toBeGreaterThan(3.5);
+      expect(played, r.label).toBeLessThan(5);
+    }
+  }, 180_000);
+});

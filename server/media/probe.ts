@@ -262,29 +262,69 @@ export async function probe(file: string, input: Partial<ProbeOptions> & Pick<Pr
   // A recording written as it was made (a browser's MediaRecorder, a live stream saved to disk)
   // has no duration in its header: the end of its last video packet is its playing time.
   if (json.format && positive(json.format.duration) === null && !(json.streams ?? []).some((st) => positive(st.duration) !== null)) {
-    const end = await lastPacketEnd(ffprobePath, url, o);
+    const { end } = await videoPackets(ffprobePath, url, o);
     if (end !== null) json.format.duration = String(end);
+  } else if (json.format && (json.format.format_name ?? '').split(',').some((f) => JUMPING_TIMESTAMPS.has(f))) {
+    // A stream whose timestamps may jump: its header's duration is the span of its timestamps,
+    // which a jump (a capture cut and resumed, a crafted file) makes hours long while ffmpeg plays
+    // and transcodes only the frames there are. Its playing time is the frames' own.
+    const { played } = await videoPackets(ffprobePath, url, o);
+    const header = positive(json.format.duration);
+    // Only a jump replaces the header's duration: otherwise they differ by the audio's tail at most.
+    if (played !== null && header !== null && header - played > JUMP_SECONDS) {
+      json.format.duration = String(played);
+      delete json.format.bit_rate; // ffprobe's is the size over the jumped span: worked out again from the played time
+    }
   }
   return interpretProbe(json);
 }
 
 /**
- * The end time of the last packet of the first video stream, from a pass over the packets (no
- * decoding), read line by line so that a long file costs no memory; null when there is none to
- * read. A pass that runs out of time or breaks is the tool's failure, as in {@link probe}.
+ * Containers whose timestamps may jump mid-stream (MPEG transport and program streams): ffmpeg
+ * reads over a jump as a discontinuity and plays on, so their header duration is no playing time.
  */
-function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promise<number | null> {
-  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', '-format_whitelist', o.formats.join(','), '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', url];
+const JUMPING_TIMESTAMPS = new Set(['mpegts', 'mpeg']);
+
+/**
+ * A step between two packets' decoding times longer than this is a jump, not time played:
+ * ffmpeg's own threshold for a discontinuity in these streams (`-dts_delta_threshold`, 10 s).
+ */
+const JUMP_SECONDS = 10;
+
+/**
+ * The first video stream's packets, from a pass over them (no decoding), read line by line so
+ * that a long file costs no memory: `end`, the end time of the last one; `played`, the time from
+ * the first to the end of the last with every jump of their timestamps (see JUMP_SECONDS) taken
+ * out, null when they have no decoding times. A pass that runs out of time or breaks is the
+ * tool's failure, as in {@link probe}; one that ffprobe ends with an error gives nulls.
+ */
+function videoPackets(ffprobePath: string, url: string, o: ProbeOptions): Promise<{ end: number | null; played: number | null }> {
+  const args = ['-v', 'error', '-hide_banner', '-threads', '1', '-protocol_whitelist', 'file', '-format_whitelist', o.formats.join(','), '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,dts_time,duration_time', '-of', 'csv=p=0', url];
   const cmd = confine(ffprobePath, args, { dieWithParent: true, memoryLimitBytes: o.memoryLimitBytes });
   return new Promise((resolve, reject) => {
     const child = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, env: cmd.env });
     let end: number | null = null;
+    let played = 0;
+    let lastDts: number | null = null;
+    let lastDuration = 0;
     let rest = '';
     let timedOut = false;
     const take = (line: string) => {
-      const [pts, duration] = line.split(',').map(Number);
+      if (line.trim() === '') return;
+      const [pts, dts, duration] = line.split(',').map((v) => (v === '' || v === 'N/A' ? NaN : Number(v)));
+      const known = duration !== undefined && Number.isFinite(duration) && duration > 0;
+      if (dts !== undefined && Number.isFinite(dts)) {
+        // Time from the packet before, in decoding order; a step back or a leap is a jump, which
+        // counts as the packet before's own duration.
+        if (lastDts !== null) {
+          const step = dts - lastDts;
+          played += step >= 0 && step <= JUMP_SECONDS ? step : lastDuration;
+        }
+        lastDts = dts;
+        lastDuration = known ? duration : 0;
+      }
       if (pts === undefined || !Number.isFinite(pts)) return;
-      const packetEnd = pts + (duration !== undefined && Number.isFinite(duration) ? duration : 0);
+      const packetEnd = pts + (known ? duration : 0);
       if (end === null || packetEnd > end) end = packetEnd;
     };
     child.stdout.setEncoding('utf8');
@@ -305,9 +345,10 @@ function lastPacketEnd(ffprobePath: string, url: string, o: ProbeOptions): Promi
       clearTimeout(timer);
       if (timedOut) return reject(new ProbeError(`ffprobe took longer than ${o.timeoutMs} ms reading the packets of "${url}".`));
       if (signal) return reject(new ProbeError(`ffprobe "${ffprobePath}" crashed (${signal}) reading the packets of "${url}".`));
-      if (code !== 0) return resolve(null);
+      if (code !== 0) return resolve({ end: null, played: null });
       take(rest);
-      resolve(end !== null && end > 0 ? end : null);
+      played += lastDuration;
+      resolve({ end: end !== null && end > 0 ? end : null, played: lastDts !== null && played > 0 ? played : null });
     });
   });
 }
