@@ -43,6 +43,8 @@ import { MEDIA_TTL_RANGE, MediaAccess } from './services/mediaAccess.js';
 import { SigningKeysService } from './services/signingKeys.js';
 import { readSealKey } from './backup/backupSeal.js';
 import { BackupService } from './services/backupService.js';
+import { WatchService } from './services/watchService.js';
+import { watchRouter } from './routes/watch.js';
 import { ScheduledBackups } from './services/scheduledBackups.js';
 import { VOP_VERSION } from './core/version.js';
 import { ADDRESS_FILE, removeServerAddress, writeServerAddress } from './storage/serverAddress.js';
@@ -307,6 +309,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
       log,
     }),
   );
+  // The watch page and its link previews (docs/watch.md).
+  app.use(watchRouter({ watch: new WatchService({ videos: stores.videos, apps: stores.apps, tokens: mediaAccess.tokens, hasHls: processing.hasHls }), viewContext }));
 
   // The hot paths (issue 14), answered ahead of Express by listen(): the read calls, /healthz, the
   // widget's files, and spec 2.3-2.5's renditions, downloads, covers and HLS of videos in status 1.

@@ -95,6 +95,8 @@ export const FLOORS: readonly (readonly string[])[] = [
   // The features (backups among them: the database, the settings files and the media, copied and put back).
   ['callbacks/', 'ingest/', 'processing/', 'backup/'],
   ['services/'],
+  // The watch page's HTML and words, made of what the watch service answers.
+  ['watch/'],
   ['config.ts'],
   // The start configuration's layers: the option catalogue, the file, the variables, their sources.
   ['configuration/'],

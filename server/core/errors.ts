@@ -97,6 +97,8 @@ export const RESULT_CODES = {
   NOT_FOUND: { code: '404', message: 'Not Found', httpStatus: 404, transport: true },
   /** The path exists but not with this HTTP method. */
   METHOD_NOT_ALLOWED: { code: '405', message: 'Method Not Allowed', httpStatus: 405, transport: true },
+  /** A format this endpoint does not answer in (oEmbed's `format=xml`: oEmbed asks for 501). */
+  FORMAT_NOT_SUPPORTED: { code: '406', message: 'Format Not Supported', httpStatus: 501, transport: true },
   /** Admin API: the bearer token is missing or wrong. */
   ADMIN_UNAUTHORIZED: { code: '410', message: 'Admin Token Required', httpStatus: 401, transport: true },
   /** Admin API: called from an address it does not answer (loopback only by default). */

@@ -66,6 +66,12 @@ export class MediaTokens {
     return expiryFor(ttlSeconds, now);
   }
 
+  /** The expiry written in `token` (Unix seconds), unchecked; undefined for what is no token. */
+  expiryOf(token: string): number | undefined {
+    const m = TOKEN_RE.exec(token);
+    return m ? parseInt(m[2]!, 36) : undefined;
+  }
+
   /**
    * Whether `token` was checked good for `videoId` before and has not expired: from memory, with
    * no promise, so that a player's many requests under one token cost a map look-up.

@@ -46,6 +46,8 @@ export interface Processing {
   playFiles(renditions: RenditionRecord[]): VideoPlayFile[];
   /** `HlsURL` for the detail response. */
   detailExtras(video: VideoRecord, ctx: ViewContext): Promise<Record<string, unknown>>;
+  /** Whether a video has HLS (the watch page's adaptive playback). */
+  hasHls(videoId: string): Promise<boolean>;
   /** Queues the transcodes start-up finds waiting; call once the job queue has started. */
   start(): Promise<void>;
   /**
@@ -126,6 +128,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
     covers,
     playFiles,
     detailExtras: (video, ctx) => detailExtras(hls, (id) => stores.videos.textTracks(id), video, ctx),
+    hasHls: (videoId) => hls.has(videoId),
     async start() {
       // Resolve the binaries now, in the background: the first /healthz need not wait for it.
       tools

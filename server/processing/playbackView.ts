@@ -4,7 +4,7 @@
  */
 import type { VopEventBus } from '../core/events.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
-import { mediaPrefix, textTrackUrl, toCaptionModel, type CaptionModel, type ViewContext } from '../videos/videoView.js';
+import { mediaPrefix, textTrackUrl, toCaptionModel, watchPageUrl, type CaptionModel, type ViewContext } from '../videos/videoView.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { RenditionRecord, TextTrackRecord, VideoRecord } from '../storage/types.js';
 import { HLS_MASTER } from './mediaNames.js';
@@ -94,11 +94,14 @@ export type DetailExtras = {
   Captions: CaptionModel[];
   /** The address of its chapters as WebVTT (`<track kind="chapters">`); '' when it has none or is not playable. */
   ChaptersURL: string;
+  /** Its watch page, for an `<iframe>` (routes/watch.ts); in every status: the page says when it is not playable yet. */
+  EmbedURL: string;
 };
 
 /** The detail's extra fields of `video`: its media addresses are served only in status 1. */
 export async function detailExtras(hls: HlsPresence, textTracks: (videoId: string) => Promise<TextTrackRecord[]>, video: VideoRecord, ctx: ViewContext): Promise<DetailExtras> {
-  if (video.status !== VideoStatus.Normal) return { HlsURL: '', Captions: [], ChaptersURL: '' };
+  const EmbedURL = watchPageUrl(video.id, ctx);
+  if (video.status !== VideoStatus.Normal) return { HlsURL: '', Captions: [], ChaptersURL: '', EmbedURL };
   const [present, tracks] = await Promise.all([hls.has(video.id), textTracks(video.id)]);
   const chapters = tracks.find((t) => t.kind === 'chapters');
   return {
@@ -106,5 +109,6 @@ export async function detailExtras(hls: HlsPresence, textTracks: (videoId: strin
     HlsURL: present ? `${mediaPrefix(ctx, video.id)}/hls/${video.id}/${HLS_MASTER}` : '',
     Captions: tracks.filter((t) => t.kind === 'captions').map((t) => toCaptionModel(t, ctx)),
     ChaptersURL: chapters ? textTrackUrl(chapters, ctx) : '',
+    EmbedURL,
   };
 }

@@ -32,9 +32,11 @@ export class MediaAccess {
     const ttl = ttlSeconds ?? app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS;
     const now = this.now();
     const { tokens } = this.deps;
+    const mediaToken = (videoId: string) => tokens.sign(videoId, ttl, 'media', now);
     return {
       ...ctx,
-      mediaPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${tokens.sign(videoId, ttl, 'media', now)}`,
+      mediaToken,
+      mediaPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${mediaToken(videoId)}`,
       // A cover's token opens the cover only: cover addresses travel furthest (lists, previews).
       coverPrefix: (videoId) => `${ctx.baseUrl}/media/${SIGNED_SEGMENT}/${tokens.sign(videoId, ttl, 'cover', now)}`,
       mediaEpoch: tokens.epoch(ttl, now),

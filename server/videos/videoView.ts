@@ -11,6 +11,8 @@ export interface ViewContext {
    * `<baseUrl>/media`.
    */
   mediaPrefix?: (videoId: string) => string;
+  /** The token {@link mediaPrefix} puts in a video's addresses (it opens its media); absent for public ones. */
+  mediaToken?: (videoId: string) => string;
   /** The same for a video's cover, whose token opens the cover only; absent: {@link mediaPrefix}'s. */
   coverPrefix?: (videoId: string) => string;
   /** Changes whenever {@link mediaPrefix}'s answers do: what keeps answers made with it compares it. */
@@ -22,6 +24,14 @@ export interface ViewContext {
 /** Where `videoId`'s media are served from in `ctx` ({@link ViewContext.mediaPrefix}). */
 export function mediaPrefix(ctx: ViewContext, videoId: string): string {
   return ctx.mediaPrefix ? ctx.mediaPrefix(videoId) : `${ctx.baseUrl}/media`;
+}
+
+/**
+ * The address of a video's watch page (routes/watch.ts), beyond the spec: a signed application's
+ * carries the video's media token, which the page opens and plays with.
+ */
+export function watchPageUrl(videoId: string, ctx: ViewContext): string {
+  return `${ctx.baseUrl}/embed/${videoId}${ctx.mediaToken ? `?t=${encodeURIComponent(ctx.mediaToken(videoId))}` : ''}`;
 }
 
 /** Spec 2.2, as in list responses (no Duration). */

@@ -41,7 +41,7 @@ function assetOf(body: Buffer, contentType: string, headers: Record<string, stri
 }
 
 /** True if an If-None-Match header names `etag` (weak comparison, as RFC 9110 13.1.2 says for GET). */
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+export function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);

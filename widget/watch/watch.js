@@ -1,0 +1,251 @@
+/*
+ * vop's watch page player (server/watch/watchPage.ts; docs/watch.md). The browser's own <video>
+ * controls (keyboard, touch, fullscreen come with them) and a menu for quality, captions and
+ * audio tracks. Adaptive playback with hls.js where the browser has Media Source Extensions
+ * (its levels are the quality menu), else the browser's own HLS, else the largest MP4.
+ * Captions are <track> elements of the video's WebVTT files, so every engine shows the same ones.
+ */
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('vop-watch-data').textContent);
+  var v = data.video;
+  var o = data.options;
+  var t = data.text;
+  var root = document.getElementById('vop-watch');
+  var video = document.getElementById('vop-video');
+  var tools = document.getElementById('vop-tools');
+  var menuButton = document.getElementById('vop-menu-button');
+  var menu = document.getElementById('vop-menu');
+  var errorBox = document.getElementById('vop-error');
+  var hls = null;
+  /** 'hls.js', 'native' or 'mp4': what plays, for the menu and for tests (data-engine). */
+  var engine = '';
+
+  video.muted = !!o.muted;
+  video.loop = !!o.loop;
+  if ('ontouchstart' in window) root.classList.add('vop-touch');
+
+  function showError() {
+    errorBox.textContent = t.playbackError;
+    errorBox.hidden = false;
+  }
+
+  function addCaptionTracks() {
+    v.captions.forEach(function (c) {
+      var track = document.createElement('track');
+      track.kind = 'captions';
+      track.src = c.url;
+      track.srclang = c.language;
+      track.label = c.label;
+      track.setAttribute('data-id', c.id);
+      video.appendChild(track);
+    });
+    if (v.chaptersUrl) {
+      var chapters = document.createElement('track');
+      chapters.kind = 'chapters';
+      chapters.src = v.chaptersUrl;
+      video.appendChild(chapters);
+    }
+  }
+
+  function captionTracks() {
+    var out = [];
+    for (var i = 0; i < video.textTracks.length; i++) {
+      var tt = video.textTracks[i];
+      if (tt.kind === 'captions' || tt.kind === 'subtitles') out.push(tt);
+    }
+    return out;
+  }
+
+  function showCaptions(track) {
+    captionTracks().forEach(function (tt) {
+      tt.mode = tt === track ? 'showing' : 'disabled';
+    });
+    buildMenu();
+  }
+
+  function chooseCaptions() {
+    if (!o.captions) return;
+    var wanted = o.captions.toLowerCase();
+    var tracks = captionTracks();
+    var found = tracks.filter(function (tt) { return (tt.language || '').toLowerCase() === wanted; })[0] ||
+      tracks.filter(function (tt) { return (tt.language || '').toLowerCase().indexOf(wanted.split('-')[0]) === 0; })[0];
+    if (found) showCaptions(found);
+  }
+
+  function item(label, checked, act) {
+    var b = document.createElement('button');
+    b.type = 'button';
+    b.setAttribute('role', 'menuitemradio');
+    b.setAttribute('aria-checked', checked ? 'true' : 'false');
+    b.textContent = label;
+    b.addEventListener('click', function () {
+      act();
+      closeMenu();
+    });
+    return b;
+  }
+
+  function section(title, items) {
+    if (items.length === 0) return;
+    var h = document.createElement('h2');
+    h.textContent = title;
+    menu.appendChild(h);
+    items.forEach(function (b) { menu.appendChild(b); });
+  }
+
+  function buildMenu() {
+    menu.textContent = '';
+    if (hls && hls.levels && hls.levels.length > 1) {
+      var levels = hls.levels.map(function (l, i) { return { l: l, i: i }; }).sort(function (a, b) { return b.l.height - a.l.height || b.l.bitrate - a.l.bitrate; });
+      section(t.quality, [item(t.auto, hls.autoLevelEnabled, function () { hls.currentLevel = -1; })].concat(levels.map(function (x) {
+        return item((x.l.height ? x.l.height + 'p' : Math.round(x.l.bitrate / 1000) + ' kbps'), !hls.autoLevelEnabled && hls.currentLevel === x.i, function () { hls.currentLevel = x.i; });
+      })));
+    }
+    var tracks = captionTracks();
+    if (tracks.length > 0) {
+      var showing = tracks.filter(function (tt) { return tt.mode === 'showing'; })[0];
+      section(t.captions, [item(t.off, !showing, function () { showCaptions(null); })].concat(tracks.map(function (tt) {
+        return item(tt.label || tt.language, tt === showing, function () { showCaptions(tt); });
+      })));
+    }
+    if (hls && hls.audioTracks && hls.audioTracks.length > 1) {
+      section(t.audio, hls.audioTracks.map(function (a, i) {
+        return item(a.name || a.lang || String(i + 1), hls.audioTrack === i, function () { hls.audioTrack = i; });
+      }));
+    } else if (!hls && video.audioTracks && video.audioTracks.length > 1) {
+      var list = [];
+      for (var i = 0; i < video.audioTracks.length; i++) {
+        (function (a) {
+          list.push(item(a.label || a.language || String(i + 1), a.enabled, function () {
+            for (var j = 0; j < video.audioTracks.length; j++) video.audioTracks[j].enabled = video.audioTracks[j] === a;
+          }));
+        })(video.audioTracks[i]);
+      }
+      section(t.audio, list);
+    }
+    tools.hidden = !o.controls || menu.childNodes.length === 0;
+  }
+
+  function openMenu() {
+    buildMenu();
+    menu.hidden = false;
+    tools.classList.add('vop-open');
+    menuButton.setAttribute('aria-expanded', 'true');
+    var first = menu.querySelector('button');
+    if (first) first.focus();
+  }
+
+  function closeMenu() {
+    menu.hidden = true;
+    tools.classList.remove('vop-open');
+    menuButton.setAttribute('aria-expanded', 'false');
+  }
+
+  menuButton.addEventListener('click', function () {
+    if (menu.hidden) openMenu();
+    else closeMenu();
+  });
+  document.addEventListener('click', function (e) {
+    if (!menu.hidden && !tools.contains(e.target)) closeMenu();
+  });
+
+  // Keys as the common players have them, when the menu does not hold the focus.
+  document.addEventListener('keydown', function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key === 'Escape') return closeMenu();
+    if (tools.contains(document.activeElement)) return;
+    var k = e.key;
+    if (k === ' ' || k === 'k') {
+      if (video.paused) video.play(); else video.pause();
+    } else if (k === 'ArrowLeft' || k === 'j') {
+      video.currentTime = Math.max(0, video.currentTime - (k === 'j' ? 10 : 5));
+    } else if (k === 'ArrowRight' || k === 'l') {
+      video.currentTime = Math.min(video.duration || Infinity, video.currentTime + (k === 'l' ? 10 : 5));
+    } else if (k === 'm') {
+      video.muted = !video.muted;
+    } else if (k === 'f') {
+      if (document.fullscreenElement) document.exitFullscreen(); else if (root.requestFullscreen) root.requestFullscreen();
+    } else if (k === 'c') {
+      var tracks = captionTracks();
+      var on = tracks.filter(function (tt) { return tt.mode === 'showing'; })[0];
+      showCaptions(on ? null : tracks[0] || null);
+    } else return;
+    e.preventDefault();
+  });
+
+  if (!o.controls) {
+    video.addEventListener('click', function () {
+      if (video.paused) video.play(); else video.pause();
+    });
+  }
+
+  function start() {
+    root.setAttribute('data-engine', engine);
+    if (o.start > 0 && engine !== 'hls.js') {
+      video.addEventListener('loadedmetadata', function once() {
+        video.removeEventListener('loadedmetadata', once);
+        video.currentTime = o.start;
+      });
+    }
+    video.addEventListener('error', showError);
+    video.textTracks.addEventListener('addtrack', function () {
+      chooseCaptions();
+      buildMenu();
+    });
+    chooseCaptions();
+    buildMenu();
+    if (o.autoplay) {
+      var p = video.play();
+      // A browser refuses to start with sound unasked: start muted, as it allows.
+      if (p && p.catch) p.catch(function () {
+        if (video.muted) return;
+        video.muted = true;
+        video.play().catch(function () { /* the viewer presses play */ });
+      });
+    }
+  }
+
+  function withHlsJs() {
+    engine = 'hls.js';
+    // Captions come as <track>s: hls.js's own subtitle rendering stays off, so that none shows twice.
+    hls = new window.Hls({ startPosition: o.start > 0 ? o.start : -1, capLevelToPlayerSize: true, enableWebVTT: false, enableIMSC1: false, enableCEA708Captions: false });
+    hls.on(window.Hls.Events.MANIFEST_PARSED, buildMenu);
+    hls.on(window.Hls.Events.LEVEL_SWITCHED, buildMenu);
+    hls.on(window.Hls.Events.AUDIO_TRACKS_UPDATED, buildMenu);
+    hls.on(window.Hls.Events.ERROR, function (_e, d) {
+      if (d.fatal) showError();
+    });
+    hls.loadSource(v.hlsUrl);
+    hls.attachMedia(video);
+    addCaptionTracks();
+    start();
+  }
+
+  var hasMse = !!(window.MediaSource || window.ManagedMediaSource);
+  if (v.hlsUrl && hasMse) {
+    var s = document.createElement('script');
+    s.src = data.hlsScript;
+    s.onload = function () {
+      if (window.Hls && window.Hls.isSupported()) withHlsJs();
+      else native();
+    };
+    s.onerror = native;
+    document.head.appendChild(s);
+  } else {
+    native();
+  }
+
+  function native() {
+    if (v.hlsUrl && video.canPlayType('application/vnd.apple.mpegurl')) {
+      // The master names its subtitle renditions: the browser lists them itself.
+      engine = 'native';
+      video.src = v.hlsUrl;
+    } else {
+      engine = 'mp4';
+      video.src = v.mp4.length > 0 ? v.mp4[0].url : '';
+      addCaptionTracks();
+    }
+    start();
+  }
+})();
