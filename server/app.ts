@@ -44,6 +44,7 @@ import { SigningKeysService } from './services/signingKeys.js';
 import { readSealKey } from './backup/backupSeal.js';
 import { BackupService } from './services/backupService.js';
 import { WatchService } from './services/watchService.js';
+import { ViewCounter } from './services/viewCounter.js';
 import { watchRouter } from './routes/watch.js';
 import { ScheduledBackups } from './services/scheduledBackups.js';
 import { VOP_VERSION } from './core/version.js';
@@ -310,7 +311,9 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     }),
   );
   // The watch page and its link previews (docs/watch.md).
-  app.use(watchRouter({ watch: new WatchService({ videos: stores.videos, apps: stores.apps, tokens: mediaAccess.tokens, hasHls: processing.hasHls }), viewContext }));
+  const views = new ViewCounter({ store: stores.views, videos: stores.videos, apps: stores.apps, tokens: mediaAccess.tokens, events, log });
+  opened.push(() => views.close());
+  app.use(watchRouter({ watch: new WatchService({ videos: stores.videos, apps: stores.apps, tokens: mediaAccess.tokens, hasHls: processing.hasHls }), views, viewContext }));
 
   // The hot paths (issue 14), answered ahead of Express by listen(): the read calls, /healthz, the
   // widget's files, and spec 2.3-2.5's renditions, downloads, covers and HLS of videos in status 1.
@@ -372,7 +375,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
     log,
   });
   const consoleApi = createConsoleApi({
-    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, captions, backups, backupSchedule, log,
+    options, services: consoleServices, apps, events, jobs, processing, viewContext, media: mediaAccess, keys, captions, views, backups, backupSchedule, log,
     boundAddress: () => server?.address() as AddressInfo | undefined,
   });
   const admin = express.Router();
@@ -499,6 +502,8 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
         await callbacks.stop();
         await jobs.stop();
         await processing.stop();
+        // What was counted since the last write, before the storage closes.
+        await views.close();
         await relay?.close();
         // Their refresh timers read the keys' table: stopped before the storage closes.
         mediaKeys.close();

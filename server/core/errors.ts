@@ -121,6 +121,9 @@ export const RESULT_CODES = {
    */
   MEDIA_ADDRESS_REFUSED: { code: '420', message: 'Media Address Refused', httpStatus: 403, transport: true },
 
+  /** Views: more reports from one address in a minute than a player sends (services/viewCounter.ts). */
+  TOO_MANY_REPORTS: { code: '421', message: 'Too Many Reports', httpStatus: 429, transport: true },
+
   // 5xx: server
   /** An unexpected failure; details go to the server log, never to the client. */
   SERVER_ERROR: { code: '500', message: 'Server Error', httpStatus: 500, transport: true },

@@ -23,6 +23,8 @@ export interface VopEvents {
    * (services/captionService.ts). `ids`: the tracks it has now. Delivery's caches drop the video.
    */
   'video.textTracks': [{ videoId: string; appId: string; ids: string[] }];
+  /** A view of a video counted on this node (services/viewCounter.ts): the metrics count it. */
+  'video.viewed': [{ videoId: string; appId: string }];
   /** A video's file arrived (the upload page, tus, multipart, or a pull) and was stored: `bytes` its size, `durationMs` from its first byte. */
   'upload.received': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; bytes: number; durationMs: number }];
   /** A video's file was refused or its pull failed: `code` the result code, `reason` for people (never a credential). */

@@ -137,6 +137,12 @@ export class VopMetrics {
         for (const [kind, area] of STORAGE_KINDS) storage.set({ kind }, view.areas[area].bytes);
       },
     });
+    const views = new Counter({
+      name: 'vop_views_total',
+      help: 'Views counted on this node (a viewer watched a few seconds; docs/watch.md), by application.',
+      labelNames: ['app'],
+      registers,
+    });
     for (const via of UPLOAD_VIAS) uploadBytes.inc({ via }, 0);
     for (const outcome of CALLBACK_OUTCOMES) callbacks.inc({ outcome }, 0);
 
@@ -170,17 +176,20 @@ export class VopMetrics {
     const onReceived = ({ via, bytes }: { via: string; bytes: number }) => uploadBytes.inc({ via }, bytes);
     const onRefused = ({ via, code }: { via: string; code: string }) => uploadsRefused.inc({ via, code });
     const onCallback = ({ outcome }: { outcome: string }) => callbacks.inc({ outcome });
+    const onViewed = ({ appId }: { appId: string }) => views.inc({ app: appId });
     deps.events.on('job.state', onJob);
     deps.events.on('video.status', onStatus);
     deps.events.on('upload.received', onReceived);
     deps.events.on('upload.refused', onRefused);
     deps.events.on('callback.attempt', onCallback);
+    deps.events.on('video.viewed', onViewed);
     this.stopListening = () => {
       deps.events.off('job.state', onJob);
       deps.events.off('video.status', onStatus);
       deps.events.off('upload.received', onReceived);
       deps.events.off('upload.refused', onRefused);
       deps.events.off('callback.attempt', onCallback);
+      deps.events.off('video.viewed', onViewed);
     };
     // No count at start: the figures are the console's cached ones, and a count made now (of a
     // store still empty) would be what the console's storage view shows for its cache time.

@@ -29,6 +29,8 @@ import type { ScheduledBackups } from '../services/scheduledBackups.js';
 import type { MediaAccess } from '../services/mediaAccess.js';
 import type { SigningKeysService } from '../services/signingKeys.js';
 import type { CaptionService } from '../services/captionService.js';
+import type { ViewCounter } from '../services/viewCounter.js';
+import { adminViewsRouter } from './adminViews.js';
 
 export interface ConsoleApiDeps {
   options: ServerOptions;
@@ -45,6 +47,8 @@ export interface ConsoleApiDeps {
   keys: SigningKeysService;
   /** Videos' caption tracks, added and removed from a video's page. */
   captions: CaptionService;
+  /** Views and watch time, per video and per day. */
+  views: Pick<ViewCounter, 'ofVideo' | 'lastDays'>;
   /** Backups: made, listed and downloaded. */
   backups: BackupService;
   /** The backup schedule, shown with the backups. */
@@ -88,6 +92,7 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     }),
   );
   router.use(adminVideosRouter({ apps: deps.apps, admin: services.videoAdmin, processing: deps.processing, viewContext: deps.viewContext, media: deps.media, captions: deps.captions, maxBodyBytes: options.maxBodyBytes }));
+  router.use(adminViewsRouter(deps.views));
   router.use(adminKeysRouter(deps.keys));
   router.use(adminBackupsRouter({ backups: deps.backups, schedule: deps.backupSchedule, sessions, defaultMedia: deps.backups.defaultMedia, sendTimeoutMs: options.sendTimeoutMs }));
   router.use(adminUploadsRouter(uploads));

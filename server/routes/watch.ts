@@ -8,6 +8,8 @@ import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../core/errors.js';
 import type { RequestOrigin } from './videoApi.js';
+import { clientAddress } from '../http/clientAddress.js';
+import type { ViewCounter } from '../services/viewCounter.js';
 import type { WatchService } from '../services/watchService.js';
 import type { ViewContext } from '../videos/videoView.js';
 import { readWatchOptions, renderWatchPage, watchPageCsp } from '../watch/watchPage.js';
@@ -17,6 +19,7 @@ import { WIDGET_DIR } from './widget.js';
 
 export interface WatchRouterDeps {
   watch: WatchService;
+  views: Pick<ViewCounter, 'report'>;
   viewContext: (req: RequestOrigin) => ViewContext;
   /** Where the page's files are (tests); the repository's `widget/watch/` by default. */
   assetsDir?: string;
@@ -64,6 +67,25 @@ export function watchRouter(deps: WatchRouterDeps): Router {
       })
       .type('html')
       .send(html);
+  });
+
+  // Views and watch time (services/viewCounter.ts): `{"s": <session>, "w": <seconds watched>}`,
+  // sent by navigator.sendBeacon as text/plain (no preflight), or as JSON by any player.
+  r.post('/embed/:videoId/views', express.text({ type: () => true, limit: 1024 }), async (req: Request, res: Response) => {
+    let body: { s?: unknown; w?: unknown };
+    try {
+      body = JSON.parse(typeof req.body === 'string' ? req.body : '') as typeof body;
+    } catch {
+      throw new ApiError('MALFORMED_REQUEST', 'the body must be JSON: {"s": "<session>", "w": <seconds watched>}');
+    }
+    if (typeof body !== 'object' || body === null) throw new ApiError('MALFORMED_REQUEST', 'the body must be a JSON object');
+    await deps.views.report(
+      String(req.params.videoId),
+      { session: typeof body.s === 'string' ? body.s : '', watched: typeof body.w === 'number' ? body.w : NaN },
+      { address: clientAddress(req), userAgent: req.get('user-agent') ?? '' },
+      typeof req.query.t === 'string' ? req.query.t : undefined,
+    );
+    res.status(204).end();
   });
 
   r.get('/oembed', async (req: Request, res: Response) => {

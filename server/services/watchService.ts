@@ -30,6 +30,8 @@ export interface WatchVideo {
   height: number;
   /** The page's own address (with its token for a signed application). */
   pageUrl: string;
+  /** Where its player reports views and watch time (services/viewCounter.ts), with the same token. */
+  viewsUrl: string;
   hlsUrl: string;
   /** The renditions, largest first: what plays where HLS does not. */
   mp4: Array<{ label: string; width: number; height: number; url: string }>;
@@ -110,6 +112,7 @@ export class WatchService {
       .map((r) => ({ label: r.label, width: r.width, height: r.height, url: `${prefix}/play/${r.file}` }));
     const frame = mp4[0] ?? DEFAULT_FRAME;
     const chapters = tracks.find((t) => t.kind === 'chapters');
+    const query = token !== undefined && app.mediaAccess === 'signed' ? `?t=${encodeURIComponent(token)}` : '';
     return {
       kind: 'play',
       video: {
@@ -119,7 +122,8 @@ export class WatchService {
         duration: video.duration,
         width: frame.width,
         height: frame.height,
-        pageUrl: `${ctx.baseUrl}/embed/${videoId}${token !== undefined && app.mediaAccess === 'signed' ? `?t=${encodeURIComponent(token)}` : ''}`,
+        pageUrl: `${ctx.baseUrl}/embed/${videoId}${query}`,
+        viewsUrl: `${ctx.baseUrl}/embed/${videoId}/views${query}`,
         hlsUrl: hls ? `${prefix}/hls/${videoId}/${HLS_MASTER}` : '',
         mp4,
         posterUrl: video.coverFile ? `${view.coverPrefix ? view.coverPrefix(videoId) : prefix}/cover/${videoId}.jpg` : '',

@@ -459,6 +459,29 @@ export interface AppChangeFeed {
   onAppChange(onChange: (appId: string | undefined) => void): () => void;
 }
 
+/** Views and watch time of one video on one day (services/viewCounter.ts). */
+export interface ViewCount {
+  videoId: string;
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  views: number;
+  watchSeconds: number;
+}
+
+/**
+ * Views and watch time per video and day (docs/watch.md, "Views and watch time"). Nodes add what
+ * they counted since their last flush: adding is an increment, so every node of a cluster adds
+ * into the same rows without reading them first.
+ */
+export interface ViewCountStore {
+  /** Adds each count to its video's and day's row (made at zero when there is none). */
+  add(counts: readonly ViewCount[]): Promise<void>;
+  /** A video's counts, one per day with any, oldest first. */
+  ofVideo(videoId: string): Promise<ViewCount[]>;
+  /** Every video's counts summed per day, from `fromDay` to `toDay` (both `YYYY-MM-DD`, included). */
+  byDay(fromDay: string, toDay: string): Promise<Array<Omit<ViewCount, 'videoId'>>>;
+}
+
 export interface Stores {
   apps: AppStore;
   videos: VideoStore;
@@ -493,6 +516,8 @@ export interface Stores {
   uploadReservations?: UploadReservationStore;
   /** The keys that sign media addresses and upload credentials. */
   signingKeys: SigningKeyStore;
+  /** Views and watch time per video and day. */
+  views: ViewCountStore;
   /**
    * Cluster mode: keep copies of applications on this node, dropped when `feed` hears that a node
    * changed one. Without it (and in the embedded mode, whose one process makes every change

@@ -78,6 +78,7 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
   const v = answer.video;
   const data = {
     video: { id: v.id, title: v.title, duration: v.duration, hlsUrl: v.hlsUrl, mp4: v.mp4, captions: v.captions, chaptersUrl: v.chaptersUrl, expiresAt: v.expiresAt ?? null },
+    viewsUrl: v.viewsUrl,
     options,
     text: text.player,
     hlsScript: `${WATCH_ASSETS}hls.min.js`,

@@ -222,6 +222,49 @@
     start();
   }
 
+  // Views and watch time (docs/watch.md): the seconds played in this tab's session of the page
+  // (sessionStorage: a reload goes on with the same session, and counts no second view), reported
+  // every 10 s while it plays, and when it pauses, ends or the page goes away. No cookie.
+  var sessionKey = 'vop-watch-' + v.id;
+  var session = '';
+  var watched = 0;
+  try {
+    var saved = JSON.parse(sessionStorage.getItem(sessionKey) || 'null');
+    if (saved && typeof saved.s === 'string') {
+      session = saved.s;
+      watched = Number(saved.w) || 0;
+    }
+  } catch (e) { /* no storage: a session of this page alone */ }
+  if (!session) {
+    var bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);
+    session = Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+  var lastTime = null;
+  var reported = -1;
+  video.addEventListener('timeupdate', function () {
+    var now = video.currentTime;
+    if (!video.paused && !video.seeking && lastTime !== null) {
+      var step = now - lastTime;
+      if (step > 0 && step < 1.5) watched += step;
+    }
+    lastTime = now;
+    try { sessionStorage.setItem(sessionKey, JSON.stringify({ s: session, w: watched })); } catch (e) { /* kept in memory only */ }
+  });
+  video.addEventListener('seeking', function () { lastTime = null; });
+  function report() {
+    if (!data.viewsUrl || watched - reported < 0.5) return;
+    reported = watched;
+    var body = JSON.stringify({ s: session, w: Math.round(watched * 10) / 10 });
+    if (navigator.sendBeacon && navigator.sendBeacon(data.viewsUrl, new Blob([body], { type: 'text/plain' }))) return;
+    fetch(data.viewsUrl, { method: 'POST', body: body, keepalive: true, headers: { 'content-type': 'text/plain' } }).catch(function () { /* the next report carries it */ });
+  }
+  setInterval(function () { if (!video.paused) report(); }, 10000);
+  video.addEventListener('pause', report);
+  video.addEventListener('ended', report);
+  document.addEventListener('visibilitychange', function () { if (document.visibilityState === 'hidden') report(); });
+  window.addEventListener('pagehide', report);
+
   var hasMse = !!(window.MediaSource || window.ManagedMediaSource);
   if (v.hlsUrl && hasMse) {
     var s = document.createElement('script');

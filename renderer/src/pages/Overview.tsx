@@ -6,7 +6,7 @@ import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyValue } from '../components/CopyButton.js';
 import { ErrorMessage, Notice, PageHeader } from '../components/Feedback.js';
 import { useServerEvent } from '../events.js';
-import { addressLabel, formatBytes, formatNumber, formatTime, STATUSES, statusName, statusTone } from '../format.js';
+import { addressLabel, formatBytes, formatDuration, formatNumber, formatTime, STATUSES, statusName, statusTone } from '../format.js';
 import { useT } from '../i18n.js';
 import { Link } from '../router.js';
 import type { Overview } from '../types.js';
@@ -217,6 +217,8 @@ function OverviewBody({ o }: { o: Overview }) {
         </ul>
       </section>
 
+      <ViewsByDay />
+
       <section className="card" aria-labelledby="videos-title">
         <h2 id="videos-title">{t.overview.byStatus}</h2>
         <table className="compact">
@@ -355,4 +357,49 @@ function BinaryFact({ name, binary }: { name: string; binary: { path: string; so
 function shortVersion(v: string): string {
   const m = /version\s+(\S+)/.exec(v);
   return m ? m[1]! : v;
+}
+
+/**
+ * Views and watch time of the last 30 days (GET /views; docs/watch.md): a bar a day, scaled to
+ * the busiest, each with its figures as its title; the same figures as a table for screen readers.
+ */
+function ViewsByDay() {
+  const t = useT();
+  const { data } = useResource(() => api<{ days: Array<{ day: string; views: number; watchSeconds: number }> }>('GET', '/views?days=30'), []);
+  if (!data) return null;
+  const most = Math.max(1, ...data.days.map((d) => d.views));
+  const views = data.days.reduce((n, d) => n + d.views, 0);
+  const watched = data.days.reduce((n, d) => n + d.watchSeconds, 0);
+  return (
+    <section className="card wide" aria-labelledby="views-title" data-testid="views-by-day">
+      <h2 id="views-title">{t.overview.viewsTitle}</h2>
+      <p className="muted">{t.overview.viewsTotal(formatNumber(views), formatDuration(watched))}</p>
+      <div className="bars" aria-hidden="true">
+        {data.days.map((d) => (
+          <div key={d.day} className="bar" title={`${d.day}: ${formatNumber(d.views)} · ${formatDuration(d.watchSeconds)}`}>
+            <div className="bar-fill" style={{ height: `${(d.views / most) * 100}%` }} />
+          </div>
+        ))}
+      </div>
+      <table className="sr-only">
+        <caption>{t.overview.viewsCaption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">{t.overview.viewsDay}</th>
+            <th scope="col">{t.overview.viewsCount}</th>
+            <th scope="col">{t.overview.viewsWatched}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {data.days.map((d) => (
+            <tr key={d.day}>
+              <td>{d.day}</td>
+              <td>{d.views}</td>
+              <td>{formatDuration(d.watchSeconds)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
 }

@@ -22,6 +22,7 @@ export function VideoPage({ id }: { id: string }) {
   const detail = useResource(() => api<VideoDetail>('GET', `/videos/${encodeURIComponent(id)}`), [id]);
   const playback = useResource(() => api<Playback>('GET', `/videos/${encodeURIComponent(id)}/playback`), [id]);
   const captions = useResource(() => api<{ captions: Caption[] }>('GET', `/videos/${encodeURIComponent(id)}/captions`), [id]);
+  const views = useResource(() => api<{ views: number; watchSeconds: number }>('GET', `/videos/${encodeURIComponent(id)}/views`), [id]);
   const appId = detail.data?.video.appId;
   const app = useResource(() => (appId ? api<AppView>('GET', `/apps/${encodeURIComponent(appId)}`) : Promise.resolve(undefined)), [appId]);
   const figures = useJobProgress((e) => e.videoId === id);
@@ -138,6 +139,8 @@ export function VideoPage({ id }: { id: string }) {
                 <dd className="break">{sourceText(t, v)}</dd>
                 <dt>{t.video.length}</dt>
                 <dd>{v.duration ? formatDuration(v.duration) : '—'}</dd>
+                <dt>{t.video.views}</dt>
+                <dd data-testid="views">{views.data ? t.video.viewsLine(formatNumber(views.data.views), formatDuration(views.data.watchSeconds)) : '—'}</dd>
                 <dt>{t.video.registered}</dt>
                 <dd>{formatTime(v.createdAt)}</dd>
                 {v.description ? (

@@ -306,4 +306,15 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (video_id, id)
      )`,
   ],
+  // views and watch time per video and day, as the sql.js schema's version 14
+  [
+    `CREATE TABLE video_views (
+       video_id TEXT COLLATE "C" NOT NULL,
+       day TEXT COLLATE "C" NOT NULL,
+       views BIGINT NOT NULL DEFAULT 0,
+       watch_seconds BIGINT NOT NULL DEFAULT 0,
+       PRIMARY KEY (video_id, day)
+     )`,
+    `CREATE INDEX video_views_by_day ON video_views (day)`,
+  ],
 ];

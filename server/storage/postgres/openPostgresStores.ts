@@ -1,3 +1,4 @@
+import { PostgresViewCounts } from './postgresViewCounts.js';
 import { PostgresApiCallers } from './postgresApiCallers.js';
 import { PostgresWindowCounters } from './postgresCounters.js';
 import type { RetryConfig } from '../../core/retry.js';
@@ -47,6 +48,7 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
     signingKeys: new PostgresSigningKeys(db),
+    views: new PostgresViewCounts(db),
     exportDatabase: () => exportPostgresDatabase(db, options.exportDir ?? defaultExportDir()),
     close: () => db.close(),
     warnings: () => [],

@@ -38,6 +38,7 @@ export const PG_BACKUP_TABLES: readonly BackupTable[] = [
   { table: 'video_status_history', key: ['id'] },
   { table: 'renditions', key: ['video_id', 'label'] },
   { table: 'text_tracks', key: ['video_id', 'id'] },
+  { table: 'video_views', key: ['video_id', 'day'] },
   { table: 'jobs', key: ['id'] },
   { table: 'callback_deliveries', key: ['id'] },
   { table: 'callback_attempts', key: ['delivery_id', 'series', 'attempt'] },

@@ -209,4 +209,16 @@ export const MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
        PRIMARY KEY (video_id, id)
      )`,
   ],
+  // 14: views and watch time per video and day (ViewCountStore; services/viewCounter.ts); the
+  // index serves the overview's sums per day
+  [
+    `CREATE TABLE video_views (
+       video_id TEXT NOT NULL,
+       day TEXT NOT NULL,
+       views INTEGER NOT NULL DEFAULT 0,
+       watch_seconds INTEGER NOT NULL DEFAULT 0,
+       PRIMARY KEY (video_id, day)
+     )`,
+    `CREATE INDEX video_views_by_day ON video_views (day)`,
+  ],
 ];

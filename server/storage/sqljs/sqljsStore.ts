@@ -1,3 +1,4 @@
+import { SqlJsViewCounts } from './sqljsViewCounts.js';
 import crypto from 'node:crypto';
 import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
@@ -33,6 +34,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     videos: new SqlJsVideoStore(db),
     signingKeys: new SqlJsSigningKeys(db),
     consoleSessions: new SqlJsConsoleSessionStore(db),
+    views: new SqlJsViewCounts(db),
     exportDatabase: async () => {
       const { image, read: counts, schemaVersion } = await db.copySoon(() => {
         const row = db.get<{ apps: number; videos: number; deliveries: number }>(
