@@ -16,11 +16,11 @@ import { RestoreRefusedError, restoreIntoDataDir } from './backup/restoreBackup.
 import { verifyBackup } from './backup/verifyBackup.js';
 import { MEDIA_CHOICES, writeBackup, type BackupManifest, type MediaChoice } from './backup/writeBackup.js';
 import { VOP_VERSION } from './core/version.js';
-import { isLockOwnerAlive, lockHolder } from './storage/dataDirLock.js';
+import { lockHolder } from './storage/dataDirLock.js';
 import { fsyncFile } from './storage/fsync.js';
 import { LocalMediaStore } from './storage/mediaStore.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
-import { readServerAddress } from './storage/serverAddress.js';
+import { runningServerUrl } from './storage/serverAddress.js';
 import { databaseAddress } from './storage/postgres/postgresDatabase.js';
 import { openSqlJsStores } from './storage/sqljs/sqljsStore.js';
 import { parseStartArgs } from './startArgs.js';
@@ -194,7 +194,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
     return 1;
   }
   const partial = target && `${target}.partial`;
-  const server = args.server ?? runningServer(args.dataDir);
+  const server = args.server ?? runningServerUrl(args.dataDir);
   let out: Writable;
   if (partial) {
     fs.rmSync(partial, { force: true }); // a backup cut off before: never taken for a whole one
@@ -234,11 +234,6 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
   return 0;
 }
 
-/** The server holding the data folder, from the address it left there, if it still runs. */
-function runningServer(dataDir: string): string | undefined {
-  const address = readServerAddress(dataDir);
-  return address && isLockOwnerAlive({ pid: address.pid }) ? address.url : undefined;
-}
 
 async function throughServer(server: string, args: BackupArgs, out: Writable): Promise<void> {
   let token = args.adminToken;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BACKUP_COMMANDS, BACKUP_USAGE, runBackupCommand } from './backupCommands.js';
 import { CONFIG_USAGE, runConfigCommand } from './configCommands.js';
+import { runningServerUrl } from './storage/serverAddress.js';
 
 const USAGE = `Usage: npm run vop -- <command> [options]
 
@@ -24,9 +25,13 @@ Commands:
   ${BACKUP_USAGE}
 
 Options:
-  --server <url>        the server (default http://127.0.0.1:8080, or VOP_SERVER)
+  --server <url>        the server (or VOP_SERVER; else the one running on <data-dir>,
+                        else http://127.0.0.1:8080)
   --admin-token <t>     the admin token (or VOP_ADMIN_TOKEN; else read from <data-dir>/admin-token)
-  --data-dir <dir>      where to find the admin token (default ./data, or VOP_DATA_DIR)`;
+  --data-dir <dir>      the server's data folder: its address and admin token (default ./data,
+                        or VOP_DATA_DIR)
+
+Output is JSON on stdout. npm prints its own lines first: run npm run -s vop -- … to pipe it.`;
 
 export interface CliResult {
   code: number;
@@ -66,10 +71,12 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   const { values, positionals } = parsed;
   if (values.help || positionals.length === 0) return { code: values.help ? 0 : 2, stdout: values.help ? `${USAGE}\n` : '', stderr: values.help ? '' : `${USAGE}\n` };
 
-  const server = (values.server ?? env.VOP_SERVER ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  const dataDir = values['data-dir'] ?? env.VOP_DATA_DIR ?? './data';
+  // The server named, else the one holding the data folder (it leaves its address there), else the default port.
+  const server = (values.server ?? env.VOP_SERVER ?? runningServerUrl(dataDir) ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   let token = values['admin-token'] ?? env.VOP_ADMIN_TOKEN;
   if (!token) {
-    const file = path.join(values['data-dir'] ?? env.VOP_DATA_DIR ?? './data', 'admin-token');
+    const file = path.join(dataDir, 'admin-token');
     try {
       token = fs.readFileSync(file, 'utf8').trim();
     } catch {
@@ -127,16 +134,35 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       body: request.body ? JSON.stringify(request.body) : undefined,
     });
   } catch (err) {
-    return { code: 1, stdout: '', stderr: `Cannot reach vop at ${server}: ${(err as Error).message}. Is it running? (npm start)\n` };
+    const inner = (err as { cause?: { code?: string; message?: string } }).cause;
+    const cause = inner?.code ?? inner?.message ?? (err as Error).message;
+    return {
+      code: 1,
+      stdout: '',
+      stderr: `Cannot reach vop at ${server} (${cause}). Is it running (npm start)? If it listens elsewhere, pass --server <url>, or --data-dir <its data folder> to find it.\n`,
+    };
   }
   const text = await res.text();
-  let pretty = text;
+  let body: unknown;
   try {
-    pretty = JSON.stringify(JSON.parse(text), null, 2);
+    body = JSON.parse(text);
   } catch {
-    // not JSON: print as it came
+    body = undefined;
   }
-  return res.ok ? { code: 0, stdout: `${pretty}\n`, stderr: '' } : { code: 1, stdout: '', stderr: `${pretty}\n` };
+  if (res.ok) return { code: 0, stdout: `${body === undefined ? text : JSON.stringify(body, null, 2)}\n`, stderr: '' };
+  return { code: 1, stdout: '', stderr: `${refusal(res.status, body, text, server)}\n` };
+}
+
+/** A refusal for people: the result code and its message, and what to do about the usual ones. */
+function refusal(status: number, body: unknown, text: string, server: string): string {
+  const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  const message = typeof e?.message === 'string' ? e.message : text.trim().slice(0, 300) || `HTTP ${status}`;
+  const hints: Record<string, string> = {
+    '410': "The admin token is not this server's: pass --admin-token, set VOP_ADMIN_TOKEN, or --data-dir <its data folder> (the token is in <data dir>/admin-token).",
+    '411': `The server at ${server} answers its admin API on loopback only: run this on its machine, or start it with --admin-remote.`,
+  };
+  return [`vop refused (${code ?? `HTTP ${status}`}): ${message}`, ...(code && hints[code] ? [hints[code]] : [])].join('\n');
 }
 
 class UsageError extends Error {}

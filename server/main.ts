@@ -3,6 +3,8 @@
  * shell builds its own. package.json runs it through scripts/start.mjs, which imports the bundle
  * of this file (dist/server/main.js); it can also be run directly.
  */
+import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { VopServer } from './app.js';
@@ -72,10 +74,27 @@ async function main(): Promise<void> {
   // The terminal it ran in went away: stop cleanly too, rather than die mid-write (Node's default).
   process.on('SIGHUP', () => stop('SIGHUP'));
 
+  // A port taken is said before anything is made: a first start must not leave a data folder
+  // and an admin token behind for a server that never ran. (With a folder there already, its
+  // saved settings may choose the port: then the listen below says it.)
+  if (config.port !== 0 && (config.portGiven || !fs.existsSync(config.options.dataDir!)) && (await portTaken(config.port, config.host))) {
+    log.error(portTakenMessage(config.port, config.host));
+    process.exitCode = 1;
+    return;
+  }
   // Settings saved from the console's Settings page apply under the flags given here.
   ({ vop, config } = await bootstrapServer(config));
   if (stopSignal) return shutDown(vop);
-  const address = await vop.listen(config.port, config.host);
+  let address;
+  try {
+    address = await vop.listen(config.port, config.host);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    log.error(portTakenMessage(config.port, config.host));
+    await vop.close();
+    process.exitCode = 1;
+    return;
+  }
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
   if (vop.options.role === 'worker') {
     // A worker serves no API and no console (issue 11): its port answers /healthz only.
@@ -122,6 +141,22 @@ function shutDown(vop: VopServer): void {
       logger!.error(`Shutdown failed: ${(err as Error).stack ?? String(err)}`);
       process.exit(1);
     },
+  );
+}
+
+/** Whether `port` on `host` is taken: a listen there fails with EADDRINUSE. */
+function portTaken(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'EADDRINUSE'));
+    probe.listen(port, host, () => probe.close(() => resolve(false)));
+  });
+}
+
+function portTakenMessage(port: number, host: string): string {
+  return (
+    `vop could not start: port ${port} on ${host} is in use (another vop, or another program). ` +
+    `Start it on another port: npm start -- --port ${port === 8080 ? 8081 : port + 1} (or VOP_PORT), or stop what holds ${port}.`
   );
 }
 

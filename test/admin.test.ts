@@ -290,13 +290,23 @@ describe('CLI (npm run vop)', () => {
 
     const missing = await runCli(['apps', 'get', 'nope', ...base], {});
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stderr)).toEqual({ error: { code: '101', message: 'App Not Found' } });
+    expect(missing.stderr).toBe('vop refused (101): App Not Found\n');
     const noName = await runCli(['apps', 'create', ...base], {});
     expect(noName.code).toBe(1);
-    expect(JSON.parse(noName.stderr).error.code).toBe('201');
+    expect(noName.stderr).toMatch(/^vop refused \(201\): /);
+    // Not the raw answer: the code, its message, and what to do.
     const wrongToken = await runCli(['apps', 'list', '--server', s.baseUrl, '--admin-token', 'wrong-token-wrong-token'], {});
     expect(wrongToken.code).toBe(1);
-    expect(JSON.parse(wrongToken.stderr).error.code).toBe('410');
+    expect(wrongToken.stderr).toMatch(/^vop refused \(410\): .*\nThe admin token is not this server's: pass --admin-token/);
+    expect(wrongToken.stderr).not.toContain('{');
+  });
+
+  it('finds the server of its data folder on whatever port it listens, from the address the server left there', async () => {
+    // s listens on a port of its own, not 8080; its data folder holds vop.address.
+    expect(new URL(s.baseUrl).port).not.toBe('8080');
+    const found = await runCli(['apps', 'list', '--data-dir', s.dataDir, '--admin-token', ADMIN_TOKEN], {});
+    expect(found.code, found.stderr).toBe(0);
+    expect(json(found).apps).toBeInstanceOf(Array);
   });
 
   it('says what is wrong when it has no token or cannot reach the server', async () => {
@@ -305,7 +315,7 @@ describe('CLI (npm run vop)', () => {
     expect(noToken.stderr).toMatch(/^No admin token: pass --admin-token/);
     const down = await runCli(['apps', 'list', '--server', 'http://127.0.0.1:1', '--admin-token', ADMIN_TOKEN], {});
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain('Cannot reach vop at http://127.0.0.1:1');
+    expect(down.stderr).toMatch(/^Cannot reach vop at http:\/\/127.0.0.1:1 \(.+\)\. .*--server <url>/);
   });
 
   it('runs as a command (server/cli.ts) with its exit code', async () => {
