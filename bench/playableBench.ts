@@ -88,6 +88,8 @@ const GOALS = {
   /** The ladder in two steps against today's one pass: copied H.264, encoded HEVC. */
   h264LadderRatio: 1.1,
   hevcLadderRatio: 1.25,
+  /** The seek previews' job against the ladder's (issue 35 item 2). */
+  storyboardShare: 0.1,
 };
 
 const STATUS_POLL_MS = 50;
@@ -161,6 +163,8 @@ interface UploadRun {
   ladderMs?: number;
   /** The ladder job's own run (startedAt to finishedAt), when waited for. */
   ladderJobMs?: number;
+  /** The storyboard job's own run, after the ladder, when waited for. */
+  storyboardJobMs?: number;
   /** The transcode job's own run (startedAt to finishedAt, the server's clock). */
   transcodeJobMs?: number;
 }
@@ -412,9 +416,16 @@ async function watchLadder(ctx: Ctx, run: UploadRun, answered: number): Promise<
     if (d.video.ladder === 'failed' || job?.state === 'failed' || job?.state === 'cancelled') {
       throw new Error(`the ladder of ${run.videoId} ended ${d.video.ladder}/${job?.state}: ${job?.error ?? ''}`);
     }
-    if (d.video.ladder === '' && (job?.state === 'succeeded' || run.firstLabels.length === d.renditions.length) && !d.jobs.some((j) => j.state === 'running' || j.state === 'queued')) {
+    const others = d.jobs.filter((j) => j.type !== 'storyboard');
+    if (run.ladderMs === undefined && d.video.ladder === '' && (job?.state === 'succeeded' || run.firstLabels.length === d.renditions.length) && !others.some((j) => j.state === 'running' || j.state === 'queued')) {
       run.ladderMs = performance.now() - answered;
       if (job?.startedAt && job.finishedAt) run.ladderJobMs = job.finishedAt - job.startedAt;
+    }
+    // The seek previews, made once the ladder is whole: timed on their own.
+    const storyboard = d.jobs.find((j) => j.type === 'storyboard');
+    if (storyboard?.state === 'failed' || storyboard?.state === 'cancelled') throw new Error(`the storyboard of ${run.videoId} ended ${storyboard.state}: ${storyboard.error ?? ''}`);
+    if (run.ladderMs !== undefined && storyboard?.state === 'succeeded') {
+      if (storyboard.startedAt && storyboard.finishedAt) run.storyboardJobMs = storyboard.finishedAt - storyboard.startedAt;
       return;
     }
     await sleep(LADDER_POLL_MS);
@@ -549,6 +560,13 @@ function report(
   row(`${H}: answer → whole ladder`, String(hl.runs.length), secs(hl.server), '', `one pass ${secs(hl.onePass)}`, (hl.server / hl.onePass).toFixed(3), `≤ ${GOALS.h264LadderRatio.toFixed(2)}`, `ladder job alone ${list(hl.job)}`);
   row(`${V}: answer → whole ladder`, String(vl.runs.length), secs(vl.server), '', `one pass ${secs(vl.onePass)}`, (vl.server / vl.onePass).toFixed(3), `≤ ${GOALS.hevcLadderRatio.toFixed(2)}`, `ladder job alone ${list(vl.job)}`);
 
+  // Seek previews: the storyboard job against the ladder job it follows (issue 35: at most 10 % more).
+  const storyboardShare = (runs: UploadRun[]) => median(runs.filter((r) => r.storyboardJobMs !== undefined && r.ladderJobMs).map((r) => r.storyboardJobMs! / r.ladderJobMs!));
+  const hs = storyboardShare(hl.runs);
+  const vs = storyboardShare(vl.runs);
+  row(`${H}: storyboard job / ladder job`, String(hl.runs.length), secs(median(hl.runs.map((r) => r.storyboardJobMs ?? NaN))), '', `ladder job ${secs(median(hl.job))}`, hs.toFixed(3), `≤ ${GOALS.storyboardShare.toFixed(2)}`, list(hl.runs.map((r) => r.storyboardJobMs ?? NaN)));
+  row(`${V}: storyboard job / ladder job`, String(vl.runs.length), secs(median(vl.runs.map((r) => r.storyboardJobMs ?? NaN))), '', `ladder job ${secs(median(vl.job))}`, vs.toFixed(3), `≤ ${GOALS.storyboardShare.toFixed(2)}`, list(vl.runs.map((r) => r.storyboardJobMs ?? NaN)));
+
   const header = ['measure', 'n', 'p50', 'p95', 'floor (median)', 'ratio', 'goal', 'each run (s)'];
   console.log('');
   console.log(`| ${header.join(' | ')} |`);
@@ -574,6 +592,8 @@ function report(
     { what: `${V} first playable p50 / 360p floor`, text: `${(percentile(vPlay, 0.5) / hevcRungFloor).toFixed(2)} (≤ ${GOALS.hevcFirstPlayableRatio.toFixed(2)})`, met: percentile(vPlay, 0.5) / hevcRungFloor <= GOALS.hevcFirstPlayableRatio },
     { what: `${H} whole ladder / one pass`, text: `${(hl.server / hl.onePass).toFixed(3)} (≤ ${GOALS.h264LadderRatio.toFixed(2)})`, met: hl.server / hl.onePass <= GOALS.h264LadderRatio },
     { what: `${V} whole ladder / one pass`, text: `${(vl.server / vl.onePass).toFixed(3)} (≤ ${GOALS.hevcLadderRatio.toFixed(2)})`, met: vl.server / vl.onePass <= GOALS.hevcLadderRatio },
+    { what: `${H} storyboard / ladder job`, text: `${hs.toFixed(3)} (≤ ${GOALS.storyboardShare.toFixed(2)})`, met: hs <= GOALS.storyboardShare },
+    { what: `${V} storyboard / ladder job`, text: `${vs.toFixed(3)} (≤ ${GOALS.storyboardShare.toFixed(2)})`, met: vs <= GOALS.storyboardShare },
   ];
   console.log('');
   for (const t of targets) console.log(`  ${verdict(t.met)}  ${t.what}: ${t.text}`);

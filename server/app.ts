@@ -13,6 +13,7 @@ import { clientAddress, noteClientAddress, TrustedProxies } from './http/clientA
 import { readCallPaths } from './routes/fastReadPath.js';
 import { hotPaths, type HotHandler } from './http/hotPaths.js';
 import { LADDER_JOB } from './processing/ladderJob.js';
+import { STORYBOARD_JOB } from './processing/storyboardJob.js';
 import { TRANSCODE_JOB } from './processing/transcodeJob.js';
 import { DOWNLOAD_JOB, resumeDownloads } from './ingest/downloadJob.js';
 import { CallbackService } from './callbacks/callbackService.js';
@@ -525,7 +526,7 @@ async function buildServer(input: ServerOptionsInput, opened: Array<() => unknow
 const SCHEDULE_CLAIM_WINDOW_MS = 60_000;
 
 /** Job types only workers run: they need ffmpeg (issue 11: an API node never transcodes). */
-const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, LADDER_JOB, DOWNLOAD_JOB];
+const WORKER_JOB_TYPES: readonly string[] = [TRANSCODE_JOB, LADDER_JOB, STORYBOARD_JOB, DOWNLOAD_JOB];
 
 /** A worker node's answers: /healthz, /metrics, and for anything else a 404 that says why, in the spec's envelope. */
 function workerOnly(health: HotHandler, metrics: express.Router | undefined, log: (line: string) => void): (req: IncomingMessage, res: http.ServerResponse) => void {

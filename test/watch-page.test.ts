@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeTempDir } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, waitForStatus } from './helpers/processing.js';
+import { placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { execFileSync } from 'node:child_process';
 import { startServer, type TestServer } from './helpers/server.js';
 import { twoLanguages } from './helpers/trackSources.js';
 
@@ -62,6 +63,12 @@ afterAll(async () => {
   await t?.close();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
+
+/** A picture's size, by ffprobe. */
+async function probeSize(file: string): Promise<{ width: number; height: number }> {
+  const [width, height] = execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', file], { encoding: 'utf8' }).trim().split(',').map(Number);
+  return { width: width!, height: height! };
+}
 
 async function embedUrlOf(client: SpecClient, id: string): Promise<string> {
   const detail = await client.get('/Api/Video/Get', { Id: id });
@@ -188,6 +195,53 @@ describe('the watch page of a public application', () => {
     }
   }, 60_000);
 
+  it('shows the storyboard tile under the pointer on its seek bar, from sprites of the smallest rendition', async () => {
+    const storyboard = await waitUntil('the storyboard', async () => {
+      const d = await publicApp.get('/Api/Video/Get', { Id: publicId });
+      return (d.body.StoryboardURL as string) || undefined;
+    }, 60_000);
+    expect(storyboard).toMatch(new RegExp(`^${t.baseUrl}/media/text/${publicId}/[0-9a-f]{8}\\.vtt$`));
+    const vtt = await (await fetch(storyboard)).text();
+    // 8 s of video: a tile every 2 s, 160 px wide, in one sprite of ten by ten.
+    const cues = [...vtt.matchAll(/^(\S+) --> (\S+)\n([0-9a-f]{8})\/(\d+)\.jpg#xywh=(\d+),(\d+),(\d+),(\d+)$/gm)];
+    expect(cues.map((c) => [c[1], c[2], c[4], c[5], c[6], c[7], c[8]])).toEqual([
+      ['00:00:00.000', '00:00:02.000', '0', '0', '0', '160', '90'],
+      ['00:00:02.000', '00:00:04.000', '0', '160', '0', '160', '90'],
+      ['00:00:04.000', '00:00:06.000', '0', '320', '0', '160', '90'],
+      ['00:00:06.000', '00:00:08.000', '0', '480', '0', '160', '90'],
+    ]);
+    const sprite = await fetch(new URL(`${cues[0]![3]}/0.jpg`, storyboard));
+    expect(sprite.status).toBe(200);
+    expect(sprite.headers.get('content-type')).toBe('image/jpeg');
+    const bytes = Buffer.from(await sprite.arrayBuffer());
+    const spriteFile = `${dir}/sprite.jpg`;
+    fs.writeFileSync(spriteFile, bytes);
+    expect(await probeSize(spriteFile)).toEqual({ width: 1600, height: 900 });
+
+    const { page, frame } = await framed(await embedUrlOf(publicApp, publicId), 1280, 720);
+    try {
+      await frame.waitForSelector('#vop-watch[data-storyboard="4"]');
+      const bar = (await frame.$('#vop-seek'))!;
+      const box = (await bar.boundingBox())!;
+      // The pointer at three quarters of the bar: 6 s of 8, the fourth tile.
+      await frame.hover('#vop-seek', { position: { x: box.width * 0.76, y: box.height / 2 } });
+      await frame.waitForSelector('#vop-preview:not([hidden])');
+      const shown = await frame.evaluate(() => {
+        const tile = document.getElementById('vop-preview-tile')!;
+        return { cue: tile.getAttribute('data-cue'), hidden: tile.hidden, image: getComputedStyle(tile).backgroundImage, time: document.getElementById('vop-preview-time')!.textContent };
+      });
+      expect(shown.hidden).toBe(false);
+      expect(shown.cue).toBe('0.jpg#480,0');
+      expect(shown.image).toContain(`/media/text/${publicId}/`);
+      expect(shown.time).toBe('0:06');
+      // A click there seeks there.
+      await frame.click('#vop-seek', { position: { x: box.width * 0.5, y: box.height / 2 } });
+      expect(await frame.evaluate(() => Math.round(document.querySelector('video')!.currentTime))).toBe(4);
+    } finally {
+      await page.close();
+    }
+  }, 90_000);
+
   it('takes its URL options: autoplay, muted, loop, start, captions; controls=0 shows no controls', async () => {
     const { page, frame } = await framed(`${await embedUrlOf(publicApp, publicId)}?autoplay=1&muted=1&loop=1&start=3&captions=de`, 640, 360);
     try {
@@ -197,7 +251,7 @@ describe('the watch page of a public application', () => {
       }, undefined, { timeout: 20_000 });
       const state = await frame.evaluate(() => {
         const v = document.querySelector('video')!;
-        return { muted: v.muted, loop: v.loop, controls: v.controls, showing: Array.from(v.textTracks).filter((tt) => tt.mode === 'showing').map((tt) => tt.language) };
+        return { muted: v.muted, loop: v.loop, controls: document.getElementById('vop-controls') !== null, showing: Array.from(v.textTracks).filter((tt) => tt.mode === 'showing').map((tt) => tt.language) };
       });
       expect(state).toEqual({ muted: true, loop: true, controls: true, showing: ['de'] });
     } finally {
@@ -205,7 +259,7 @@ describe('the watch page of a public application', () => {
     }
     const bare = await framed(`${await embedUrlOf(publicApp, publicId)}?controls=0`, 640, 360);
     try {
-      expect(await bare.frame.evaluate(() => ({ controls: document.querySelector('video')!.controls, tools: document.getElementById('vop-tools')!.hidden }))).toEqual({ controls: false, tools: true });
+      expect(await bare.frame.evaluate(() => ({ controls: document.getElementById('vop-controls') !== null || document.querySelector('video')!.controls, tools: document.getElementById('vop-tools')!.hidden }))).toEqual({ controls: false, tools: true });
     } finally {
       await bare.page.close();
     }
@@ -300,7 +354,7 @@ describe("the watch page's weight", () => {
     const page = await (await fetch(await embedUrlOf(publicApp, publicId))).text();
     const script = await (await fetch(`${t.baseUrl}/embed/assets/watch.js`)).arrayBuffer();
     const style = await (await fetch(`${t.baseUrl}/embed/assets/watch.css`)).arrayBuffer();
-    expect(Buffer.byteLength(page) + script.byteLength + style.byteLength).toBeLessThan(24 * 1024);
+    expect(Buffer.byteLength(page) + script.byteLength + style.byteLength).toBeLessThan(32 * 1024);
     const hls = await fetch(`${t.baseUrl}/embed/assets/hls.min.js`);
     expect(hls.status).toBe(200);
     expect(hls.headers.get('cache-control')).toBe('public, max-age=86400');

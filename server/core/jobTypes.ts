@@ -10,6 +10,8 @@ export interface JobPayloads {
   transcode: { videoId: string };
   /** The rungs a playable video does not have yet, after its first rendition (processing/ladderJob.ts). */
   ladder: { videoId: string };
+  /** A playable video's seek previews, once its ladder is whole (processing/storyboardJob.ts). */
+  storyboard: { videoId: string };
   /** A video's source pulled from its address (ingest/downloadJob.ts). */
   download: { videoId: string };
   /** One attempt of a series of a callback delivery (callbacks/callbackService.ts). */

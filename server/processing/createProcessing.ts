@@ -18,6 +18,7 @@ import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import { sourcePolicyOf, type ProcessingOptions } from './processingOptions.js';
 import { LADDER_JOB, ladderJob } from './ladderJob.js';
+import { STORYBOARD_JOB, storyboardJob } from './storyboardJob.js';
 import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
 
@@ -117,6 +118,10 @@ export function createProcessing(deps: ProcessingDeps): Processing {
   deps.jobs.register(
     LADDER_JOB,
     ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
+  );
+  deps.jobs.register(
+    STORYBOARD_JOB,
+    storyboardJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, pidFile, pauseGroup: ladders, log }),
   );
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
   scheduler.listen(deps.events);

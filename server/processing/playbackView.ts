@@ -96,19 +96,23 @@ export type DetailExtras = {
   ChaptersURL: string;
   /** Its watch page, for an `<iframe>` (routes/watch.ts); in every status: the page says when it is not playable yet. */
   EmbedURL: string;
+  /** Its seek previews: a WebVTT thumbnails track (`<track kind="metadata">`, sprites with `#xywh`); '' until made or when not playable. */
+  StoryboardURL: string;
 };
 
 /** The detail's extra fields of `video`: its media addresses are served only in status 1. */
 export async function detailExtras(hls: HlsPresence, textTracks: (videoId: string) => Promise<TextTrackRecord[]>, video: VideoRecord, ctx: ViewContext): Promise<DetailExtras> {
   const EmbedURL = watchPageUrl(video.id, ctx);
-  if (video.status !== VideoStatus.Normal) return { HlsURL: '', Captions: [], ChaptersURL: '', EmbedURL };
+  if (video.status !== VideoStatus.Normal) return { HlsURL: '', Captions: [], ChaptersURL: '', EmbedURL, StoryboardURL: '' };
   const [present, tracks] = await Promise.all([hls.has(video.id), textTracks(video.id)]);
   const chapters = tracks.find((t) => t.kind === 'chapters');
+  const storyboard = tracks.find((t) => t.kind === 'storyboard');
   return {
     // A signed application's token sits in the path: the playlists' relative addresses carry it.
     HlsURL: present ? `${mediaPrefix(ctx, video.id)}/hls/${video.id}/${HLS_MASTER}` : '',
     Captions: tracks.filter((t) => t.kind === 'captions').map((t) => toCaptionModel(t, ctx)),
     ChaptersURL: chapters ? textTrackUrl(chapters, ctx) : '',
     EmbedURL,
+    StoryboardURL: storyboard ? textTrackUrl(storyboard, ctx) : '',
   };
 }

@@ -155,9 +155,11 @@ export async function storeSubtitleRendition(objects: MediaStore, videoId: strin
   await objects.put(mediaKey('hls', videoId, label, 'index.m3u8'), { stream: Readable.from([Buffer.from(playlist)]) }, { contentType: 'application/vnd.apple.mpegurl' });
 }
 
-/** Removes a track's files: its WebVTT file and its HLS rendition. */
+/** Removes a track's files: its WebVTT file, its HLS rendition, a storyboard's sprites. */
 export async function removeTextTrackFiles(objects: MediaStore, track: Pick<TextTrackRecord, 'videoId' | 'id'>): Promise<void> {
   await objects.deletePrefix(mediaKey('hls', track.videoId, subtitleRenditionLabel(track.id)));
+  // A storyboard's sprites (processing/storyboardJob.ts).
+  await objects.deletePrefix(mediaKey('text', track.videoId, track.id));
   await objects.delete(mediaKey('text', track.videoId, textTrackFile(track.id)));
 }
 

@@ -15,6 +15,7 @@ import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { VideoStore } from '../storage/types.js';
 import { LADDER_JOB } from './ladderJob.js';
+import { STORYBOARD_JOB } from './storyboardJob.js';
 import { TRANSCODE_JOB } from './transcodeJob.js';
 
 export class TranscodeScheduler {
@@ -38,7 +39,31 @@ export class TranscodeScheduler {
       if (!this.started) return;
       if (to === VideoStatus.WaitingForTranscoding) this.ensure(videoId).catch((err) => this.log(`Processing: queueing the transcode of ${videoId} failed: ${String(err)}`));
       if (to === VideoStatus.Normal) this.ensureLadder(videoId).catch((err) => this.log(`Processing: queueing the ladder of ${videoId} failed: ${String(err)}`));
+      if (to === VideoStatus.Normal) this.ensureStoryboard(videoId).catch((err) => this.log(`Processing: queueing the storyboard of ${videoId} failed: ${String(err)}`));
     });
+    // The ladder landed: the storyboard is made from its smallest rung.
+    events.on('video.renditions', ({ videoId, ladder }) => {
+      if (!this.started || ladder !== '') return;
+      this.ensureStoryboard(videoId).catch((err) => this.log(`Processing: queueing the storyboard of ${videoId} failed: ${String(err)}`));
+    });
+  }
+
+  /**
+   * Enqueues the storyboard of `videoId` if it is playable with its whole ladder (none pending) and
+   * no storyboard job is live; resolves true if it enqueued.
+   */
+  async ensureStoryboard(videoId: string): Promise<boolean> {
+    const key = `storyboard:${videoId}`;
+    if (this.pending.has(key)) return false;
+    this.pending.add(key);
+    try {
+      const video = await this.videos.get(videoId);
+      if (video?.status !== VideoStatus.Normal || video.ladder === 'pending' || (await this.liveJob(videoId, STORYBOARD_JOB))) return false;
+      await this.jobs.enqueue(STORYBOARD_JOB, { videoId }, { videoId });
+      return true;
+    } finally {
+      this.pending.delete(key);
+    }
   }
 
   /**

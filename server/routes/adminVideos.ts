@@ -134,6 +134,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       hlsUrl: hlsUrlOf(extras),
       captions: Array.isArray(extras.Captions) ? (extras.Captions as CaptionModel[]).map(captionRow) : [],
       chaptersUrl: typeof extras.ChaptersURL === 'string' ? extras.ChaptersURL : '',
+      storyboardUrl: typeof extras.StoryboardURL === 'string' ? extras.StoryboardURL : '',
     });
   });
 

@@ -7,7 +7,8 @@
  *   GET|HEAD /media/cover/<videoId>.jpg[?t=n]    the cover; t = 2..7 the sizes of spec 2.3
  *   GET|HEAD /media/hls/<videoId>/master.m3u8    the master playlist
  *   GET|HEAD /media/hls/<videoId>/<label>/<file> a variant playlist or segment
- *   GET|HEAD /media/text/<videoId>/<id>.vtt      a text track (captions, chapters), whole
+ *   GET|HEAD /media/text/<videoId>/<id>.vtt      a text track (captions, chapters, storyboard), whole
+ *   GET|HEAD /media/text/<videoId>/<id>/<n>.jpg  a storyboard's sprite image
  *   GET|HEAD /media/s/<token>/<any of the above>  the same at a signed address (keys/mediaTokens.ts)
  *
  * One of the hot paths (http/hotPaths.ts): answered on node:http, not through Express (issue 14).
@@ -86,6 +87,8 @@ const HLS_MASTER = '/media/hls/:videoId/:file';
 const HLS_VARIANT = '/media/hls/:videoId/:label/:file';
 const TEXT = '/media/text/:videoId/:file';
 const SIGNED_TEXT = `/media/${SIGNED_SEGMENT}/:token/text/:videoId/:file`;
+const SPRITE = '/media/text/:videoId/:track/:file';
+const SIGNED_SPRITE = `/media/${SIGNED_SEGMENT}/:token/text/:videoId/:track/:file`;
 const SIGNED_PLAY = `/media/${SIGNED_SEGMENT}/:token/play/:date/:file`;
 const SIGNED_DOWNLOAD = `/media/${SIGNED_SEGMENT}/:token/download/:date/:file`;
 const SIGNED_COVER = `/media/${SIGNED_SEGMENT}/:token/cover/:file`;
@@ -173,6 +176,10 @@ export function mediaDelivery(deps: MediaDeliveryDeps): HotHandler {
         noteRoute(res, signed ? SIGNED_COVER : COVER);
         return cover(req, res, hot.answer, token, a!, hot.query);
       case 'text':
+        if (parts.length === 4) {
+          noteRoute(res, signed ? SIGNED_SPRITE : SPRITE);
+          return send(req, res, hot.answer, await delivery.storyboardImageKey(a!, b!, c!, token));
+        }
         if (parts.length !== 3) break;
         noteRoute(res, signed ? SIGNED_TEXT : TEXT);
         return text(req, res, hot.answer, token, a!, b!);

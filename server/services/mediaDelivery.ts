@@ -161,6 +161,13 @@ export class MediaDeliveryService {
     return key('text', video.id, textTrackFile(id));
   }
 
+  /** The key of a storyboard's sprite `<n>.jpg` (`text/<videoId>/<trackId>/<n>.jpg`) of a playable video that has that storyboard. */
+  async storyboardImageKey(videoId: string, trackId: string, file: string, token: string | undefined): Promise<string> {
+    const video = await this.playable(videoId, token);
+    if (!TEXT_TRACK_ID_RE.test(trackId) || !/^\d{1,4}\.jpg$/.test(file) || !video.textTracks.some((t) => t.id === trackId && t.kind === 'storyboard')) throw new ApiError('NOT_FOUND');
+    return key('text', video.id, trackId, file);
+  }
+
   /** The text of a small object this service made (a master playlist); undefined when there is none. */
   async readText(objectKey: string): Promise<string | undefined> {
     return (await readSmallObject(this.deps.objects, objectKey))?.toString('utf8');

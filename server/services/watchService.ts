@@ -39,6 +39,8 @@ export interface WatchVideo {
   posterUrl: string;
   captions: Array<{ id: string; language: string; label: string; url: string }>;
   chaptersUrl: string;
+  /** Its seek previews' WebVTT; '' until made. */
+  storyboardUrl: string;
   /** When the page's addresses stop working (Unix ms); absent for a public application's. */
   expiresAt?: number;
 }
@@ -112,6 +114,7 @@ export class WatchService {
       .map((r) => ({ label: r.label, width: r.width, height: r.height, url: `${prefix}/play/${r.file}` }));
     const frame = mp4[0] ?? DEFAULT_FRAME;
     const chapters = tracks.find((t) => t.kind === 'chapters');
+    const storyboard = tracks.find((t) => t.kind === 'storyboard');
     const query = token !== undefined && app.mediaAccess === 'signed' ? `?t=${encodeURIComponent(token)}` : '';
     return {
       kind: 'play',
@@ -129,6 +132,7 @@ export class WatchService {
         posterUrl: video.coverFile ? `${view.coverPrefix ? view.coverPrefix(videoId) : prefix}/cover/${videoId}.jpg` : '',
         captions: tracks.filter((t) => t.kind === 'captions').map((t) => ({ id: t.id, language: t.language, label: t.label, url: textTrackUrl(t, view) })),
         chaptersUrl: chapters ? textTrackUrl(chapters, view) : '',
+        storyboardUrl: storyboard ? textTrackUrl(storyboard, view) : '',
         ...(expiresAt !== undefined ? { expiresAt } : {}),
       },
     };

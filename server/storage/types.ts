@@ -110,7 +110,8 @@ export interface TextTrackRecord {
   videoId: string;
   /** Short and random (`[0-9a-f]{8}`), unique within the video; names its files. */
   id: string;
-  kind: 'captions' | 'chapters';
+  /** `storyboard`: its seek previews (processing/storyboardJob.ts), sprites beside the WebVTT file. */
+  kind: 'captions' | 'chapters' | 'storyboard';
   /** Where it came from: the source's subtitle stream or chapters, or the application's call. */
   origin: 'source' | 'api';
   /** BCP-47, canonical ("en", "pt-BR"); '' when the source did not say. */

@@ -77,7 +77,7 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
   }
   const v = answer.video;
   const data = {
-    video: { id: v.id, title: v.title, duration: v.duration, hlsUrl: v.hlsUrl, mp4: v.mp4, captions: v.captions, chaptersUrl: v.chaptersUrl, expiresAt: v.expiresAt ?? null },
+    video: { id: v.id, title: v.title, duration: v.duration, hlsUrl: v.hlsUrl, mp4: v.mp4, captions: v.captions, chaptersUrl: v.chaptersUrl, storyboardUrl: v.storyboardUrl, expiresAt: v.expiresAt ?? null },
     viewsUrl: v.viewsUrl,
     options,
     text: text.player,
@@ -85,7 +85,8 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
   };
   const body =
     `<div class="vop-watch${options.controls ? '' : ' vop-bare'}" id="vop-watch">` +
-    `<video id="vop-video" playsinline preload="metadata"${options.controls ? ' controls' : ''}${v.posterUrl ? ` poster="${escapeAttribute(v.posterUrl)}"` : ''} aria-label="${escapeAttribute(v.title)}"></video>` +
+    `<video id="vop-video" playsinline preload="metadata"${v.posterUrl ? ` poster="${escapeAttribute(v.posterUrl)}"` : ''} aria-label="${escapeAttribute(v.title)}"></video>` +
+    (options.controls ? controlBar(text.player) : '') +
     `<div class="vop-tools" id="vop-tools" hidden><button type="button" class="vop-menu-button" id="vop-menu-button" aria-haspopup="menu" aria-expanded="false" aria-label="${escapeAttribute(text.player.settings)}" title="${escapeAttribute(text.player.settings)}">&#9881;</button>` +
     `<div class="vop-menu" id="vop-menu" role="menu" hidden></div></div>` +
     `<div class="vop-message" id="vop-error" role="alert" hidden></div>` +
@@ -94,6 +95,26 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
     `<script type="application/json" id="vop-watch-data">${JSON.stringify(data).replace(/</g, '\\u003c')}</script>` +
     `<script src="${WATCH_ASSETS}watch.js"></script>`;
   return page(lang, v.title, previewTags(v, oembedUrl), body);
+}
+
+/**
+ * The player's own controls (the browser's have no place for seek previews): play, the seek bar
+ * with its preview tile, the time, sound, fullscreen. Its script (watch.js) makes them work.
+ */
+function controlBar(t: (typeof WATCH_TEXT)['en']['player']): string {
+  const button = (id: string, label: string, glyph: string) => `<button type="button" class="vop-btn" id="${id}" aria-label="${escapeAttribute(label)}" title="${escapeAttribute(label)}">${glyph}</button>`;
+  return (
+    `<div class="vop-controls" id="vop-controls">` +
+    button('vop-play', t.play, '&#9654;') +
+    `<div class="vop-seek" id="vop-seek" role="slider" tabindex="0" aria-label="${escapeAttribute(t.seek)}" aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">` +
+    `<div class="vop-seek-track"><div class="vop-seek-played" id="vop-played"></div></div>` +
+    `<div class="vop-preview" id="vop-preview" hidden><div class="vop-preview-tile" id="vop-preview-tile"></div><span id="vop-preview-time"></span></div>` +
+    `</div>` +
+    `<span class="vop-time" id="vop-time">0:00</span>` +
+    button('vop-mute', t.mute, '&#128264;') +
+    button('vop-full', t.fullscreen, '&#9974;') +
+    `</div>`
+  );
 }
 
 /** Open Graph and Twitter card tags, and oEmbed's discovery link: what a chat or a CMS shows for the link. */

@@ -18,6 +18,11 @@ export interface WatchText {
     audio: string;
     playbackError: string;
     play: string;
+    pause: string;
+    seek: string;
+    mute: string;
+    unmute: string;
+    fullscreen: string;
   };
 }
 
@@ -39,6 +44,11 @@ export const WATCH_TEXT: Record<WatchLanguage, WatchText> = {
       audio: 'Audio',
       playbackError: 'The video stopped playing: the connection or the address failed. Reload to try again.',
       play: 'Play',
+      pause: 'Pause',
+      seek: 'Seek',
+      mute: 'Mute',
+      unmute: 'Unmute',
+      fullscreen: 'Full screen',
     },
   },
   'zh-CN': {
@@ -58,6 +68,11 @@ export const WATCH_TEXT: Record<WatchLanguage, WatchText> = {
       audio: '音轨',
       playbackError: '视频播放中断：连接或地址出错。请刷新重试。',
       play: '播放',
+      pause: '暂停',
+      seek: '进度',
+      mute: '静音',
+      unmute: '取消静音',
+      fullscreen: '全屏',
     },
   },
 };

@@ -156,6 +156,8 @@
     if (e.key === 'Escape') return closeMenu();
     if (tools.contains(document.activeElement)) return;
     var k = e.key;
+    // A focused button acts on its own key.
+    if (document.activeElement && document.activeElement.tagName === 'BUTTON' && (k === ' ' || k === 'Enter')) return;
     if (k === ' ' || k === 'k') {
       if (video.paused) video.play(); else video.pause();
     } else if (k === 'ArrowLeft' || k === 'j') {
@@ -174,10 +176,105 @@
     e.preventDefault();
   });
 
-  if (!o.controls) {
-    video.addEventListener('click', function () {
-      if (video.paused) video.play(); else video.pause();
+  // A click on the picture plays and pauses (with or without the controls).
+  video.addEventListener('click', function () {
+    if (video.paused) video.play(); else video.pause();
+  });
+
+  function clock(seconds) {
+    var s = Math.max(0, Math.floor(seconds || 0));
+    var h = Math.floor(s / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    var r = ('0' + (s % 60)).slice(-2);
+    return h > 0 ? h + ':' + ('0' + m).slice(-2) + ':' + r : m + ':' + r;
+  }
+
+  // The controls (server/watch/watchPage.ts): play, the seek bar and its preview tile, the time,
+  // sound, fullscreen. Shown while paused, under the pointer, with the focus, or on touch screens.
+  var controls = document.getElementById('vop-controls');
+  if (controls) {
+    var playButton = document.getElementById('vop-play');
+    var seek = document.getElementById('vop-seek');
+    var played = document.getElementById('vop-played');
+    var timeText = document.getElementById('vop-time');
+    var muteButton = document.getElementById('vop-mute');
+    var fullButton = document.getElementById('vop-full');
+    var preview = document.getElementById('vop-preview');
+    var tile = document.getElementById('vop-preview-tile');
+    var previewTime = document.getElementById('vop-preview-time');
+    var showState = function () {
+      playButton.innerHTML = video.paused ? '&#9654;' : '&#10074;&#10074;';
+      playButton.setAttribute('aria-label', video.paused ? t.play : t.pause);
+      muteButton.innerHTML = video.muted ? '&#128263;' : '&#128264;';
+      muteButton.setAttribute('aria-label', video.muted ? t.unmute : t.mute);
+      var d = video.duration || v.duration || 0;
+      played.style.width = d > 0 ? Math.min(100, (video.currentTime / d) * 100) + '%' : '0';
+      timeText.textContent = clock(video.currentTime) + ' / ' + clock(d);
+      seek.setAttribute('aria-valuemax', String(Math.round(d)));
+      seek.setAttribute('aria-valuenow', String(Math.round(video.currentTime)));
+      seek.setAttribute('aria-valuetext', clock(video.currentTime));
+      root.classList.toggle('vop-paused', video.paused);
+    };
+    ['play', 'pause', 'timeupdate', 'durationchange', 'volumechange', 'loadedmetadata', 'seeked'].forEach(function (e) { video.addEventListener(e, showState); });
+    showState();
+    playButton.addEventListener('click', function () { if (video.paused) video.play(); else video.pause(); });
+    muteButton.addEventListener('click', function () { video.muted = !video.muted; });
+    fullButton.addEventListener('click', function () {
+      if (document.fullscreenElement) document.exitFullscreen(); else if (root.requestFullscreen) root.requestFullscreen();
     });
+
+    var timeAt = function (clientX) {
+      var r = seek.getBoundingClientRect();
+      var f = Math.min(1, Math.max(0, (clientX - r.left) / Math.max(1, r.width)));
+      return { t: f * (video.duration || v.duration || 0), x: clientX - r.left, width: r.width };
+    };
+    var dragging = false;
+    seek.addEventListener('pointerdown', function (e) {
+      dragging = true;
+      if (seek.setPointerCapture) seek.setPointerCapture(e.pointerId);
+      video.currentTime = timeAt(e.clientX).t;
+    });
+    seek.addEventListener('pointerup', function () { dragging = false; });
+    seek.addEventListener('pointercancel', function () { dragging = false; });
+
+    // Seek previews: the storyboard's WebVTT (cues of `<sprite>#xywh=x,y,w,h`), read once.
+    var cues = null;
+    if (v.storyboardUrl) {
+      fetch(v.storyboardUrl).then(function (r) { return r.ok ? r.text() : ''; }).then(function (text) {
+        cues = [];
+        var blocks = text.split(/\r?\n\r?\n/);
+        blocks.forEach(function (b) {
+          var m = /(\d+):(\d\d):(\d\d)\.(\d{3}) --> (\d+):(\d\d):(\d\d)\.(\d{3})\s*\n\s*([^#\s]+)#xywh=(\d+),(\d+),(\d+),(\d+)/.exec(b);
+          if (!m) return;
+          var at = function (i) { return +m[i] * 3600 + +m[i + 1] * 60 + +m[i + 2] + +m[i + 3] / 1000; };
+          cues.push({ start: at(1), end: at(5), url: new URL(m[9], v.storyboardUrl).href, x: +m[10], y: +m[11], w: +m[12], h: +m[13] });
+        });
+        root.setAttribute('data-storyboard', String(cues.length));
+      }).catch(function () { /* no previews: the seek bar works without them */ });
+    }
+    var showPreview = function (e) {
+      var p = timeAt(e.clientX);
+      if (dragging) video.currentTime = p.t;
+      previewTime.textContent = clock(p.t);
+      var cue = null;
+      if (cues) for (var i = 0; i < cues.length; i++) if (p.t >= cues[i].start && p.t < cues[i].end) { cue = cues[i]; break; }
+      if (cue) {
+        tile.style.width = cue.w + 'px';
+        tile.style.height = cue.h + 'px';
+        tile.style.backgroundImage = 'url("' + cue.url + '")';
+        tile.style.backgroundPosition = -cue.x + 'px ' + -cue.y + 'px';
+        tile.hidden = false;
+        tile.setAttribute('data-cue', cue.url.split('/').pop() + '#' + cue.x + ',' + cue.y);
+      } else {
+        tile.hidden = true;
+      }
+      preview.hidden = false;
+      var w = preview.offsetWidth;
+      preview.style.left = Math.min(Math.max(0, p.x - w / 2), Math.max(0, p.width - w)) + 'px';
+    };
+    seek.addEventListener('pointermove', showPreview);
+    seek.addEventListener('pointerenter', showPreview);
+    seek.addEventListener('pointerleave', function () { preview.hidden = true; });
   }
 
   function start() {

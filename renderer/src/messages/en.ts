@@ -227,7 +227,7 @@ export const en = {
     work: 'Work in progress',
     applications: 'Applications',
     disabledCount: (n: number) => ` (${n} disabled)`,
-    jobNames: { transcode: 'Transcodes', ladder: 'Rest of ladders', download: 'Downloads', callback: 'Callbacks' } as Record<string, string>,
+    jobNames: { transcode: 'Transcodes', ladder: 'Rest of ladders', storyboard: 'Seek previews', download: 'Downloads', callback: 'Callbacks' } as Record<string, string>,
     jobCounts: (running: number, queued: number) => `${running} running, ${queued} queued`,
     ffmpegTitle: 'ffmpeg in use',
     checkedOn: 'Checked on',
@@ -353,7 +353,7 @@ export const en = {
     stalled: 'stalled',
   },
   jobs: {
-    types: { transcode: 'transcode', ladder: 'rest of ladder', download: 'download', callback: 'callback' } as Record<string, string>,
+    types: { transcode: 'transcode', ladder: 'rest of ladder', storyboard: 'seek previews', download: 'download', callback: 'callback' } as Record<string, string>,
     attempt: (n: number, of: number) => `attempt ${n} of ${of}`,
     /** A failed job the queue will not run again: a permanent refusal (it stopped before its attempts ran out), or its last attempt. */
     notRetried: (n: number) => `not retried (attempt ${n}): trying again would fail the same way`,

@@ -221,7 +221,7 @@ export const zhCN: Messages = {
     work: '进行中的工作',
     applications: '应用',
     disabledCount: (n: number) => `（${n} 个已停用）`,
-    jobNames: { transcode: '转码', ladder: '其余清晰度', download: '下载', callback: '回调' },
+    jobNames: { transcode: '转码', ladder: '其余清晰度', storyboard: '进度条预览', download: '下载', callback: '回调' },
     jobCounts: (running: number, queued: number) => `${running} 个进行中，${queued} 个排队`,
     ffmpegTitle: '使用中的 ffmpeg',
     checkedOn: '已验证格式',
@@ -346,7 +346,7 @@ export const zhCN: Messages = {
     stalled: '停滞',
   },
   jobs: {
-    types: { transcode: '转码', ladder: '其余清晰度', download: '下载', callback: '回调' },
+    types: { transcode: '转码', ladder: '其余清晰度', storyboard: '进度条预览', download: '下载', callback: '回调' },
     attempt: (n: number, of: number) => `第 ${n} 次尝试，共 ${of} 次`,
     notRetried: (n: number) => `不再重试（第 ${n} 次尝试）：重试也会同样失败`,
     gaveUp: (n: number) => `尝试 ${n} 次后放弃`,

@@ -100,7 +100,7 @@ export function toTextTrack(r: TextTrackRow): TextTrackRecord {
   return {
     videoId: r.video_id,
     id: r.id,
-    kind: r.kind === 'chapters' ? 'chapters' : 'captions',
+    kind: r.kind === 'chapters' || r.kind === 'storyboard' ? r.kind : 'captions',
     origin: r.origin === 'source' ? 'source' : 'api',
     language: r.language,
     label: r.label,
