@@ -348,6 +348,16 @@ describe('the console in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
+  it('shows a test callback that did not get through as a failure, not in the success style', async () => {
+    // Nothing listens on port 9 (discard) of loopback: the attempt is refused at once.
+    const { appId: failing } = await s.admin.createApp('Unreachable site', 'http://127.0.0.1:9/vop/callback');
+    await page.goto(`${s.baseUrl}/console/apps/${failing}`);
+    await page.getByRole('heading', { level: 1, name: 'Unreachable site' }).waitFor();
+    await page.getByRole('button', { name: 'Send a test callback' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 20_000 }).toMatch(/^Test callback failed: .+\.$/);
+    expect(await page.locator('p.notice').count()).toBe(0);
+  });
+
   it('logged no browser error (a CSP violation, a React error) and got no failed answer but the two refusals it asked for', () => {
     expect(failedRequests).toEqual(['POST /admin/api/session 401', 'PUT /admin/api/settings 400']);
     expect(consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (401|400)/.test(e))).toEqual([]);

@@ -180,5 +180,26 @@ describe('the error page', () => {
     expect(zh).toContain('<pre>ErrorCode : 104, ErrorMessage : App SecretKey Error</pre>');
     expect(body).toContain('"hostOrigin":"http://localhost:1"');
     expect(body).not.toContain('f'.repeat(32)); // the token is not echoed
+    expect(body).toContain('<link rel="stylesheet" href="page/failed.css">');
+    expect(html.headers.get('content-security-policy')).toMatch(/style-src 'self'/);
+    expect((await fetch(`${vop.baseUrl}/widget/page/failed.css`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+  });
+
+  it('looks like the upload page in a narrow window: its font, the code line wrapped, a Close button for the window it opened', async () => {
+    const { vop, app, page } = rig;
+    const a = app.auth();
+    // An expired link (105), as a person meets it: from the site's page, in the window the widget opens.
+    const url = `${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: String(Math.floor(Date.now() / 1000) - 86_400), token: 'f'.repeat(32), videoId: await app.register(), origin: rig.host.origin, mode: 'window' })}`;
+    const [popup] = await Promise.all([page.context().waitForEvent('page'), page.evaluate((u) => void window.open(u, 'vop-err', 'width=320,height=400'), url)]);
+    await popup.waitForSelector('#sentence');
+    await popup.setViewportSize({ width: 320, height: 400 });
+    const look = await popup.evaluate(() => {
+      const pre = document.querySelector('pre')!;
+      return { font: getComputedStyle(document.body).fontFamily, preFits: pre.scrollWidth <= pre.clientWidth, pageFits: document.documentElement.scrollWidth <= 320, close: !document.getElementById('close')!.hidden };
+    });
+    expect(look.font).not.toMatch(/^(serif|"?Times)/);
+    expect(look).toMatchObject({ preFits: true, pageFits: true, close: true });
+    await Promise.all([popup.waitForEvent('close'), popup.click('#close')]);
+    expect(popup.isClosed()).toBe(true);
   });
 });

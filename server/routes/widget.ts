@@ -159,6 +159,7 @@ export function widgetAssets(deps: Pick<WidgetRouterDeps, 'log' | 'page' | 'widg
     '/widget/page/upload.js': loadAsset(path.join(dir, 'page/upload.js'), JS, sameOrigin),
     '/widget/page/failed.js': loadAsset(path.join(dir, 'page/failed.js'), JS, sameOrigin),
     '/widget/page/upload.css': loadAsset(path.join(dir, 'page/upload.css'), 'text/css; charset=utf-8', sameOrigin),
+    '/widget/page/failed.css': loadAsset(path.join(dir, 'page/failed.css'), 'text/css; charset=utf-8', sameOrigin),
   };
   const tus = tusClientFile();
   if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);

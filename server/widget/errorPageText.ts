@@ -9,6 +9,7 @@
 /** Result codes the widget's page can be refused with, and the sentence for each. */
 const EN = {
   title: 'Upload a video',
+  close: 'Close',
   /** A link the site made wrong (missing or malformed values, a wrong token, an unknown application). */
   badLink: 'This upload link is not valid. Please tell the site you came from; the code below says why.',
   102: 'This site’s uploads are turned off on the video server.',
@@ -22,6 +23,7 @@ const EN = {
 
 const ZH_CN: Record<keyof typeof EN, string> = {
   title: '上传视频',
+  close: '关闭',
   badLink: '此上传链接无效。请告知您来自的网站；下方的代码说明了原因。',
   102: '此网站的上传已在视频服务器上关闭。',
   105: '此上传链接已过期。请返回网站重新打开上传。',

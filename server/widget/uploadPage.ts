@@ -140,11 +140,14 @@ export function sendWidgetError(req: Request, res: Response, err: ApiError, page
   const html =
     `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${ERROR_PAGE_TEXT[lang].title}</title>` +
     `<script type="application/json" id="vop-error">${jsonForScriptBlock(data)}</script>` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="stylesheet" href="page/failed.css">` +
     `<script src="page/failed.js" defer></script></head>` +
-    `<body><p id="sentence">${escapeHtml(errorPageSentence(lang, err.code))}</p><small><pre>${escapeHtml(text)}</pre></small></body></html>`;
+    `<body><main class="failed"><p id="sentence">${escapeHtml(errorPageSentence(lang, err.code))}</p><small><pre>${escapeHtml(text)}</pre></small>` +
+    // Shown by failed.js where it can close the page (the window the widget opened).
+    `<button type="button" id="close" hidden>${ERROR_PAGE_TEXT[lang].close}</button></main></body></html>`;
   res.set({
     'Content-Type': 'text/html; charset=utf-8',
-    'Content-Security-Policy': "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
+    'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
   });
   res.status(err.def.httpStatus).send(html);
 }

@@ -12,6 +12,12 @@
   if (!block) return;
   /** @type {{ code: string, message: string, hostOrigin: string, mode: 'window' | 'overlay' }} */
   const data = JSON.parse(block.textContent ?? '{}');
+  // The window the widget opened can be closed from here (the overlay has its own close button).
+  const close = document.getElementById('close');
+  if (close && data.mode === 'window' && window.opener) {
+    close.hidden = false;
+    close.addEventListener('click', () => window.close());
+  }
   const target = data.mode === 'overlay' ? (window.parent !== window ? window.parent : null) : window.opener;
   if (!target || !data.hostOrigin) return;
   const reason = `ErrorCode : ${data.code}, ErrorMessage : ${data.message}`;

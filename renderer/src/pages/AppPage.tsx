@@ -143,9 +143,9 @@ export function AppPage({ appId }: { appId: string }) {
                 const d = await api<DeliveryView>('POST', `/apps/${appId}/test-callback`);
                 await log.reload();
                 const at = d.attempts.at(-1);
-                return d.state === 'delivered'
-                  ? t.app.testDelivered(String(at?.httpStatus), String(at?.latencyMs))
-                  : t.app.testFailed(d.lastError || at?.error || `HTTP ${at?.httpStatus}`);
+                // A test that did not get through is shown as the failure it is, not in the success style.
+                if (d.state !== 'delivered') throw new Error(t.app.testFailed(d.lastError || at?.error || `HTTP ${at?.httpStatus}`));
+                return t.app.testDelivered(String(at?.httpStatus), String(at?.latencyMs));
               })
             }
           />
