@@ -58,8 +58,8 @@ export function storyboardJob(deps: StoryboardJobDeps): JobTypeDefinition<typeof
       if (!smallest) return;
       const duration = Math.max(1, video.duration);
       const plan = storyboardPlan(duration, smallest.width, smallest.height);
-      const attempt = `${videoId}-storyboard.${job.id.slice(0, 8)}`;
-      const dir = await scratch.fresh('transcode', attempt);
+      const attempt = `${videoId}.${job.id.slice(0, 8)}`;
+      const dir = await scratch.fresh('storyboard', attempt);
       try {
         const ffmpeg = await ffmpegRunContext(tools, options, { signal: ctx.signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS, pauseGroup: deps.pauseGroup });
         const [date, name] = smallest.file.split('/');
@@ -94,7 +94,7 @@ export function storyboardJob(deps: StoryboardJobDeps): JobTypeDefinition<typeof
         deps.events.emit('video.textTracks', { videoId, appId: video.appId, ids: (await videos.textTracks(videoId)).map((t) => t.id) });
         log(`Storyboard of ${videoId}: ${made.tiles} tiles every ${plan.interval} s in ${sprites.length} image(s).`);
       } finally {
-        await scratch.remove('transcode', attempt).catch((e) => log(`Storyboard of ${videoId}: removing its scratch folder failed: ${String(e)}`));
+        await scratch.remove('storyboard', attempt).catch((e) => log(`Storyboard of ${videoId}: removing its scratch folder failed: ${String(e)}`));
       }
     },
   };

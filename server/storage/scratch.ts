@@ -8,6 +8,8 @@ export type ScratchKind =
   | 'transcode'
   /** Cover sizes being made (spec 2.3 `?t=`). */
   | 'covers'
+  /** A storyboard's sprites being made (processing/storyboardJob.ts), one folder per attempt. */
+  | 'storyboard'
   /** Local copies of objects in S3 (MediaStore.withLocalCopy), for ffmpeg. */
   | 's3'
   /** A cluster database's tables, written out for a backup (postgres/postgresExport.ts) until they are sent. */

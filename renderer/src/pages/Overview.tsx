@@ -17,6 +17,8 @@ import { SecretOnce } from './Applications.js';
 export function OverviewPage() {
   const t = useT();
   const { data, error, reload } = useResource(() => api<Overview>('GET', '/overview'), []);
+  // Asked for with the overview, not once it is shown: the page's calls all start as it opens.
+  const views = useResource(() => api<ViewDays>('GET', '/views?days=30'), []);
   const refresh = useDebounced(() => void reload(), 500);
   useServerEvent('video.status', refresh);
   useServerEvent('job.state', refresh);
@@ -30,7 +32,7 @@ export function OverviewPage() {
       </PageHeader>
       <FirstRunWelcome />
       <ErrorMessage error={error} />
-      {data ? <OverviewBody o={data} /> : error ? null : <p className="muted">{t.common.loading}</p>}
+      {data ? <OverviewBody o={data} views={views.data} /> : error ? null : <p className="muted">{t.common.loading}</p>}
       <Housekeeping />
     </>
   );
@@ -172,7 +174,7 @@ function takeFirstRunOnce(): Promise<FirstRunInfo | null> {
   return firstRun;
 }
 
-function OverviewBody({ o }: { o: Overview }) {
+function OverviewBody({ o, views }: { o: Overview; views: ViewDays | undefined }) {
   const t = useT();
   const used = o.disk.totalBytes > 0 ? (o.disk.usedBytes / o.disk.totalBytes) * 100 : 0;
   const statusTotal = Object.values(o.videosByStatus).reduce((a, b) => a + b, 0);
@@ -217,7 +219,7 @@ function OverviewBody({ o }: { o: Overview }) {
         </ul>
       </section>
 
-      <ViewsByDay />
+      {views ? <ViewsByDay data={views} /> : null}
 
       <section className="card" aria-labelledby="videos-title">
         <h2 id="videos-title">{t.overview.byStatus}</h2>
@@ -359,14 +361,17 @@ function shortVersion(v: string): string {
   return m ? m[1]! : v;
 }
 
+/** Views and watch time per day (GET /views). */
+interface ViewDays {
+  days: Array<{ day: string; views: number; watchSeconds: number }>;
+}
+
 /**
  * Views and watch time of the last 30 days (GET /views; docs/watch.md): a bar a day, scaled to
  * the busiest, each with its figures as its title; the same figures as a table for screen readers.
  */
-function ViewsByDay() {
+function ViewsByDay({ data }: { data: ViewDays }) {
   const t = useT();
-  const { data } = useResource(() => api<{ days: Array<{ day: string; views: number; watchSeconds: number }> }>('GET', '/views?days=30'), []);
-  if (!data) return null;
   const most = Math.max(1, ...data.days.map((d) => d.views));
   const views = data.days.reduce((n, d) => n + d.views, 0);
   const watched = data.days.reduce((n, d) => n + d.watchSeconds, 0);
