@@ -13,7 +13,7 @@ import { run } from '../server/media/ffmpegRunner.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeClip, makeTempDir } from './helpers/clips.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -127,4 +127,29 @@ describe("a video's captions in the console", () => {
       await ctx.close();
     }
   }, 120_000);
+});
+
+describe("a video's seek previews in the console", () => {
+  it('shows the storyboard tile under the pointer on the seek bar under the player, and seeks where it is clicked', async () => {
+    await waitUntil('the storyboard', async () => ((await s.admin.request('GET', `/videos/${videoId}/playback`)).body.storyboardUrl as string) || undefined, 60_000);
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    try {
+      const page = await ctx.newPage();
+      await logIntoConsole(page, s.baseUrl);
+      await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
+      await page.locator('figure.player video[data-engine]').waitFor();
+      const bar = page.getByTestId('seek-previews');
+      await bar.waitFor({ timeout: 15_000 });
+      const box = (await bar.boundingBox())!;
+      // 4 s of video, a tile every 2 s: three quarters of the bar is the second tile.
+      await page.mouse.move(box.x + box.width * 0.75, box.y + box.height / 2);
+      const tile = page.getByTestId('seek-preview').locator('.seek-previews-tile');
+      await expect.poll(() => tile.getAttribute('data-cue')).toBe('0.jpg#160,0');
+      expect(await page.getByTestId('seek-preview').locator('span').textContent()).toBe('0:03');
+      await page.mouse.click(box.x + box.width * 0.5, box.y + box.height / 2);
+      await expect.poll(() => page.evaluate(() => Math.round(document.querySelector<HTMLVideoElement>('figure.player video')!.currentTime))).toBe(2);
+    } finally {
+      await ctx.close();
+    }
+  }, 90_000);
 });

@@ -58,6 +58,8 @@ export interface Playback {
   captions: Caption[];
   /** Its chapters as a WebVTT chapters track; '' when it has none. */
   chaptersUrl: string;
+  /** The seek previews' WebVTT ('' until made; docs/watch.md). */
+  storyboardUrl?: string;
 }
 
 /** A caption track of a video (`GET /admin/api/videos/:id/captions`): one language, from the source file or added. */

@@ -12,6 +12,17 @@ const AUTO = 'auto';
 /** The captions menu's value for no captions. */
 const OFF = '';
 
+/** A tile of the storyboard (the seek previews): when it shows, and where in which sprite. */
+interface Tile {
+  start: number;
+  end: number;
+  url: string;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
 /** A chapter of the video, as its chapters track says: where it starts (seconds) and its title. */
 interface Chapter {
   start: number;
@@ -43,6 +54,10 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
   const [chosenCaption, setCaption] = useState(OFF);
   const [chapters, setChapters] = useState<Chapter[]>([]);
   const chaptersRef = useRef<HTMLTrackElement>(null);
+  const [tiles, setTiles] = useState<Tile[]>([]);
+  const [hover, setHover] = useState<{ x: number; time: number; tile?: Tile }>();
+  const storyboardRef = useRef<HTMLTrackElement>(null);
+  const storyboardUrl = playback.storyboardUrl ?? '';
   const hlsUrl = playback.hlsUrl;
   const mp4 = quality === AUTO ? '' : renditionUrl(playback, quality);
   const captions = playback.captions ?? [];
@@ -157,6 +172,25 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
     return () => el.removeEventListener('load', read);
   }, [chaptersUrl]);
 
+  // The storyboard is a metadata track: its cues (`<n>.jpg#xywh=x,y,w,h`, relative to it) are read once loaded.
+  useEffect(() => {
+    const el = storyboardRef.current;
+    if (!el || !storyboardUrl) return;
+    const read = () => {
+      const cues = Array.from(el.track.cues ?? []) as VTTCue[];
+      const out: Tile[] = [];
+      for (const c of cues) {
+        const m = /^([^#\s]+)#xywh=(\d+),(\d+),(\d+),(\d+)$/.exec(c.text.trim());
+        if (m) out.push({ start: c.startTime, end: c.endTime, url: new URL(m[1]!, storyboardUrl).href, x: +m[2]!, y: +m[3]!, w: +m[4]!, h: +m[5]! });
+      }
+      setTiles(out);
+    };
+    el.addEventListener('load', read);
+    el.track.mode = 'hidden';
+    if (el.readyState === HTMLTrackElement.LOADED) read();
+    return () => el.removeEventListener('load', read);
+  }, [storyboardUrl]);
+
   const seek = (to: number) => {
     const video = ref.current;
     if (video) video.currentTime = to;
@@ -178,7 +212,9 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
           <track key={c.id} kind="subtitles" src={c.url} srcLang={c.language} label={c.label} data-caption={c.id} />
         ))}
         {chaptersUrl ? <track ref={chaptersRef} kind="chapters" src={chaptersUrl} /> : null}
+        {storyboardUrl ? <track ref={storyboardRef} kind="metadata" src={storyboardUrl} /> : null}
       </video>
+      {tiles.length > 0 ? <SeekPreviews tiles={tiles} video={ref} hover={hover} setHover={setHover} label={t.player.seekPreviews} /> : null}
       <figcaption className="row between">
         <span className="row player-menus">
           <span className="field inline">
@@ -235,5 +271,57 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
         </nav>
       ) : null}
     </figure>
+  );
+}
+
+/**
+ * A seek bar with the storyboard's tile under the pointer (the browser's own controls have no
+ * place for one): a click seeks there. Under the player, as wide as it.
+ */
+function SeekPreviews({ tiles, video, hover, setHover, label }: {
+  tiles: Tile[];
+  video: React.RefObject<HTMLVideoElement | null>;
+  hover: { x: number; time: number; tile?: Tile } | undefined;
+  setHover: (h: { x: number; time: number; tile?: Tile } | undefined) => void;
+  label: string;
+}) {
+  const duration = () => video.current?.duration || tiles.at(-1)!.end;
+  const at = (e: React.PointerEvent<HTMLDivElement>) => {
+    const r = e.currentTarget.getBoundingClientRect();
+    const f = Math.min(1, Math.max(0, (e.clientX - r.left) / Math.max(1, r.width)));
+    const time = f * duration();
+    return { x: e.clientX - r.left, time, tile: tiles.find((c) => time >= c.start && time < c.end) };
+  };
+  return (
+    <div
+      className="seek-previews"
+      data-testid="seek-previews"
+      role="slider"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={Math.round(duration())}
+      aria-valuenow={Math.round(video.current?.currentTime ?? 0)}
+      tabIndex={-1}
+      onPointerMove={(e) => setHover(at(e))}
+      onPointerLeave={() => setHover(undefined)}
+      onClick={(e) => {
+        const v = video.current;
+        if (v) v.currentTime = at(e as unknown as React.PointerEvent<HTMLDivElement>).time;
+      }}
+    >
+      <div className="seek-previews-track" />
+      {hover ? (
+        <div className="seek-previews-tip" style={{ left: `${Math.max(0, hover.x - (hover.tile?.w ?? 60) / 2)}px` }} data-testid="seek-preview">
+          {hover.tile ? (
+            <div
+              className="seek-previews-tile"
+              data-cue={`${hover.tile.url.split('/').pop()}#${hover.tile.x},${hover.tile.y}`}
+              style={{ width: hover.tile.w, height: hover.tile.h, backgroundImage: `url("${hover.tile.url}")`, backgroundPosition: `${-hover.tile.x}px ${-hover.tile.y}px` }}
+            />
+          ) : null}
+          <span>{formatDuration(hover.time)}</span>
+        </div>
+      ) : null}
+    </div>
   );
 }

@@ -497,6 +497,7 @@ export const en = {
     captions: 'Captions',
     captionsOff: 'Off',
     chapters: 'Chapters',
+    seekPreviews: 'Seek with previews',
     chapterAt: (time: string, title: string) => `Play from ${time}: ${title}`,
   },
   captions: {

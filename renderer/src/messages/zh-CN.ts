@@ -488,6 +488,7 @@ export const zhCN: Messages = {
     captions: '字幕',
     captionsOff: '关闭',
     chapters: '章节',
+    seekPreviews: '带预览的进度条',
     chapterAt: (time: string, title: string) => `从 ${time} 播放：${title}`,
   },
   captions: {
