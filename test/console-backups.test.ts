@@ -95,7 +95,7 @@ describe('the Backups page in Chromium', () => {
       expect(await row.textContent()).toContain('with media');
       const last = page.getByTestId('last-backup');
       expect(await last.locator('[data-verified="true"]').count()).toBe(1);
-      expect(await last.textContent()).toContain('1 applications, 1 videos');
+      expect(await last.textContent()).toContain('1 application, 1 video,');
 
       const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('button', { name: `Download ${name}` }).click()]);
       expect(download.suggestedFilename()).toBe(name);

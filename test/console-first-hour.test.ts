@@ -12,7 +12,8 @@ import { zhCN } from '../renderer/src/messages/zh-CN.js';
 import { launchBrowser } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { waitForStatus } from './helpers/processing.js';
+import { makeClip } from './helpers/clips.js';
+import { placeSource, waitForStatus } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -102,6 +103,20 @@ describe('the console’s first hour', () => {
     expect(text).toContain(en.jobs.notRetried(1));
     expect(text).not.toMatch(/attempt 1 of \d/);
   });
+
+  it('a job that succeeded says it is done, not "attempt 1 of 2"', async () => {
+    const app: SpecClient = await s.newApp('Transcoding site');
+    const videoId = await app.register({ VideoTitle: 'Done at once' });
+    await placeSource(s.vop, videoId, await makeClip({ seconds: 1 }));
+    expect(await waitForStatus(s.vop, videoId, [1, 7], 60_000)).toBe(1);
+    await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
+    // The transcode's line (a job still running, the seek previews', rightly says its attempt).
+    const line = page.locator('.job-line', { hasText: en.jobs.types.transcode! }).first();
+    await line.waitFor();
+    const text = (await line.textContent()) ?? '';
+    expect(text).toContain(en.jobs.succeededAt(1));
+    expect(text).not.toMatch(/attempt \d of \d/);
+  }, 90_000);
 
   it('the Settings page names the widget’s upload kinds in plain words; the spec’s values only as code', async () => {
     for (const [locale, t] of [

@@ -39,6 +39,8 @@ export function useJobProgress(accept: (e: ServerEvents['job.progress']) => bool
  */
 export function jobAttempts(t: Messages, job: Pick<JobView, 'state' | 'attempts' | 'maxAttempts'>): string {
   if (job.state === 'failed') return job.attempts < job.maxAttempts ? t.jobs.notRetried(job.attempts) : t.jobs.gaveUp(job.attempts);
+  // A job that succeeded has no attempt to come: "attempt 1 of 2" would promise one.
+  if (job.state === 'succeeded') return t.jobs.succeededAt(job.attempts);
   return t.jobs.attempt(job.attempts, job.maxAttempts);
 }
 

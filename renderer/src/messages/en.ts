@@ -274,7 +274,8 @@ export const en = {
     withMedia: 'with media',
     mediaList: 'media list only',
     noMedia: 'database and settings',
-    counts: (apps: number, videos: number, objects: number) => `${apps} applications, ${videos} videos, ${objects} media files`,
+    counts: (apps: number, videos: number, objects: number) =>
+      `${apps} application${apps === 1 ? '' : 's'}, ${videos} video${videos === 1 ? '' : 's'}, ${objects} media file${objects === 1 ? '' : 's'}`,
     by: { console: 'from the console', schedule: 'scheduled', api: 'other' } as Record<string, string>,
     problems: (list: string) => `Problems: ${list}`,
     makeTitle: 'Back up now',
@@ -355,6 +356,7 @@ export const en = {
   jobs: {
     types: { transcode: 'transcode', ladder: 'rest of ladder', storyboard: 'seek previews', download: 'download', callback: 'callback' } as Record<string, string>,
     attempt: (n: number, of: number) => `attempt ${n} of ${of}`,
+    succeededAt: (n: number) => (n <= 1 ? 'done at the first attempt' : `done at attempt ${n}`),
     /** A failed job the queue will not run again: a permanent refusal (it stopped before its attempts ran out), or its last attempt. */
     notRetried: (n: number) => `not retried (attempt ${n}): trying again would fail the same way`,
     gaveUp: (n: number) => `gave up after ${n} attempt${n === 1 ? '' : 's'}`,
@@ -578,7 +580,7 @@ export const en = {
     audioHelp: 'AAC bitrate of every rendition, kbps.',
     sizeLimits: 'Size limits (MB)',
     sizeNow: (size: string) => `Now ${size}.`,
-    uploadTypes: 'The upload widget uploads in one of two kinds, standard or large files, as the application chooses (its uploadType:',
+    uploadTypes: 'The upload widget uploads in one of two kinds, standard or large files, as the application chooses; each has its own limit.',
     pullPolicy: 'Pull policy',
     pullIntro:
       'Pulls reach addresses on your LAN and on the internet. This machine (loopback: 127.0.0.0/8, ::1) and link-local addresses (169.254.0.0/16, fe80::/10) are refused unless a network below allows them; multicast and cloud metadata addresses are always refused. One network per line, e.g.',

@@ -348,6 +348,7 @@ export const zhCN: Messages = {
   jobs: {
     types: { transcode: '转码', ladder: '其余清晰度', storyboard: '进度条预览', download: '下载', callback: '回调' },
     attempt: (n: number, of: number) => `第 ${n} 次尝试，共 ${of} 次`,
+    succeededAt: (n: number) => (n <= 1 ? '首次尝试即完成' : `第 ${n} 次尝试完成`),
     notRetried: (n: number) => `不再重试（第 ${n} 次尝试）：重试也会同样失败`,
     gaveUp: (n: number) => `尝试 ${n} 次后放弃`,
     progressOf: (what: string) => `${what}进度`,
@@ -585,7 +586,7 @@ export const zhCN: Messages = {
     addRung: '添加一档',
     audioHelp: '每个转码版本的 AAC 码率，kbps。',
     sizeLimits: '大小上限（MB）',
-    uploadTypes: '上传控件有两种上传：普通和大文件，由应用选择（它的 uploadType：',
+    uploadTypes: '上传控件有两种上传：普通和大文件，由应用选择；各有各的上限。',
     sizeNow: (size: string) => `当前 ${size}。`,
     pullPolicy: '拉取策略',
     pullIntro:

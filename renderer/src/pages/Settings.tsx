@@ -242,7 +242,7 @@ export function SettingsPage() {
           <fieldset className="card">
             <legend>{t.settings.sizeLimits}</legend>
             <p className="muted small-text">
-              {t.settings.uploadTypes} <code>flash</code> / <code>silverlight</code>)
+              {t.settings.uploadTypes}
             </p>
             {SIZE_KEYS.map((k) => (
               <Field key={k} {...fieldProps(k)} help={t.settings.sizeNow(formatBytes(Math.round(Number(draft[k]) * MIB)))}>
