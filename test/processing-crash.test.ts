@@ -111,7 +111,8 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
     const leftovers = (fs.readdirSync(media, { recursive: true }) as string[]).filter((f) => path.basename(f).includes('.partial-'));
     expect(leftovers).toEqual([]);
     // The cut-off attempt's working folder went at the restart, the new attempt's once it ended.
-    expect(fs.readdirSync(path.join(dataDir, 'scratch'), { recursive: true })).toEqual(['transcode']);
+    // (The seek previews' job, after the first rendition, has a kind of its own: left aside here.)
+    expect((fs.readdirSync(path.join(dataDir, 'scratch'), { recursive: true }) as string[]).filter((f) => !f.startsWith('storyboard'))).toEqual(['transcode']);
     const playFiles = (fs.readdirSync(path.join(media, 'play'), { recursive: true }) as string[]).filter((f) => f.includes(videoId));
     expect(playFiles.map((f) => f.split(path.sep).join('/'))).toEqual(body.VideoPlayFile.map((f: { VideoURL: string }) => f.VideoURL));
     const played = await fetch(`${body.MediaSever.PlayURL}${body.VideoPlayFile[0].VideoURL}`, { headers: { Range: 'bytes=0-7' } });
