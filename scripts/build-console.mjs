@@ -73,17 +73,26 @@ export function consoleBuildIsFresh() {
 // `--if-stale` (for `npm start` and `npm test`): build only when the sources changed, and where
 // Vite is not installed (an install without dev dependencies) warn instead of failing, so the
 // server still starts; /console then says what to run.
+/**
+ * A line of this build's output: plain, or, when `npm start` runs with `--log-format json`
+ * (scripts/start.mjs sets VOP_BUILD_LOG=json), a record shaped as the server's (level, time, msg).
+ */
+function say(msg, level = 'info') {
+  const line = process.env.VOP_BUILD_LOG === 'json' ? JSON.stringify({ level, time: new Date().toISOString(), msg }) : msg;
+  (level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const onlyIfStale = process.argv.includes('--if-stale');
   if (onlyIfStale && consoleBuildIsFresh()) {
-    console.log('console build is up to date');
+    say('console build is up to date');
   } else {
     try {
       await buildConsole({ quiet: onlyIfStale });
-      if (onlyIfStale) console.log(`console built into ${path.relative(process.cwd(), DIST)}`);
+      if (onlyIfStale) say(`console built into ${path.relative(process.cwd(), DIST)}`);
     } catch (err) {
       if (onlyIfStale && err?.code === 'ERR_MODULE_NOT_FOUND') {
-        console.warn('WARNING: Vite is not installed (npm install without --omit=dev): the console at /console is not built.');
+        say('WARNING: Vite is not installed (npm install without --omit=dev): the console at /console is not built.', 'warn');
       } else {
         throw err;
       }

@@ -40,9 +40,15 @@ async function endBySignal() {
   await new Promise(() => {});
 }
 
+// With `--log-format json` (or VOP_LOG_FORMAT=json) every line is a record, the builds' too.
+const args = process.argv.slice(2);
+const formatAt = args.findIndex((a) => a === '--log-format' || a.startsWith('--log-format='));
+const format = formatAt < 0 ? process.env.VOP_LOG_FORMAT : args[formatAt].includes('=') ? args[formatAt].split('=')[1] : args[formatAt + 1];
+const buildEnv = format === 'json' ? { ...process.env, VOP_BUILD_LOG: 'json' } : process.env;
+
 for (const script of BUILDS) {
   const code = await new Promise((resolve, reject) => {
-    building = spawn(process.execPath, [path.join(ROOT, script), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+    building = spawn(process.execPath, [path.join(ROOT, script), '--if-stale'], { cwd: ROOT, stdio: 'inherit', env: buildEnv });
     building.on('error', reject);
     building.on('close', (c) => resolve(c ?? 1));
   });

@@ -96,6 +96,27 @@ async function main(): Promise<void> {
     return;
   }
   const addresses = servedAddresses(config.host, address.port).filter((a) => a.served).map((a) => a.url);
+  if (config.logging?.format === 'json') {
+    // One record whose fields are the addresses: a log shipper reads them, not indented lines.
+    const metricsPort = vop.metricsAddress();
+    say.info(
+      {
+        dataDir: vop.options.dataDir,
+        role: vop.options.role ?? 'all',
+        addresses,
+        ...(vop.options.role === 'worker'
+          ? { health: `${addresses[0]}/healthz` }
+          : { api: addresses.map((a) => `${a}/Api/Video`), console: `${addresses[0]}/console`, adminApi: `${addresses[0]}/admin/api`, adminApiFrom: vop.options.adminRemote ? 'any address' : 'loopback only' }),
+        ...(vop.metrics ? { metrics: `${addresses[0]}/metrics` } : {}),
+        ...(metricsPort ? { metricsPort: `http://127.0.0.1:${metricsPort.port}/metrics` } : {}),
+        adminToken: config.options.adminToken ? 'as given' : path.join(vop.options.dataDir, 'admin-token'),
+      },
+      vop.options.role === 'worker' ? 'vop worker started' : 'vop serving the Video Open Platform API',
+    );
+    for (const w of vop.stores.warnings()) log.warn(`WARNING: ${w}`);
+    say.info({ url: addresses[0] }, `vop listening on ${addresses[0]}`);
+    return;
+  }
   if (vop.options.role === 'worker') {
     // A worker serves no API and no console (issue 11): its port answers /healthz only.
     say.info(`vop worker (--role worker) transcoding and pulling from the shared queue; scratch in ${vop.options.dataDir}`);

@@ -8,6 +8,7 @@
  * bucket that holds objects, are refused and left as they were; a restore killed part-way leaves
  * a database no node starts on, and a second restore succeeds; one flipped byte fails verify.
  */
+import { BACKED_UP_AREAS } from '../server/backup/writeBackup.js';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -267,7 +268,7 @@ describe('restore into a new database and bucket', () => {
     expect(keys.length).toBe(manifest.counts.mediaObjects);
     for (const key of keys) expect(await sha256Of(target, key), key).toBe(await sha256Of(source, key));
     const all: string[] = [];
-    for (const area of ['sources', 'play', 'hls', 'covers']) all.push(...(await target.list(area)).map((o) => o.key));
+    for (const area of BACKED_UP_AREAS) all.push(...(await target.list(area)).map((o) => o.key));
     expect(all.sort()).toEqual([...keys].sort());
   });
 

@@ -13,7 +13,7 @@ import { makeClip } from './helpers/clips.js';
 import { CookieClient } from './helpers/console.js';
 import { tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { waitUntil } from './helpers/processing.js';
-import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
+import { ADMIN_TOKEN, killStrayProcesses, ROOT, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
 
 const running: ServerProcess[] = [];
 afterEach(async () => {
@@ -72,6 +72,15 @@ async function uploadCredential(baseUrl: string, client: SpecClient, videoId: st
 const mediaTokenLike = 'k1a2b3.m0z9y8.m.Zq3xY7wV1uT5sR9pO2nM4l';
 
 describe('the operator log of npm start', () => {
+  it("--log-format json: npm start's builds write records too (scripts/start.mjs passes it on)", async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, ['scripts/build-console.mjs', '--if-stale'], { cwd: ROOT, env: { ...process.env, VOP_BUILD_LOG: 'json' }, encoding: 'utf8', timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const lines = `${r.stdout}${r.stderr}`.split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const l of lines) expect(JSON.parse(l)).toMatchObject({ level: expect.any(String), time: expect.any(String), msg: expect.stringMatching(/^console /) });
+  }, 150_000);
+
   it('--log-format json: every line a record; the video named when its file arrives and when it plays; no credential in any line', async () => {
     const callbacks = await callbackEndpoint();
     try {
@@ -119,6 +128,15 @@ describe('the operator log of npm start', () => {
       await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), 30_000, 200);
       const all = records(p);
 
+      // The start-up record carries its addresses as fields, not as indented lines.
+      expect(all.find((r) => r.msg === 'vop serving the Video Open Platform API')).toMatchObject({
+        level: 'info',
+        api: [`${p.baseUrl}/Api/Video`],
+        console: `${p.baseUrl}/console`,
+        adminApi: `${p.baseUrl}/admin/api`,
+        adminApiFrom: 'loopback only',
+      });
+      expect(all.some((r) => typeof r.msg === 'string' && r.msg.startsWith('  '))).toBe(false);
       const arrived = all.find((r) => r.msg === 'upload received' && r.videoId === videoId);
       expect(arrived).toMatchObject({ level: 'info', appId, videoId, via: 'tus', bytes: clip.length });
       expect(all.find((r) => r.msg === 'first playable' && r.videoId === videoId)).toMatchObject({ level: 'info', appId, videoId });
