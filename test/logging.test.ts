@@ -33,6 +33,20 @@ function lines(p: ServerProcess): string[] {
 }
 
 /** Its records, every line parsed as JSON (a line that is not one fails the test here). */
+/** A multipart upload whose client goes away part-way through the file (its socket destroyed). */
+async function cutUpload(baseUrl: string, fields: Record<string, string>): Promise<void> {
+  const boundary = 'vopcutboundary';
+  const head = Object.entries(fields).map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join('') +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="clip.mp4"\r\nContent-Type: video/mp4\r\n\r\n`;
+  const url = new URL('/Api/Video/Upload', baseUrl);
+  const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': String(head.length + 10_000_000) } });
+  req.on('error', () => undefined);
+  req.write(head);
+  req.write(Buffer.alloc(200_000, 7));
+  await new Promise((r) => setTimeout(r, 500));
+  req.destroy();
+}
+
 function records(p: ServerProcess): Array<Record<string, unknown>> {
   return lines(p).map((l) => {
     try {
@@ -110,6 +124,11 @@ describe('the operator log of npm start', () => {
       const refused = await (await fetch(`${p.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json();
       expect(refused.AuthMsg.ResultCode).toBe('307');
 
+      // A third video's file cut off by its client going away mid-body: cut off, not refused.
+      const third = await client.register({});
+      await cutUpload(p.baseUrl, { ...auth(), VideoId: third });
+      await waitUntil('the cut-off upload logged', () => records(p).find((r) => r.videoId === third && r.msg === 'upload cut off by its client'), 10_000, 100);
+
       // The console's login, and refused tokens (the admin API's and the spec API's).
       const consoleSession = new CookieClient(p.baseUrl);
       expect((await consoleSession.login(ADMIN_TOKEN)).status).toBe(200);
@@ -142,6 +161,8 @@ describe('the operator log of npm start', () => {
       expect(all.find((r) => r.msg === 'first playable' && r.videoId === videoId)).toMatchObject({ level: 'info', appId, videoId });
       expect(all.find((r) => r.msg === 'transcode started' && r.videoId === videoId)).toMatchObject({ appId, videoId });
       expect(all.find((r) => r.msg === 'upload refused' && r.videoId === second)).toMatchObject({ level: 'warn', appId, videoId: second, via: 'multipart', code: '307' });
+      expect(all.find((r) => r.msg === 'upload cut off by its client' && r.videoId === third)).toMatchObject({ level: 'info', appId, via: 'multipart' });
+      expect(all.filter((r) => r.videoId === third && /refused|malformed/i.test(String(r.msg)))).toEqual([]);
       expect(all.find((r) => r.msg === 'callback delivered' && r.videoId === videoId)).toMatchObject({ appId, videoId, status: 1, httpStatus: 200 });
       // The request log: whole paths without their query strings, with the client's address; a
       // token-shaped segment masked wherever it stands.

@@ -162,3 +162,15 @@ export class ApiError extends Error {
     return this.def.code;
   }
 }
+
+/**
+ * The client went away before its request's body ended (a closed tab, a lost connection): no
+ * answer reaches it, and nothing it sent was refused. Logged as cut off, not as a malformed
+ * request; answered (to nobody) as one.
+ */
+export class ClientWentAwayError extends ApiError {
+  constructor() {
+    super('MALFORMED_REQUEST', 'the client went away before the request ended');
+    this.name = 'ClientWentAwayError';
+  }
+}

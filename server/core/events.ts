@@ -29,6 +29,8 @@ export interface VopEvents {
   'upload.received': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; bytes: number; durationMs: number }];
   /** A video's file was refused or its pull failed: `code` the result code, `reason` for people (never a credential). */
   'upload.refused': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; code: string; reason: string }];
+  /** A video's file was cut off by its client going away (a closed tab, a lost connection): nothing was refused. */
+  'upload.cut': [{ videoId: string; appId: string; via: 'tus' | 'multipart' | 'pull'; durationMs: number }];
   /** A status callback's attempt ended: delivered, failed (it will be tried again) or given up. */
   'callback.attempt': [{ videoId: string; appId: string; deliveryId: string; status: number; outcome: 'delivered' | 'failed' | 'given-up'; httpStatus: number | null; error: string; durationMs: number }];
   /**

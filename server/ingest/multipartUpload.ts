@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
-import { ApiError } from '../core/errors.js';
+import { ApiError, ClientWentAwayError } from '../core/errors.js';
 import { clientAddress } from '../http/clientAddress.js';
 import { ParamBag } from '../http/params.js';
 import { VideoStatus } from '../core/videoStatus.js';
@@ -106,7 +106,9 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
     bb.on('filesLimit', () => fail(new ApiError('MALFORMED_REQUEST', 'send one file per request')));
     bb.on('fieldsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form fields')));
     bb.on('partsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form parts')));
-    bb.on('error', () => fail(new ApiError('MALFORMED_REQUEST', 'broken multipart body')));
+    // A body cut short by the client going away reads as a broken one: said as what it is.
+    const gone = () => !req.complete && (req.destroyed || req.socket.destroyed);
+    bb.on('error', () => fail(gone() ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'broken multipart body')));
     bb.on('close', () => {
       if (failure !== undefined) return;
       if (!received) return fail(new ApiError('MISSING_PARAMETER', 'file (send it as the last part of the form)'));
@@ -121,7 +123,7 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
         .catch(fail);
     });
     req.on('close', () => {
-      if (!req.complete) fail(new ApiError('MALFORMED_REQUEST', 'the request was cut off'));
+      if (!req.complete) fail(new ClientWentAwayError());
     });
     req.pipe(bb);
   });
@@ -188,7 +190,9 @@ async function storeChecked(
       if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
     } catch (err) {
       await fs.promises.rm(file, { force: true });
-      throw err instanceof ApiError ? err : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
+      if (err instanceof ApiError) throw err;
+      // The client went away mid-file (its connection closed): cut off, not malformed.
+      throw !req.complete && (req.destroyed || req.socket.destroyed) ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
     }
     return { videoId, file, keepSource, arrival };
   } finally {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ApiError, RESULT_CODES } from '../core/errors.js';
+import { ApiError, ClientWentAwayError, RESULT_CODES } from '../core/errors.js';
 import type { VopEventBus, VopEvents } from '../core/events.js';
 import { defaultFfmpegBinaries } from '../media/ffmpegBinaries.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
@@ -153,6 +153,10 @@ export class SourceIntake {
    * message; an error that is no ApiError is the server's own failure (500), its text kept out.
    */
   refused(videoId: string, arrival: Arrival, err: unknown): void {
+    if (err instanceof ClientWentAwayError) {
+      this.deps.events?.emit('upload.cut', { videoId, appId: arrival.appId, via: arrival.via, durationMs: Date.now() - arrival.startedAt });
+      return;
+    }
     const code = err instanceof ApiError ? err.def.code : RESULT_CODES.SERVER_ERROR.code;
     const reason = err instanceof ApiError ? err.message : 'the file could not be stored';
     this.deps.events?.emit('upload.refused', { videoId, appId: arrival.appId, via: arrival.via, code, reason });

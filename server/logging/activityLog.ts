@@ -62,6 +62,8 @@ export function listenActivity(deps: ActivityLogDeps): () => void {
     else logger.warn(fields, 'upload refused');
   };
 
+  const onCut = (e: VopEvents['upload.cut'][0]) => logger.info({ appId: e.appId, videoId: e.videoId, via: e.via, durationMs: e.durationMs }, 'upload cut off by its client');
+
   const onStatus = (e: VopEvents['video.status'][0]) => {
     if (e.to === VideoStatus.WaitingForTranscoding) arrived.set(e.videoId, e.at);
     if (e.to === VideoStatus.Normal && e.from !== VideoStatus.Normal) {
@@ -115,6 +117,7 @@ export function listenActivity(deps: ActivityLogDeps): () => void {
     ['video.registered', onRegistered],
     ['upload.received', onReceived],
     ['upload.refused', onRefused],
+    ['upload.cut', onCut],
     ['video.status', onStatus],
     ['video.renditions', onRenditions],
     ['job.state', onJob],
