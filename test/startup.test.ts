@@ -188,14 +188,18 @@ describe('npm start (server/main.ts as a child process)', () => {
     expect(r.output).not.toContain('vop listening');
   });
 
-  it('says so and exits 1 when the port is taken', async () => {
+  it('says so with a hint of --port and exits 1 when the port is taken, having made no data folder', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as net.AddressInfo).port;
     try {
-      const r = await runToExit(['--port', String(port), '--host', '127.0.0.1', '--data-dir', tempDataDir(), '--admin-token', TOKEN]);
+      const dataDir = path.join(tempDataDir(), 'data');
+      const r = await runToExit(['--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir, '--admin-token', TOKEN]);
       expect(r.code).toBe(1);
-      expect(r.output).toMatch(/vop could not start: .*EADDRINUSE/);
+      expect(r.output).toContain(`vop could not start: port ${port} on 127.0.0.1 is in use`);
+      expect(r.output).toMatch(/npm start -- --port \d+ \(or VOP_PORT\)/);
+      expect(r.output).not.toContain('EADDRINUSE');
+      expect(fs.existsSync(dataDir)).toBe(false);
     } finally {
       blocker.close();
     }

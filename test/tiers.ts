@@ -56,7 +56,6 @@ export const FULL_TIER: Record<string, string> = {
   'backup-stall': 'a backup download left unread until the socket buffers fill, the backup paced to a share of the disk',
   'h264-sps': 'a dozen libx264 encodes and stream copies',
   'copy-faithful': 'transcodes of crafted H.264 sources, a ladder',
-  'start-port': 'a server process started on a port that is taken',
   'watch-views': 'Chromium viewers watching for 10 s each, a server killed with SIGKILL and started again',
   'watch-page': 'Chromium, two sources with several tracks and their ladders, played in iframes',
   'hls-tracks': 'Chromium, sources with several audio and subtitle tracks played in hls.js and natively',
