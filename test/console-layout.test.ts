@@ -95,6 +95,12 @@ async function layoutProblems(page: Page): Promise<string[]> {
         if (Math.abs(a.left - b.left) > 1 || Math.abs(a.right - b.right) > 1) problems.push(`table ${t}: header ${i} (${h.textContent}) is not over its column`);
       });
     });
+    // A radio button or a check box stands by its words: not stretched across the line.
+    document.querySelectorAll('main input[type=radio], main input[type=checkbox]').forEach((el) => {
+      const input = el as HTMLInputElement;
+      const w = input.getBoundingClientRect().width;
+      if (shown(input) && w > 32) problems.push(`${input.type} ${input.name || input.id} is ${Math.round(w)} px wide: its words stand far from it`);
+    });
     // A field shows its whole value (the Settings page's ladder: "1080p", not "1080"): nothing
     // scrolled out of sight inside it.
     document.querySelectorAll('main input:not([type=checkbox]):not([type=radio])').forEach((el) => {

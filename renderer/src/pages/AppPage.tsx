@@ -340,11 +340,10 @@ function MediaAccessForm({ app, busy, onSave }: { app: AppView; busy: boolean; o
         if (ttlOk) void onSave(access, ttlNumber);
       }}
     >
-      <label>
+      <label className="choice">
         <input type="radio" name="media-access" value="public" checked={access === 'public'} onChange={() => setAccess('public')} /> {t.app.mediaPublic}
       </label>
-      <br />
-      <label>
+      <label className="choice">
         <input type="radio" name="media-access" value="signed" checked={access === 'signed'} onChange={() => setAccess('signed')} /> {t.app.mediaSigned}
       </label>
       {access === 'signed' ? (
