@@ -102,6 +102,22 @@ describe('the console’s first hour', () => {
     const text = (await line.textContent()) ?? '';
     expect(text).toContain(en.jobs.notRetried(1));
     expect(text).not.toMatch(/attempt 1 of \d/);
+    // Its address can be pulled again (once allowed): Retry is offered.
+    expect(await page.getByRole('button', { name: en.video.retry, exact: true }).count()).toBe(1);
+  });
+
+  it('offers no Retry for a file that was not a video (nothing is kept to retry from)', async () => {
+    const app: SpecClient = await s.newApp('Site sending noise');
+    const videoId = await app.register({ VideoTitle: 'Not a video' });
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ ...app.auth(), VideoId: videoId })) form.append(k, v);
+    form.append('file', new Blob([new Uint8Array(40_000).fill(7)]), 'noise.mp4');
+    expect(((await (await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json()) as any).AuthMsg.ResultCode).toBe('307');
+    expect(await waitForStatus(s.vop, videoId, [7], 30_000)).toBe(7);
+    await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
+    await page.getByRole('heading', { level: 1, name: 'Not a video' }).waitFor();
+    await page.getByRole('button', { name: en.video.delete }).waitFor();
+    expect(await page.getByRole('button', { name: en.video.retry, exact: true }).count()).toBe(0);
   });
 
   it('a job that succeeded says it is done, not "attempt 1 of 2"', async () => {

@@ -41,6 +41,9 @@ export function VideoPage({ id }: { id: string }) {
 
   const v = detail.data?.video;
   const failed = v && (v.status === 4 || v.status === 7);
+  // A retry needs something to work from: a failed transcode its stored source (a file that was
+  // not a video is deleted: the video takes another upload instead), a failed download its address.
+  const retryable = v && (v.status === 4 || (v.status === 7 && v.sourceFile !== ''));
   const deleted = v?.status === 0;
   const pb = playback.data;
   return (
@@ -49,7 +52,7 @@ export function VideoPage({ id }: { id: string }) {
         <Link to="/videos">{t.video.crumb}</Link> /
       </p>
       <PageHeader title={v ? v.title || t.video.noTitle : t.video.title}>
-        {v && failed ? (
+        {v && retryable ? (
           <button
             type="button"
             className="primary"
