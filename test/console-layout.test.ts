@@ -22,6 +22,9 @@ let s: TestServer;
 let browser: Browser;
 let client: SpecClient;
 let videoId = '';
+/** A video whose title is one long word (a file name), which must wrap rather than widen a page. */
+let longTitleId = '';
+const LONG_TITLE = 'Rehearsal_recording_spring_concert_2026_take_7.mp4'; // 50 characters, the most a title keeps
 
 const SIZES = [
   { width: 1280, height: 800 },
@@ -37,6 +40,7 @@ beforeAll(async () => {
   client = await s.newApp('Layout site with a rather long application name');
   // A playable video, uploaded server-side (spec 4.3), for the video page and the lists.
   videoId = await client.register({ VideoTitle: 'A walk along the harbour wall at dawn', createUser: 'maria' });
+  longTitleId = await client.register({ VideoTitle: LONG_TITLE, createUser: 'maria' });
   const form = new FormData();
   for (const [k, v] of Object.entries({ ...client.auth(), VideoId: videoId })) form.append(k, v);
   form.append('file', new Blob([Uint8Array.from(fs.readFileSync(clip))], { type: 'video/mp4' }), 'harbour.mp4');
@@ -152,6 +156,7 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
             { name: 'try-upload', path: `/apps/${appId}/try-upload`, heading: t.tryUpload.title, loaded: 'input[name="widget-form"]' },
             { name: 'videos', path: '/videos', heading: t.videos.title, loaded: 'table.videos tbody tr' },
             { name: 'video', path: `/videos/${videoId}`, heading: 'A walk along the harbour wall at dawn', loaded: 'video[data-engine]' },
+            { name: 'long-title', path: `/videos/${longTitleId}`, heading: LONG_TITLE, loaded: '.facts' },
             { name: 'transfers', path: '/transfers', heading: t.transfers.title },
             { name: 'transcode', path: '/transcode', heading: t.queue.title, loaded: `tr[data-job]` },
             { name: 'settings', path: '/settings', heading: t.settings.title },
