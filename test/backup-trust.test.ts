@@ -13,16 +13,10 @@ import { collect, readBackup } from '../server/backup/backupReader.js';
 import { verifyBackup } from '../server/backup/verifyBackup.js';
 import type { BackupManifest } from '../server/backup/writeBackup.js';
 import { createServer } from '../server/app.js';
-import { killStrayProcesses, spawnTs, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { killStrayProcesses, runToExit, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
-/** Runs the CLI to its end. */
-async function cli(args: string[]): Promise<{ code: number | null; output: string }> {
-  const { child, output, exited } = spawnTs('server/cli.ts', args);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const code = await exited;
-  clearTimeout(timer);
-  return { code, output: output() };
-}
+/** Runs the CLI to its end (a backup or a restore may take a while on a loaded machine). */
+const cli = (args: string[]) => runToExit(args, {}, 'server/cli.ts', 120_000);
 
 /**
  * `file` taken apart and written again with its database changed by `alter`, its manifest's

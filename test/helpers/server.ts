@@ -129,9 +129,9 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv 
 }
 
 /** Runs `script` to its end (for start-up failures and the CLI); resolves with its exit code and output. */
-export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<{ code: number | null; output: string }> {
+export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts', timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
   const { child, output, exited } = spawnTs(script, args, env);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await exited;
   clearTimeout(timer);
   return { code, output: output() };

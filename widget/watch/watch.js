@@ -25,6 +25,14 @@
   video.loop = !!o.loop;
   if ('ontouchstart' in window) root.classList.add('vop-touch');
 
+  function togglePlay() {
+    if (video.paused) video.play(); else video.pause();
+  }
+
+  function toggleFullscreen() {
+    if (document.fullscreenElement) document.exitFullscreen(); else if (root.requestFullscreen) root.requestFullscreen();
+  }
+
   function showError() {
     errorBox.textContent = t.playbackError;
     errorBox.hidden = false;
@@ -159,7 +167,7 @@
     // A focused button acts on its own key.
     if (document.activeElement && document.activeElement.tagName === 'BUTTON' && (k === ' ' || k === 'Enter')) return;
     if (k === ' ' || k === 'k') {
-      if (video.paused) video.play(); else video.pause();
+      togglePlay();
     } else if (k === 'ArrowLeft' || k === 'j') {
       video.currentTime = Math.max(0, video.currentTime - (k === 'j' ? 10 : 5));
     } else if (k === 'ArrowRight' || k === 'l') {
@@ -167,7 +175,7 @@
     } else if (k === 'm') {
       video.muted = !video.muted;
     } else if (k === 'f') {
-      if (document.fullscreenElement) document.exitFullscreen(); else if (root.requestFullscreen) root.requestFullscreen();
+      toggleFullscreen();
     } else if (k === 'c') {
       var tracks = captionTracks();
       var on = tracks.filter(function (tt) { return tt.mode === 'showing'; })[0];
@@ -177,9 +185,7 @@
   });
 
   // A click on the picture plays and pauses (with or without the controls).
-  video.addEventListener('click', function () {
-    if (video.paused) video.play(); else video.pause();
-  });
+  video.addEventListener('click', togglePlay);
 
   function clock(seconds) {
     var s = Math.max(0, Math.floor(seconds || 0));
@@ -217,11 +223,9 @@
     };
     ['play', 'pause', 'timeupdate', 'durationchange', 'volumechange', 'loadedmetadata', 'seeked'].forEach(function (e) { video.addEventListener(e, showState); });
     showState();
-    playButton.addEventListener('click', function () { if (video.paused) video.play(); else video.pause(); });
+    playButton.addEventListener('click', togglePlay);
     muteButton.addEventListener('click', function () { video.muted = !video.muted; });
-    fullButton.addEventListener('click', function () {
-      if (document.fullscreenElement) document.exitFullscreen(); else if (root.requestFullscreen) root.requestFullscreen();
-    });
+    fullButton.addEventListener('click', toggleFullscreen);
 
     var timeAt = function (clientX) {
       var r = seek.getBoundingClientRect();
