@@ -64,15 +64,21 @@ async function startNode(name: string, role: 'api' | 'worker'): Promise<Node> {
   return node;
 }
 
-/** The ffmpeg processes of a node's process group (what it transcodes with). */
-function ffmpegIn(node: Node): number[] {
+/**
+ * The ffmpeg processes of a node's process group (what it transcodes with); with `videoId`, only
+ * those of that video's transcode (they write into its attempt's scratch folder): a worker may be
+ * making an earlier video's seek previews or ladder at the same time.
+ */
+function ffmpegIn(node: Node, videoId?: string): number[] {
   const out: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, , pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgid) === node.pid && state !== 'Z' && fs.readlinkSync(`/proc/${entry}/exe`).endsWith('ffmpeg')) out.push(Number(entry));
+      if (Number(pgid) !== node.pid || state === 'Z' || !fs.readlinkSync(`/proc/${entry}/exe`).endsWith('ffmpeg')) continue;
+      if (videoId !== undefined && !fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`/transcode/${videoId}.`)) continue;
+      out.push(Number(entry));
     } catch {
       // It ended while we looked.
     }
@@ -113,8 +119,8 @@ async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string> {
 }
 
 /** The worker whose ffmpeg runs now (of A and B), waited for. */
-async function transcodingWorker(): Promise<Node> {
-  return waitUntil('a worker running ffmpeg', () => [workerA, workerB].find((w) => w.child.exitCode === null && ffmpegIn(w).length > 0), 60_000, 50);
+async function transcodingWorker(videoId: string): Promise<Node> {
+  return waitUntil(`a worker transcoding ${videoId}`, () => [workerA, workerB].find((w) => w.child.exitCode === null && ffmpegIn(w, videoId).length > 0), 60_000, 50);
 }
 
 /** Every object of a video in the bucket, with its ETag: what was written. */
@@ -191,7 +197,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
   it('SIGKILL of the worker group holding a transcode: the other worker takes it over within 30 s and finishes it, one status-1 callback', async () => {
     const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-kill.mp4' }));
     const videoId = await uploadVideo(app, clip);
-    const holder = await transcodingWorker();
+    const holder = await transcodingWorker(videoId);
     const other = holder === workerA ? workerB : workerA;
     // The API nodes never run ffmpeg.
     expect(ffmpegIn(api1).concat(ffmpegIn(api2))).toEqual([]);
@@ -215,7 +221,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     // The other worker takes the job over under a new lease, and runs ffmpeg for it.
     await waitUntil('the take-over', async () => {
       const j = await transcodeJob(videoId);
-      return j.state !== 'running' || (j.lease !== before.lease && ffmpegIn(other).length > 0) ? j : undefined;
+      return j.state !== 'running' || (j.lease !== before.lease && ffmpegIn(other, videoId).length > 0) ? j : undefined;
     }, 30_000, 100);
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     expect(other.output()).toContain('taken over from a node that stopped answering');
@@ -243,7 +249,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
   it('SIGSTOP of the worker group holding a transcode past its lease, then SIGCONT: the other finishes it and the woken one writes nothing', async () => {
     const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-stop.mp4' }));
     const videoId = await uploadVideo(app, clip);
-    const holder = await transcodingWorker();
+    const holder = await transcodingWorker(videoId);
     const other = holder === workerA ? workerB : workerA;
     const before = await transcodeJob(videoId);
     const renditions = async () => (await db.query('SELECT label, file, bytes FROM renditions WHERE video_id = $1 ORDER BY label', [videoId])).rows;
@@ -260,7 +266,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(other.output()).toContain('taken over from a node that stopped answering');
     // The woken worker notices (its lock renewal or its check fails) and stops its ffmpeg.
     await waitUntil('the woken worker to let go', () => (/lost its lease/.test(holder.output()) ? true : undefined), 30_000, 100);
-    await waitUntil('its ffmpeg gone', () => (ffmpegIn(holder).length === 0 ? true : undefined), 30_000, 100);
+    await waitUntil('its ffmpeg gone', () => (ffmpegIn(holder, videoId).length === 0 ? true : undefined), 30_000, 100);
     await new Promise((r) => setTimeout(r, 2_000));
     expect(left.objects.length).toBeGreaterThan(4);
     expect(await objectsOf(videoId)).toEqual(left.objects);
@@ -287,7 +293,10 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     const clip = fs.readFileSync(await makeClip({ seconds: 30, width: 960, height: 540, name: 'queue-both.mp4' }));
     const via2 = new SpecClient(api2.baseUrl, app.appId, app.secret);
     const ids = await Promise.all([uploadVideo(app, clip), uploadVideo(via2, clip)]);
-    await waitUntil('ffmpeg on both workers at once', () => (ffmpegIn(workerA).length > 0 && ffmpegIn(workerB).length > 0 ? true : undefined), 90_000, 50);
+    await waitUntil('ffmpeg on both workers at once', () => {
+      const on = (w: Node, id: string) => ffmpegIn(w, id).length > 0;
+      return (on(workerA, ids[0]!) && on(workerB, ids[1]!)) || (on(workerA, ids[1]!) && on(workerB, ids[0]!)) ? true : undefined;
+    }, 90_000, 50);
     // Asked while transcoding: the API node has no HLS for it yet.
     expect((await via2.get('/Api/Video/Get', { Id: ids[0]! })).body.HlsURL).toBe('');
     for (const id of ids) expect(await waitForStatus(id, [1, 7])).toBe(1);
@@ -306,7 +315,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
   it('cancels from an API node a transcode a worker runs, and keeps serving through one API node while the other is killed with -9', async () => {
     const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-cancel.mp4' }));
     const videoId = await uploadVideo(app, clip);
-    const holder = await transcodingWorker();
+    const holder = await transcodingWorker(videoId);
     const job = await transcodeJob(videoId);
     const admin2 = new AdminClient(api2.baseUrl, ADMIN_TOKEN);
     const r = await admin2.request('POST', `/jobs/${job.id}/cancel`);
@@ -314,7 +323,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(r.body.state).toBe('cancelled');
     expect(await waitForStatus(videoId, [7], 10_000)).toBe(7);
     // The worker hears of it within its check (2 s) and stops ffmpeg.
-    await waitUntil('ffmpeg stopped', () => (ffmpegIn(holder).length === 0 ? true : undefined), 15_000, 100);
+    await waitUntil('ffmpeg stopped', () => (ffmpegIn(holder, videoId).length === 0 ? true : undefined), 15_000, 100);
     await waitUntil('the worker to say so', () => (holder.output().includes(`Job ${job.id} (transcode): cancelled on another node`) ? true : undefined), 10_000, 100);
     expect(await transcodeJob(videoId)).toMatchObject({ state: 'cancelled' });
 
