@@ -87,13 +87,15 @@ describe('admin API', () => {
     ['PATCH', null, { disabled: 'yes' }, /disabled must be true or false/],
     ['PATCH', null, { name: '' }, /name is required/],
     ['PATCH', null, { grants: 'abc' }, /grants must be an array of AppIds/],
-  ])('refuses %s %s %j with 400 and {error:{code,message}}', async (method, p, body, message) => {
+  ])('refuses %s %s %j with 400 and {error:{code,message,detail}}', async (method, p, body, message) => {
     const target = p ?? `/apps/${(await s.admin.request('POST', '/apps', { name: 'target' })).body.appId}`;
     const r = await s.admin.request(method, target, body);
     expect(r.status).toBe(400);
     expect(Object.keys(r.body)).toEqual(['error']);
     expect(r.body.error.code).toBe('201');
     expect(r.body.error.message).toMatch(message);
+    // The detail apart, for the console to say the code in its language and add the detail.
+    expect(r.body.error.message).toBe(`Invalid Parameter: ${r.body.error.detail}`);
   });
 
   it('answers an unknown application with 404', async () => {

@@ -4,11 +4,14 @@
  * console is dark when the system is (issue 13, item 6). Real server, real Chromium; the
  * catalogues themselves are checked by test/console-i18n.test.ts.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import { nowSeconds, specToken, type SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
+import { zhCN } from '../renderer/src/messages/zh-CN.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -62,6 +65,38 @@ describe('languages', () => {
       await ctx.close();
     }
   }, 90_000);
+
+  it("says the server's refusals and a callback's failure in Chinese: no bare code, no English sentence", async () => {
+    // A port nothing listens on: the callback's attempts are refused (ECONNREFUSED).
+    const spare = http.createServer();
+    await new Promise<void>((r) => spare.listen(0, '127.0.0.1', r));
+    const closed = (spare.address() as AddressInfo).port;
+    await new Promise((r) => spare.close(r));
+    const app = await s.newApp('Site des rappels');
+    expect((await s.admin.request('PATCH', `/apps/${app.appId}`, { callbackUrl: `http://127.0.0.1:${closed}/hook` })).status).toBe(200);
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'zh-CN' });
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`${s.baseUrl}/console`);
+      // A wrong token: the server answers 410 with its English words; the page says it in Chinese.
+      await page.getByLabel(zhCN.login.token).fill('not-the-token');
+      await page.keyboard.press('Enter');
+      const refused = page.getByRole('alert');
+      await expect.poll(() => refused.textContent()).toBe(zhCN.serverWords.resultCodes['410']);
+      await page.getByLabel(zhCN.login.token).fill(ADMIN_TOKEN);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: zhCN.overview.title }).waitFor();
+      await page.goto(`${s.baseUrl}/console/apps/${app.appId}`);
+      await page.getByRole('button', { name: zhCN.app.sendTest }).click();
+      const said = zhCN.serverWords.callbackFailure({ kind: 'refused', address: `127.0.0.1:${closed}` });
+      await expect.poll(() => page.getByRole('alert').textContent(), { timeout: 15_000 }).toBe(zhCN.app.testFailed(said));
+      // The delivery log says it the same way, and nowhere does Node's sentence show.
+      await expect.poll(() => page.locator('tr[data-delivery]').first().textContent()).toContain(said);
+      expect(await page.locator('main').textContent()).not.toContain('connect ECONNREFUSED');
+    } finally {
+      await ctx.close();
+    }
+  }, 60_000);
 
   it('switches to English on request and remembers it in this browser', async () => {
     const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'zh-CN' });

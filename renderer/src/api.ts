@@ -6,6 +6,7 @@
  */
 import type { VopDesktopApi } from '../../main/preloadApi.js';
 import { messages } from './i18n.js';
+import { refusalText } from './serverWords.js';
 
 declare global {
   interface Window {
@@ -146,8 +147,12 @@ async function send<T>(method: string, path: string, payload: { type?: string; b
   return data as T;
 }
 
-/** A readable message for anything thrown. */
+/** A readable message for anything thrown: a refusal of the server's in the console's language. */
 export function errorMessage(err: unknown): string {
+  if (err instanceof ApiError && err.code) {
+    const detail = typeof err.detail.detail === 'string' ? err.detail.detail : '';
+    return refusalText({ code: err.code, message: err.message, detail }, messages());
+  }
   if (err instanceof Error) return err.message;
   return String(err);
 }

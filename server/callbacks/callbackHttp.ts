@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { failureWords, networkFailureWords } from './attemptFailure.js';
 import type { CallbackRequest } from './callbackRequest.js';
 
 /** What one attempt got back. */
@@ -8,7 +9,7 @@ export interface AttemptOutcome {
   httpStatus: number | null;
   /** True for a 2xx answer: the only answer that counts as delivered. */
   ok: boolean;
-  /** Why it is not delivered, for people; empty when it is. */
+  /** Why it is not delivered, in attemptFailure.ts's words (the console reads them back); empty when it is. */
   error: string;
   /** From the start of the request to the answer's status line (or to the failure). */
   latencyMs: number;
@@ -53,12 +54,12 @@ export function sendCallback(url: string, req: CallbackRequest, opts: SendOption
     try {
       target = new URL(url);
     } catch {
-      resolve(failure(`not a URL: ${url}`));
+      resolve(failure(failureWords({ kind: 'badAddress', address: url })));
       return;
     }
     const lib = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
     if (!lib) {
-      resolve(failure(`not an http(s) URL: ${url}`));
+      resolve(failure(failureWords({ kind: 'badAddress', address: url })));
       return;
     }
     const body = Buffer.from(req.body, 'utf8');
@@ -67,7 +68,7 @@ export function sendCallback(url: string, req: CallbackRequest, opts: SendOption
       agent: false,
       headers: { ...req.headers, 'content-length': String(body.length), 'user-agent': USER_AGENT, connection: 'close' },
     });
-    const timer = setTimeout(() => request.destroy(new Error(`timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
+    const timer = setTimeout(() => request.destroy(new Error(failureWords({ kind: 'timedOut', ms: opts.timeoutMs }))), opts.timeoutMs);
     const onAbort = () => {
       request.destroy();
       finish(opts.signal?.reason instanceof Error ? opts.signal.reason : new Error('aborted'));
@@ -79,17 +80,13 @@ export function sendCallback(url: string, req: CallbackRequest, opts: SendOption
     request.on('error', (err: NodeJS.ErrnoException) => {
       // After the status line, the status decides; a body cut short only shortens the excerpt.
       if (bodyDone) return bodyDone();
-      finish(failure(err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message));
+      finish(failure(networkFailureWords(err)));
     });
     request.on('response', (res) => {
       latencyMs = elapsed();
       const status = res.statusCode ?? 0;
       const ok = status >= 200 && status <= 299;
-      const error = ok
-        ? ''
-        : status >= 300 && status <= 399
-          ? `HTTP ${status}: redirect${res.headers.location ? ` to ${res.headers.location}` : ''} not followed`
-          : `HTTP ${status}`;
+      const error = ok ? '' : failureWords(status >= 300 && status <= 399 ? { kind: 'redirect', status, location: res.headers.location ?? '' } : { kind: 'httpStatus', status });
       const chunks: Buffer[] = [];
       let kept = 0;
       const done = (bodyDone = () => {

@@ -7,6 +7,7 @@ import { backoffDelay, NO_RETRY } from '../core/retry.js';
 import type { JobStore } from '../storage/jobRecords.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { AppRecord, AppStore } from '../storage/types.js';
+import { failureWords } from './attemptFailure.js';
 import { sendCallback, type AttemptOutcome } from './callbackHttp.js';
 import { buildCallbackRequest, TEST_VIDEO_ID } from './callbackRequest.js';
 import type { CallbackOptions } from './options.js';
@@ -411,7 +412,7 @@ export class CallbackService {
     if (!d || d.state !== 'pending' || d.series !== p.series || d.seriesAttempts + 1 !== p.attempt) return;
     await this.store.update(
       d.id,
-      { state: 'failed', lastError: 'cancelled', nextAttemptAt: null, attemptJob: '', updatedAt: this.now() },
+      { state: 'failed', lastError: failureWords({ kind: 'cancelled' }), nextAttemptAt: null, attemptJob: '', updatedAt: this.now() },
       { series: d.series, seriesAttempts: d.seriesAttempts, attemptJob: job.id },
     );
   }
@@ -419,8 +420,8 @@ export class CallbackService {
 
 /** Why nothing is sent to this application (empty if something is): no callback for a disabled one. */
 function whyNotSent(app: AppRecord | undefined): string {
-  if (!app) return 'no such application';
-  if (app.disabled) return 'application disabled';
-  if (!app.callbackUrl) return 'no callback address';
+  if (!app) return failureWords({ kind: 'noApplication' });
+  if (app.disabled) return failureWords({ kind: 'applicationDisabled' });
+  if (!app.callbackUrl) return failureWords({ kind: 'noCallbackAddress' });
   return '';
 }

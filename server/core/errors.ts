@@ -144,6 +144,8 @@ export interface ResultCodeDef {
 }
 
 export type ResultCodeName = keyof typeof RESULT_CODES;
+/** A result code as the wire carries it ("1", "410"…). */
+export type ResultCode = (typeof RESULT_CODES)[ResultCodeName]['code'];
 
 /** The one error class every service throws; `detail` refines the catalogue message for people. */
 export class ApiError extends Error {

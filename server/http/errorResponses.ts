@@ -70,12 +70,16 @@ export function envelopeErrorHandler(log: (line: string) => void): ErrorRequestH
   };
 }
 
-/** The admin API's error middleware: real HTTP statuses, `{ error: { code, message } }`. */
+/**
+ * The admin API's error middleware: real HTTP statuses, `{ error: { code, message, detail? } }`.
+ * `detail` is the message's part after the catalogue's words, apart: the console says the code
+ * in its own language and adds the detail where it helps.
+ */
 export function adminErrorHandler(log: (line: string) => void): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const apiErr = toApiError(err);
     if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(`Error on ${req.method} ${req.originalUrl}: ${(err as Error)?.stack ?? String(err)}`);
-    res.status(apiErr.def.httpStatus).json({ error: { code: apiErr.code, message: apiErr.message } });
+    res.status(apiErr.def.httpStatus).json({ error: { code: apiErr.code, message: apiErr.message, ...(apiErr.detail ? { detail: apiErr.detail } : {}) } });
   };
 }

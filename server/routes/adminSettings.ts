@@ -62,7 +62,7 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
     } catch (err) {
       // The error middleware sends {code, message}; a refused setting also says where, for the console.
       if (!(err instanceof SettingError)) throw err;
-      res.status(err.def.httpStatus).json({ error: { code: err.code, message: err.message, ...err.problem } });
+      res.status(err.def.httpStatus).json({ error: { code: err.code, message: err.message, ...(err.detail ? { detail: err.detail } : {}), ...err.problem } });
     }
   });
   return r;

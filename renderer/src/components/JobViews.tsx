@@ -2,6 +2,7 @@ import { useState, type ReactNode } from 'react';
 import { useServerEvent } from '../events.js';
 import { formatTime, shortId } from '../format.js';
 import { useT } from '../i18n.js';
+import { jobErrorText } from '../serverWords.js';
 import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
 import type { JobView, ServerEvents } from '../types.js';
@@ -83,7 +84,7 @@ export function FinishedJobsTable({ jobs, titles, action, kind }: { jobs: JobVie
               <StateBadge state={j.state} />
             </td>
             <td>{formatTime(j.finishedAt)}</td>
-            <td className="error-text break">{j.error}</td>
+            <td className="error-text break">{jobErrorText(j, t)}</td>
             {action ? <td>{action(j, name)}</td> : null}
           </tr>
         );

@@ -3,7 +3,15 @@
  * same keys (its type is this one's), and test/console-i18n.test.ts fails on a key missing from
  * either or a hard-coded string in a page. Messages with figures are functions.
  */
+import type { AttemptFailure } from '../../../server/callbacks/attemptFailure.js';
+import type { ResultCode } from '../../../server/core/errors.js';
 import { SETTING_LABELS, type SettingProblem } from '../../../server/settings/settingProblem.js';
+
+/**
+ * What a catalogue says for the server's result codes (server/core/errors.ts): words alone (the
+ * server's detail is left out), or words that take the detail ('' when there is none).
+ */
+export type ResultCodeWords = Partial<Record<ResultCode, string | ((detail: string) => string)>>;
 
 /** A setting's name on the Settings page, by key: the server's own wording (settingProblem.ts). */
 const settingLabels = SETTING_LABELS;
@@ -692,6 +700,42 @@ export const en = {
     onFailure: (code: string, reason: string) => `onFailure${code ? ` (code ${code})` : ''}: ${reason}`,
     onCancel: 'onFailure: closed without a file.',
     onError: (reason: string) => `onError: ${reason}`,
+  },
+  /** What the server wrote, said in the console's language (renderer/src/serverWords.ts). */
+  serverWords: {
+    /** None in English: the server's own message is English and says the most. */
+    resultCodes: {} as ResultCodeWords,
+    /** Why a status callback was not delivered (server/callbacks/attemptFailure.ts). */
+    callbackFailure: (f: AttemptFailure): string => {
+      switch (f.kind) {
+        case 'refused':
+          return `Connection refused${f.address ? ` at ${f.address}` : ''}: nothing listens there (ECONNREFUSED)`;
+        case 'unreachable':
+          return `No route to ${f.address || 'the callback address'} (unreachable)`;
+        case 'unknownHost':
+          return `The host name ${f.host} does not resolve (ENOTFOUND)`;
+        case 'reset':
+          return 'The connection was cut before an answer came (ECONNRESET)';
+        case 'timedOut':
+          return `No answer within ${Math.round(f.ms / 100) / 10} s`;
+        case 'certificate':
+          return `The HTTPS certificate was refused (${f.code})`;
+        case 'httpStatus':
+          return `The application answered HTTP ${f.status}`;
+        case 'redirect':
+          return `The application answered a redirect (HTTP ${f.status}${f.location ? ` to ${f.location}` : ''}), which vop never follows`;
+        case 'badAddress':
+          return `The callback address is not an http(s) URL: ${f.address}`;
+        case 'noApplication':
+          return 'Not sent: the application no longer exists';
+        case 'applicationDisabled':
+          return 'Not sent: the application is disabled';
+        case 'noCallbackAddress':
+          return 'Not sent: the application has no callback address';
+        case 'cancelled':
+          return 'Cancelled';
+      }
+    },
   },
 };
 

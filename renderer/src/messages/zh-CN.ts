@@ -3,9 +3,57 @@
  * test/console-i18n.test.ts 检查两者一致。
  */
 import type { SettingProblem } from '../../../server/settings/settingProblem.js';
-import type { Messages } from './en.js';
+import type { AttemptFailure } from '../../../server/callbacks/attemptFailure.js';
+import type { Messages, ResultCodeWords } from './en.js';
 
 const rungParts: Record<string, string> = { label: '名称', shortSide: '短边', videoBitrateKbps: '视频码率' };
+
+/** 服务器结果代码（server/core/errors.ts）的中文说法；test/console-i18n.test.ts 检查每个代码都有。 */
+const resultCodes: ResultCodeWords = {
+  '1': '成功。',
+  '100': (d) => (d ? `缺少参数：${d}` : '缺少必需的参数。'),
+  '101': '没有这个 AppId 的应用。',
+  '102': '该应用已停用。',
+  '103': 'Timestamp 格式不正确：应为整数的 Unix 秒数。',
+  '104': 'AppSecret 不正确：令牌与 Timestamp 加 AppSecret 的 MD5 不符。',
+  '105': 'Timestamp 已过期：与服务器时间相差超过 600 秒。',
+  '106': '失败次数过多：请等一分钟再试。',
+  '107': '上传凭据无效或已过期：请重新打开上传页面。',
+  '201': (d) => (d ? `参数值无效：${d}` : '参数值无效。'),
+  '202': '分页参数无效。',
+  '301': '找不到该视频（可能已被删除）。',
+  '302': '拒绝访问。',
+  '303': '视频的状态已经变化，不能进行此操作：请刷新页面后再试。',
+  '304': '找不到该回调投递记录。',
+  '305': '找不到该任务（可能已被清理）。',
+  '306': '任务当前的状态不能进行此操作（可能已开始或已结束）：请刷新页面后再试。',
+  '307': '该文件不是 vop 能读取的视频。',
+  '308': '该应用一分钟内登记的视频过多：请稍后再试。',
+  '309': '该应用的视频数量已达上限：请删除一些，或由管理员提高上限。',
+  '310': '备份文件夹中没有这个备份。',
+  '311': '另一个备份正在进行：请等它完成后再试。',
+  '312': (d) => (d ? `备份失败：${d}` : '备份失败（原因见服务器日志）。'),
+  '313': (d) => (d ? `字幕文件无效：${d}` : '字幕文件无效：须为 UTF-8 编码的 SRT 或 WebVTT。'),
+  '314': '字幕文件过大（最多 2 MiB、20,000 条）。',
+  '315': '语言标签无效：请使用 BCP-47 标签，例如 en、pt-BR、zh-Hans。',
+  '316': '该视频的字幕已达上限（20 条）：请先删除一条。',
+  '317': '找不到该字幕（可能已被删除）。',
+  '401': '请求内容过大。',
+  '402': '请求格式有误。',
+  '403': '不支持此内容类型。',
+  '404': '找不到该项（可能已结束或已被删除）。',
+  '405': '不支持此请求方法。',
+  '406': '不支持此格式。',
+  '410': '管理令牌缺失或不正确。',
+  '411': '管理 API 不接受来自此地址的请求。',
+  '412': '控制台会话已失效：请重新登录。',
+  '413': '拒绝了来自其他网站或其他端口的请求。',
+  '420': '媒体地址被拒绝：签名地址已过期或被改动，或该应用只提供签名地址。',
+  '421': '上报过于频繁：请稍后再试。',
+  '500': '服务器内部错误（详情见服务器日志）。',
+  '503': '服务器暂时不能写入（正在关闭，或存储出错）：请稍后再试。',
+  '507': '磁盘空间不足：请先释放一些空间。',
+};
 
 export const zhCN: Messages = {
   common: {
@@ -696,5 +744,38 @@ export const zhCN: Messages = {
     onFailure: (code: string, reason: string) => `onFailure${code ? `（代码 ${code}）` : ''}：${reason}`,
     onCancel: 'onFailure：未选文件就关闭了。',
     onError: (reason: string) => `onError：${reason}`,
+  },
+  serverWords: {
+    resultCodes,
+    callbackFailure: (f: AttemptFailure): string => {
+      switch (f.kind) {
+        case 'refused':
+          return `连接被拒绝${f.address ? `：${f.address} ` : '：'}上没有服务在监听（ECONNREFUSED）`;
+        case 'unreachable':
+          return `无法到达 ${f.address || '回调地址'}（网络不可达）`;
+        case 'unknownHost':
+          return `无法解析主机名 ${f.host}（ENOTFOUND）`;
+        case 'reset':
+          return '连接在收到回答前被断开（ECONNRESET）';
+        case 'timedOut':
+          return `${Math.round(f.ms / 100) / 10} 秒内没有回答`;
+        case 'certificate':
+          return `HTTPS 证书未通过验证（${f.code}）`;
+        case 'httpStatus':
+          return `应用返回了 HTTP ${f.status}`;
+        case 'redirect':
+          return `应用返回了重定向（HTTP ${f.status}${f.location ? `，指向 ${f.location}` : ''}），vop 不会跟随`;
+        case 'badAddress':
+          return `回调地址不是 http(s) 地址：${f.address}`;
+        case 'noApplication':
+          return '未发送：应用已不存在';
+        case 'applicationDisabled':
+          return '未发送：应用已停用';
+        case 'noCallbackAddress':
+          return '未发送：应用没有回调地址';
+        case 'cancelled':
+          return '已取消';
+      }
+    },
   },
 };

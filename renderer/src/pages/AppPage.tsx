@@ -6,6 +6,7 @@ import { DataTable } from '../components/DataTable.js';
 import { AppStateBadge, CallbackAddressWarning, ErrorMessage, Notice, PageHeader, StateBadge } from '../components/Feedback.js';
 import { formatTime, shortId } from '../format.js';
 import { useT } from '../i18n.js';
+import { callbackFailureText } from '../serverWords.js';
 import { Link } from '../router.js';
 import type { AppView, DeliveryView } from '../types.js';
 import { useAction } from '../useAction.js';
@@ -144,7 +145,7 @@ export function AppPage({ appId }: { appId: string }) {
                 await log.reload();
                 const at = d.attempts.at(-1);
                 // A test that did not get through is shown as the failure it is, not in the success style.
-                if (d.state !== 'delivered') throw new Error(t.app.testFailed(d.lastError || at?.error || `HTTP ${at?.httpStatus}`));
+                if (d.state !== 'delivered') throw new Error(t.app.testFailed(callbackFailureText(d.lastError || at?.error || `HTTP ${at?.httpStatus}`, t)));
                 return t.app.testDelivered(String(at?.httpStatus), String(at?.latencyMs));
               })
             }
@@ -301,10 +302,10 @@ function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView
                   {last ? (
                     <>
                       {last.httpStatus !== null ? `HTTP ${last.httpStatus}` : t.app.noAnswer} · {t.app.latency(last.latencyMs)} · {t.app.attempts(d.attempts.length)}
-                      {last.error ? <div className="muted small-text">{last.error}</div> : null}
+                      {last.error ? <div className="muted small-text">{callbackFailureText(last.error, t)}</div> : null}
                     </>
                   ) : (
-                    <span className="muted">{d.lastError || t.app.notSent}</span>
+                    <span className="muted">{d.lastError ? callbackFailureText(d.lastError, t) : t.app.notSent}</span>
                   )}
                 </td>
                 <td>

@@ -7,6 +7,7 @@ import { FinishedJobsTable, JobProgress, useJobProgress } from '../components/Jo
 import { useServerEvent } from '../events.js';
 import { formatTime, shortId } from '../format.js';
 import { useT } from '../i18n.js';
+import { jobErrorText } from '../serverWords.js';
 import { Link } from '../router.js';
 import type { JobView, ProcessingView, QueueView } from '../types.js';
 import { useAction } from '../useAction.js';
@@ -157,7 +158,7 @@ export function Transcode() {
                   <td>{i + 1}</td>
                   <td>
                     <Link to={`/videos/${j.videoId}`}>{name}</Link>
-                    {j.error ? <div className="error-text small-text">{t.queue.lastAttempt(j.error)}</div> : null}
+                    {j.error ? <div className="error-text small-text">{t.queue.lastAttempt(jobErrorText(j, t))}</div> : null}
                   </td>
                   <td>{kindTag(j)}</td>
                   <td>{j.priority}</td>

@@ -9,6 +9,7 @@ import { Player, renditionUrl } from '../components/Player.js';
 import { useServerEvent } from '../events.js';
 import { formatBytes, formatDuration, formatNumber, formatTime, statusName } from '../format.js';
 import { useT } from '../i18n.js';
+import { jobErrorText } from '../serverWords.js';
 import { embedSnippet } from '../integrationSnippets.js';
 import type { Messages } from '../messages/en.js';
 import { Link } from '../router.js';
@@ -245,7 +246,7 @@ export function VideoPage({ id }: { id: string }) {
                     {jobAttempts(t, j)} · {formatTime(j.updatedAt)}
                   </span>
                   {j.state === 'running' ? <JobProgress figures={figures(j)} label={t.jobs.progressOf(t.jobs.types[j.type] ?? j.type)} /> : null}
-                  {j.error ? <div className="error-text">{j.error}</div> : null}
+                  {j.error ? <div className="error-text">{jobErrorText(j, t)}</div> : null}
                 </li>
               ))}
             </ul>
