@@ -177,8 +177,20 @@ if ((import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWit
   runCli(process.argv.slice(2)).then((r) => {
     process.stdout.write(r.stdout);
     process.stderr.write(r.stderr);
+    const hint = r.stdout ? npmBannerHint(process.env, process.stdout.isTTY === true) : undefined;
+    if (hint) process.stderr.write(`${hint}\n`);
     process.exitCode = r.code;
   });
+}
+
+/**
+ * Said on standard error when the JSON goes down a pipe after npm's own two lines (`> vop@… vop`),
+ * which npm writes to standard output before the command starts, so a JSON parser at the other
+ * end fails; `npm run -s` leaves them out. Nothing when npm is silent or the output is a terminal.
+ */
+export function npmBannerHint(env: NodeJS.ProcessEnv, toTerminal: boolean): string | undefined {
+  if (toTerminal || env.npm_lifecycle_event !== 'vop' || env.npm_config_loglevel === 'silent') return undefined;
+  return 'vop: npm printed two lines of its own before this JSON on standard output; run npm run -s vop -- … to pipe it to a JSON parser.';
 }
 
 /** `--api-networks a,b`: a list (commas or spaces between); "" for none. Checked by the server. */

@@ -1,16 +1,17 @@
 /**
  * Applications (issue 2, item 3): the admin API, its token, and the CLI that drives it.
  */
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../server/cli.js';
+import { npmBannerHint, runCli } from '../server/cli.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from '../server/core/tokens.js';
 import { createServer } from '../server/app.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
-import { ADMIN_TOKEN, killStrayProcesses, runToExit, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { ADMIN_TOKEN, killStrayProcesses, ROOT, runToExit, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 afterAll(() => killStrayProcesses());
 
@@ -319,6 +320,25 @@ describe('CLI (npm run vop)', () => {
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^Cannot reach vop at http:\/\/127.0.0.1:1 \(.+\)\. .*--server <url>/);
   });
+
+  it('says on standard error, when run by a talkative npm into a pipe, how to leave npm\'s lines out of the JSON', async () => {
+    const npm = (args: string[]) =>
+      new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
+        const child = spawn('npm', ['run', ...args, 'vop', '--', 'apps', 'list', ...base], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d) => (stdout += d));
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('close', (code) => resolve({ stdout, stderr, code }));
+      });
+    const talkative = await npm([]);
+    expect(talkative.code, talkative.stderr).toBe(0);
+    expect(() => JSON.parse(talkative.stdout)).toThrow();
+    expect(talkative.stderr).toContain('npm run -s vop');
+    // Not a word when npm is silent (npm run -s) or the JSON goes to a terminal.
+    expect(npmBannerHint({ npm_lifecycle_event: 'vop', npm_config_loglevel: 'silent' }, false)).toBeUndefined();
+    expect(npmBannerHint({ npm_lifecycle_event: 'vop' }, true)).toBeUndefined();
+  }, 60_000);
 
   it('runs as a command (server/cli.ts) with its exit code', async () => {
     const ok = await runToExit(['apps', 'create', '--name', 'as a process', ...base], {}, 'server/cli.ts');

@@ -559,6 +559,8 @@ export const en = {
     title: 'Settings',
     formLabel: 'Server settings',
     savedIn: 'Saved in',
+    /** After the settings file's path: the end of that sentence. */
+    savedInEnd: '. ',
     intro1: 'Settings marked',
     intro2: 'change at once; the others are read when vop starts (',
     intro3: '). Flags given to',

@@ -589,6 +589,8 @@ export const zhCN: Messages = {
     title: '设置',
     formLabel: '服务器设置',
     savedIn: '保存在',
+    /** After the settings file's path: the end of that sentence. */
+    savedInEnd: '。',
     intro1: '标有',
     intro2: '的设置立即生效；其余设置在 vop 启动时读取（',
     intro3: '）。传给',

@@ -169,7 +169,9 @@ export function SettingsPage() {
       {data && draft ? (
         <form onSubmit={submit} className="settings" aria-label={t.settings.formLabel} noValidate>
           <p className="muted">
-            {t.settings.savedIn} <code className="break">{data.settingsFile}</code>. {t.settings.intro1} <span className="tag live">{t.settings.appliesNow}</span> {t.settings.intro2}
+            {t.settings.savedIn} <code className="break">{data.settingsFile}</code>
+            {t.settings.savedInEnd}
+            {t.settings.intro1} <span className="tag live">{t.settings.appliesNow}</span> {t.settings.intro2}
             <span className="tag restart">{t.settings.afterRestart}</span>
             {t.settings.intro3} <code>npm start</code> {t.settings.intro4}
           </p>
