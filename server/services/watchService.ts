@@ -8,6 +8,7 @@
  * plays with that same token, so it works exactly as long as the addresses the application was
  * given, and a cover token (which opens the cover only) never opens it.
  */
+import { escapeHtml } from '../core/htmlText.js';
 import { ApiError } from '../core/errors.js';
 import { VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
 import { SIGNED_SEGMENT, type MediaTokens } from '../keys/mediaTokens.js';
@@ -160,14 +161,14 @@ export class WatchService {
     }
     const v = answer.video;
     const { width, height } = fit(v.width, v.height, max);
-    const src = escapeAttribute(v.pageUrl);
+    const src = escapeHtml(v.pageUrl);
     return {
       version: '1.0',
       type: 'video',
       provider_name: 'vop',
       provider_url: `${ctx.baseUrl}/`,
       title: v.title,
-      html: `<iframe src="${src}" width="${width}" height="${height}" title="${escapeAttribute(v.title)}" style="border:0" allow="autoplay; fullscreen; picture-in-picture" allowfullscreen></iframe>`,
+      html: `<iframe src="${src}" width="${width}" height="${height}" title="${escapeHtml(v.title)}" style="border:0" allow="autoplay; fullscreen; picture-in-picture" allowfullscreen></iframe>`,
       width,
       height,
       ...(v.posterUrl ? { thumbnail_url: v.posterUrl, thumbnail_width: v.width, thumbnail_height: v.height } : {}),
@@ -179,9 +180,4 @@ export class WatchService {
 export function fit(width: number, height: number, max: { width?: number; height?: number }): { width: number; height: number } {
   const scale = Math.min(1, max.width ? max.width / width : 1, max.height ? max.height / height : 1);
   return { width: Math.max(1, Math.floor(width * scale)), height: Math.max(1, Math.floor(height * scale)) };
-}
-
-/** Text for an HTML attribute's double-quoted value (and for element text). */
-export function escapeAttribute(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/'/g, '&#39;');
 }

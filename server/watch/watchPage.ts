@@ -7,8 +7,8 @@
  * The page loads nothing from outside this server: its Content-Security-Policy says so. Its data
  * goes to its script in a JSON block, which a browser never runs.
  */
+import { escapeHtml } from '../core/htmlText.js';
 import type { WatchAnswer, WatchVideo } from '../services/watchService.js';
-import { escapeAttribute } from '../services/watchService.js';
 import { WATCH_TEXT, type WatchLanguage } from './watchText.js';
 
 /** The page's URL options (docs/watch.md), read leniently: an option that does not read is left at its default. */
@@ -73,7 +73,7 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
   const text = WATCH_TEXT[lang];
   if (answer.kind === 'message') {
     const title = answer.title ?? 'vop';
-    return page(lang, title, '', `<div class="vop-message" role="status"><p>${escapeAttribute(text.messages[answer.refusal])}</p></div>`);
+    return page(lang, title, '', `<div class="vop-message" role="status"><p>${escapeHtml(text.messages[answer.refusal])}</p></div>`);
   }
   const v = answer.video;
   const data = {
@@ -85,9 +85,9 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
   };
   const body =
     `<div class="vop-watch${options.controls ? '' : ' vop-bare'}" id="vop-watch">` +
-    `<video id="vop-video" playsinline preload="metadata"${v.posterUrl ? ` poster="${escapeAttribute(v.posterUrl)}"` : ''} aria-label="${escapeAttribute(v.title)}"></video>` +
+    `<video id="vop-video" playsinline preload="metadata"${v.posterUrl ? ` poster="${escapeHtml(v.posterUrl)}"` : ''} aria-label="${escapeHtml(v.title)}"></video>` +
     (options.controls ? controlBar(text.player) : '') +
-    `<div class="vop-tools" id="vop-tools" hidden><button type="button" class="vop-menu-button" id="vop-menu-button" aria-haspopup="menu" aria-expanded="false" aria-label="${escapeAttribute(text.player.settings)}" title="${escapeAttribute(text.player.settings)}">&#9881;</button>` +
+    `<div class="vop-tools" id="vop-tools" hidden><button type="button" class="vop-menu-button" id="vop-menu-button" aria-haspopup="menu" aria-expanded="false" aria-label="${escapeHtml(text.player.settings)}" title="${escapeHtml(text.player.settings)}">&#9881;</button>` +
     `<div class="vop-menu" id="vop-menu" role="menu" hidden></div></div>` +
     `<div class="vop-message" id="vop-error" role="alert" hidden></div>` +
     `</div>` +
@@ -102,11 +102,11 @@ export function renderWatchPage(answer: WatchAnswer, options: WatchOptions, lang
  * with its preview tile, the time, sound, fullscreen. Its script (watch.js) makes them work.
  */
 function controlBar(t: (typeof WATCH_TEXT)['en']['player']): string {
-  const button = (id: string, label: string, glyph: string) => `<button type="button" class="vop-btn" id="${id}" aria-label="${escapeAttribute(label)}" title="${escapeAttribute(label)}">${glyph}</button>`;
+  const button = (id: string, label: string, glyph: string) => `<button type="button" class="vop-btn" id="${id}" aria-label="${escapeHtml(label)}" title="${escapeHtml(label)}">${glyph}</button>`;
   return (
     `<div class="vop-controls" id="vop-controls">` +
     button('vop-play', t.play, '&#9654;') +
-    `<div class="vop-seek" id="vop-seek" role="slider" tabindex="0" aria-label="${escapeAttribute(t.seek)}" aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">` +
+    `<div class="vop-seek" id="vop-seek" role="slider" tabindex="0" aria-label="${escapeHtml(t.seek)}" aria-valuemin="0" aria-valuemax="0" aria-valuenow="0">` +
     `<div class="vop-seek-track"><div class="vop-seek-played" id="vop-played"></div></div>` +
     `<div class="vop-preview" id="vop-preview" hidden><div class="vop-preview-tile" id="vop-preview-tile"></div><span id="vop-preview-time"></span></div>` +
     `</div>` +
@@ -142,8 +142,8 @@ function previewTags(v: WatchVideo, oembedUrl: string): string {
     ...(v.posterUrl ? ([['name', 'twitter:image', v.posterUrl]] as Array<[string, string, string]>) : []),
   ];
   return (
-    tags.map(([attr, name, content]) => `<meta ${attr}="${name}" content="${escapeAttribute(content)}">`).join('') +
-    `<link rel="alternate" type="application/json+oembed" href="${escapeAttribute(oembedUrl)}" title="${escapeAttribute(v.title)}">`
+    tags.map(([attr, name, content]) => `<meta ${attr}="${name}" content="${escapeHtml(content)}">`).join('') +
+    `<link rel="alternate" type="application/json+oembed" href="${escapeHtml(oembedUrl)}" title="${escapeHtml(v.title)}">`
   );
 }
 
@@ -152,7 +152,7 @@ function page(lang: WatchLanguage, title: string, head: string, body: string): s
     `<!doctype html><html lang="${lang}"><head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width, initial-scale=1">` +
     `<meta name="referrer" content="no-referrer">` +
-    `<title>${escapeAttribute(title)}</title>${head}` +
+    `<title>${escapeHtml(title)}</title>${head}` +
     `<link rel="stylesheet" href="${WATCH_ASSETS}watch.css"></head><body>${body}</body></html>`
   );
 }

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../core/htmlText.js';
 import type { Request, Response } from 'express';
 import { RESULT_CODES, type ApiError } from '../core/errors.js';
 import { ERROR_PAGE_TEXT, errorPageSentence, type ErrorPageLanguage } from './errorPageText.js';
@@ -150,8 +151,4 @@ export function sendWidgetError(req: Request, res: Response, err: ApiError, page
     'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors *",
   });
   res.status(err.def.httpStatus).send(html);
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
