@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { zhCN } from '../renderer/src/messages/zh-CN.js';
 import { verifyBackup } from '../server/backup/verifyBackup.js';
 import { launchBrowser } from './helpers/browser.js';
 import { CookieClient, ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
@@ -126,8 +127,12 @@ describe('the Backups page in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: '备份' }).waitFor();
       await page.getByRole('button', { name: '立即备份' }).click();
       await page.getByRole('alert').waitFor();
-      // The reason, from the server: the folder cannot be made where a file is.
-      expect(await page.getByRole('alert').textContent()).toMatch(new RegExp(`^Backup Failed: .*(EEXIST|ENOTDIR).*${dir}`));
+      // The code said in Chinese, with the server's reason: the folder cannot be made where a file is.
+      const said = await page.getByRole('alert').textContent();
+      expect(said).toMatch(new RegExp(`(EEXIST|ENOTDIR).*${dir}`));
+      const refusal = (await s.admin.request('POST', '/backups', {})).body.error;
+      expect(refusal.code).toBe('312');
+      expect(said).toBe((zhCN.serverWords.resultCodes['312'] as (detail: string) => string)(refusal.detail));
       expect(await page.getByRole('button', { name: '立即备份' }).isEnabled()).toBe(true);
     } finally {
       await context.close();

@@ -3,10 +3,15 @@
  * 1): nothing wider than the window, no blank band above the page's heading, each table's
  * header cells over their columns, every field's whole value in sight (the Settings page's
  * ladder), and a table that scrolls sideways marked so (a fade at its edge, a line above), in both of the console's languages (item 6: Chinese labels
- * are shorter, English ones longer). Each page is photographed at both sizes in both languages
+ * are shorter, English ones longer). Within tables: no column of words squeezed to a sliver (a
+ * URL or a Chinese phrase a few characters a line), no number torn from its unit, a row's line
+ * under all its cells, and at 1280 px no table scrolling sideways at all (the Backups page's
+ * Download buttons were out of sight). Each page is photographed at both sizes in both languages
  * (docs/screenshots/layout-<page>-<language>-<width>.png with UPDATE_SCREENSHOTS=1).
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, screenshotPath } from './helpers/browser.js';
@@ -15,7 +20,7 @@ import type { SpecClient } from './helpers/client.js';
 import { en } from '../renderer/src/messages/en.js';
 import { zhCN } from '../renderer/src/messages/zh-CN.js';
 import { ensureConsoleBuilt } from './helpers/console.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -61,6 +66,21 @@ beforeAll(async () => {
     const id = await client.register({ VideoTitle: title });
     await s.vop.jobs.enqueue('transcode', { videoId: id }, { videoId: id, runAfter: Date.now() + 3_600_000 });
   }
+  // A transcode that failed (a source that is no video): the monitor's finished jobs then have
+  // an error in words, a column that must not be squeezed to a sliver.
+  const broken = await client.register({ VideoTitle: 'Not a video' });
+  const noise = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'vop-layout-')), 'noise.mp4');
+  fs.writeFileSync(noise, new Uint8Array(40_000).fill(7));
+  await placeSource(s.vop, broken, noise);
+  fs.rmSync(path.dirname(noise), { recursive: true, force: true });
+  await waitForStatus(s.vop, broken, [7], 60_000);
+  // A callback address, shown in the applications' table, on a port that refuses (9, discard):
+  // the test callback fails, and the application's delivery log has a row with its error.
+  expect((await s.admin.request('PATCH', `/apps/${client.appId}`, { callbackUrl: 'http://127.0.0.1:9/vop/callback' })).status).toBe(200);
+  const sent = await s.admin.request('POST', `/apps/${client.appId}/test-callback`);
+  expect(sent.body).toMatchObject({ state: 'failed' });
+  // A backup in the folder: its table has a row (a long file name, a time, its contents, a button).
+  expect((await s.admin.request('POST', '/backups', {})).status).toBe(200);
 }, 180_000);
 
 afterAll(async () => {
@@ -111,6 +131,46 @@ async function layoutProblems(page: Page): Promise<string[]> {
       const input = el as HTMLInputElement;
       if (shown(input) && input.value && input.scrollWidth > input.clientWidth) problems.push(`input ${input.id || input.name} shows ${input.clientWidth} px of its ${input.scrollWidth} px value "${input.value}"`);
     });
+    // The lines a node's text takes: the distinct tops of its boxes, a pixel apart or more.
+    const lines = (node: Node) => {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const tops: number[] = [];
+      for (const r of range.getClientRects()) if (r.width > 0 && !tops.some((top) => Math.abs(top - r.top) < 1)) tops.push(r.top);
+      return tops.length;
+    };
+    document.querySelectorAll('main td').forEach((el) => {
+      const cell = el as HTMLElement;
+      if (!shown(cell)) return;
+      const where = `${cell.closest('table')?.className || 'table'} "${(cell.textContent ?? '').trim().slice(0, 30)}"`;
+      // A column of words or an address is never squeezed to a sliver, a few letters a line
+      // (a Chinese phrase breaks between any two characters, a URL anywhere in a cell with
+      // .break): a cell narrower than 3.5em whose text wraps is one, a button's words included.
+      // A short value that keeps to one line (a number, "测试") may be narrow, and so may a cell
+      // of a check box or a grip, which holds no text.
+      const style = getComputedStyle(cell);
+      const inner = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      const least = 3.5 * parseFloat(style.fontSize);
+      if (inner < least) {
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          if (n.textContent!.trim() && lines(n) > 1) {
+            problems.push(`${where}: squeezed to ${Math.round(inner)} px, its text wraps`);
+            break;
+          }
+        }
+      }
+      // A number and its unit ("165 KB", "2 files") read on one line.
+      if (cell.classList.contains('num') && cell.textContent?.trim() && lines(cell) > 1) problems.push(`${where}: a number on ${lines(cell)} lines`);
+    });
+    // A row's line runs under all its cells or under none (a row heading's line once stopped
+    // short of the Overview's storage figures, over its total).
+    document.querySelectorAll('main table tr').forEach((tr) => {
+      const cells = [...tr.children].filter(shown);
+      const lined = cells.map((c) => getComputedStyle(c).borderBottomStyle !== 'none' && parseFloat(getComputedStyle(c).borderBottomWidth) > 0);
+      const words = cells.map((c) => (c.textContent ?? '').trim()).join(' | ');
+      if (lined.some((l) => l !== lined[0])) problems.push(`${tr.closest('table')?.className || 'table'} row "${words.slice(0, 40)}": its line runs under only some of its cells`);
+    });
     // A table wider than its box says so: the edge with more beyond it fades and a line above
     // says it scrolls, else its last columns (the actions) are out of sight without a cue.
     document.querySelectorAll('main .table-wrap').forEach((wrap, t) => {
@@ -149,16 +209,17 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
           await page.getByRole('heading', { level: 1, name: t.overview.title }).waitFor();
           const appId = client.appId;
           // Each page with its heading and something that shows it has loaded its data.
-          const pages: Array<{ name: string; path: string; heading: string | RegExp; loaded?: string }> = [
-            { name: 'overview', path: '/', heading: t.overview.title, loaded: '.facts' },
+          const pages: Array<{ name: string; path: string; heading: string | RegExp; loaded?: string | string[] }> = [
+            { name: 'overview', path: '/', heading: t.overview.title, loaded: ['.facts', 'tr[data-area="total"]'] },
             { name: 'applications', path: '/apps', heading: t.apps.title, loaded: 'table tbody tr' },
-            { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name', loaded: '[data-testid="integrate"] pre' },
+            { name: 'application', path: `/apps/${appId}`, heading: 'Layout site with a rather long application name', loaded: ['[data-testid="integrate"] pre', 'tr[data-delivery]'] },
             { name: 'try-upload', path: `/apps/${appId}/try-upload`, heading: t.tryUpload.title, loaded: 'input[name="widget-form"]' },
             { name: 'videos', path: '/videos', heading: t.videos.title, loaded: 'table.videos tbody tr' },
             { name: 'video', path: `/videos/${videoId}`, heading: 'A walk along the harbour wall at dawn', loaded: 'video[data-engine]' },
             { name: 'long-title', path: `/videos/${longTitleId}`, heading: LONG_TITLE, loaded: '.facts' },
             { name: 'transfers', path: '/transfers', heading: t.transfers.title },
             { name: 'transcode', path: '/transcode', heading: t.queue.title, loaded: `tr[data-job]` },
+            { name: 'backups', path: '/backups', heading: t.backups.title, loaded: 'tr[data-backup]' },
             { name: 'settings', path: '/settings', heading: t.settings.title },
             { name: 'not-found', path: '/no/such/page', heading: t.shell.notFound },
           ];
@@ -167,10 +228,14 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
           for (const p of pages) {
             await page.goto(`${s.baseUrl}/console${p.path}`);
             await page.getByRole('heading', { level: 1, name: p.heading }).waitFor({ timeout: 15_000 });
-            if (p.loaded) await page.locator(p.loaded).first().waitFor({ timeout: 15_000 });
+            for (const sel of [p.loaded ?? []].flat()) await page.locator(sel).first().waitFor({ timeout: 15_000 });
             await page.waitForTimeout(300);
             problems.push(...(await layoutProblems(page)).map((m) => `${p.name}: ${m}`));
-            scrolling += await scrollingTables(page);
+            const scrolls = await scrollingTables(page);
+            // A wide window has room for every table: none scrolls sideways there (the Backups
+            // table once pushed its Download buttons out of sight at 1280 px).
+            if (size.width >= 1280 && scrolls > 0) problems.push(`${p.name}: ${scrolls} table(s) scroll sideways at ${size.width} px`);
+            scrolling += scrolls;
             await page.screenshot({ path: screenshotPath(`layout-${p.name}-${locale}-${size.width}.png`), fullPage: true, animations: 'disabled' });
           }
           expect(problems).toEqual([]);

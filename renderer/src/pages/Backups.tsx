@@ -89,14 +89,14 @@ export function BackupsPage() {
           <DataTable className="backups" columns={[b.name, b.when, b.kind, b.size, b.check, { hidden: b.download }]}>
             {backups.map((r) => (
               <tr key={r.name} data-backup={r.name}>
-                <td>
+                <td className="file">
                   <code>{r.name}</code>
                 </td>
                 <td>{formatTime(r.createdAt)}</td>
-                <td>
+                <td className="contents">
                   {mediaWords(r, t)} · {b.by[r.by] ?? r.by}
                 </td>
-                <td>{formatBytes(r.bytes)}</td>
+                <td className="size">{formatBytes(r.bytes)}</td>
                 <td>
                   <VerifiedBadge record={r} t={t} />
                 </td>
