@@ -23,6 +23,16 @@ const hasPromtool = () => fs.existsSync('/usr/bin/promtool');
 const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].filter(Boolean);
 const found = candidates.find((p) => fs.existsSync(p));
 const hasFfmpeg = fs.existsSync('/usr/bin/ffmpeg') && fs.existsSync('/usr/bin/ffprobe');
+// A font with Chinese glyphs (Debian's fonts-wqy-zenhei, 7 MB), so the console's Chinese pages
+// are laid out and photographed with real glyphs, not boxes. Wanted, not needed: installed when
+// this runs as root on Debian, and the tests run without it otherwise.
+const hasCjkFont = () => (spawnSync('fc-list', [':lang=zh', 'file'], { encoding: 'utf8' }).stdout ?? 'unknown').trim() !== '';
+if (!hasCjkFont() && process.getuid?.() === 0 && fs.existsSync('/etc/debian_version')) {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const font = spawnSync('apt-get', ['install', '-y', '-qq', 'fonts-wqy-zenhei'], { stdio: 'ignore', env });
+  if (font.status !== 0 && spawnSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env }).status === 0) spawnSync('apt-get', ['install', '-y', '-qq', 'fonts-wqy-zenhei'], { stdio: 'ignore', env });
+  if (!hasCjkFont()) console.log('No font with Chinese glyphs (fonts-wqy-zenhei could not be installed): Chinese pages show boxes in screenshots.');
+}
 if (found && hasFfmpeg && hasPostgres() && hasCeph() && hasPromtool()) {
   process.exit(0);
 }
