@@ -251,6 +251,14 @@ describe('layering: every import points down a floor', () => {
     expect(circles(graph).map((c) => c.join(' -> '))).toEqual([]);
   });
 
+  it("is the floor table of docs/architecture.md: the same floors, in the same order, each with the same rooms", () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
+    const rows = [...doc.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((m) => ({ floor: Number(m[1]), rooms: [...m[2]!.matchAll(/`server\/([^`]+)`/g)].map((r) => r[1]!) }));
+    const floors: string[][] = [];
+    for (const r of rows) (floors[r.floor - 1] ??= []).push(...r.rooms);
+    expect(floors.map((f) => [...f].sort())).toEqual(FLOORS.map((f) => [...f].sort()));
+  });
+
   it('the checks themselves see a climb, a neighbour, a file on no floor and a circle', () => {
     expect(specifiersOf("import type { A } from '../a.js';\nexport { b } from './b.js';\nconst c = await import('./c.js');\nimport './d.js';")).toEqual(['../a.js', './b.js', './d.js', './c.js']);
     const floors = [['core/'], ['storage/', 'media/'], ['routes/']];
