@@ -1,4 +1,5 @@
 /** How the console writes numbers, sizes, times and statuses for people, in the chosen language. */
+import { VideoStatus } from '../../server/core/videoStatus.js';
 import { currentLocale, messages } from './i18n.js';
 
 /** Spec section 3: the values of a video's Status. */
@@ -22,9 +23,9 @@ export function statusName(s: number): string {
 
 /** A tone for a status badge. */
 export function statusTone(s: number): 'ok' | 'bad' | 'busy' | 'idle' {
-  if (s === 1) return 'ok';
-  if (s === 4 || s === 7) return 'bad';
-  if (s === 3 || s === 6) return 'busy';
+  if (s === VideoStatus.Normal) return 'ok';
+  if (s === VideoStatus.DownloadFailed || s === VideoStatus.TranscodingFailed) return 'bad';
+  if (s === VideoStatus.Downloading || s === VideoStatus.Transcoding) return 'busy';
   return 'idle';
 }
 

@@ -8,9 +8,8 @@ import { DEFAULT_MEDIA_TTL_SECONDS, type AppRecord, type AppStore } from '../sto
 import { SIGNED_SEGMENT, type MediaTokens } from '../keys/mediaTokens.js';
 import type { ViewContext } from '../videos/videoView.js';
 import { ApiError } from '../core/errors.js';
+import { MEDIA_TTL_RANGE } from '../core/mediaTtl.js';
 
-/** The shortest and longest lifetime of a signed address, in seconds. */
-export const MEDIA_TTL_RANGE = { min: 10, max: 86_400 } as const;
 
 export class MediaAccess {
   constructor(

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { MEDIA_TTL_RANGE } from '../../../server/core/mediaTtl.js';
 import { api } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
 import { CopyValue } from '../components/CopyButton.js';
@@ -322,8 +323,8 @@ function DeliveryLog({ deliveries, error, onReload }: { deliveries: DeliveryView
   );
 }
 
-/** The lifetime range the server takes (services/mediaAccess.ts MEDIA_TTL_RANGE). */
-const MEDIA_TTL = { min: 10, max: 86_400 };
+/** The lifetime range the server takes. */
+const MEDIA_TTL = MEDIA_TTL_RANGE;
 
 /** Public or signed media addresses, and a signed address's lifetime. */
 function MediaAccessForm({ app, busy, onSave }: { app: AppView; busy: boolean; onSave: (access: 'public' | 'signed', ttl: number) => Promise<unknown> }) {

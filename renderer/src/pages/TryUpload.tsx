@@ -1,3 +1,4 @@
+import { VideoStatus } from '../../../server/core/videoStatus.js';
 import { useEffect, useState } from 'react';
 import { api } from '../api.js';
 import { ErrorMessage, Notice, PageHeader, StatusBadge } from '../components/Feedback.js';
@@ -52,7 +53,7 @@ interface Outcome {
 }
 
 /** Statuses after which nothing more happens by itself: playable, failed, deleted. */
-const SETTLED = new Set([0, 1, 4, 7]);
+const SETTLED = new Set<number>([VideoStatus.WaitingForDeletion, VideoStatus.Normal, VideoStatus.DownloadFailed, VideoStatus.TranscodingFailed]);
 /** Fresh values are asked for this long before the old ones expire. */
 const RENEW_BEFORE_MS = 60_000;
 
@@ -114,7 +115,7 @@ export function TryUploadPage({ appId }: { appId: string }) {
     if (!values) return;
     const wait = Math.max(0, Date.parse(values.expiresAt) - Date.now() - RENEW_BEFORE_MS);
     const timer = window.setTimeout(() => {
-      if (status !== 8 && status !== 7) return;
+      if (status !== VideoStatus.NotUploaded && status !== VideoStatus.TranscodingFailed) return;
       api<TryUploadValues>('POST', `/apps/${encodeURIComponent(appId)}/try-upload`, { videoId: values.videoId }).then(setValues, () => undefined);
     }, wait);
     return () => window.clearTimeout(timer);
@@ -193,7 +194,7 @@ export function TryUploadPage({ appId }: { appId: string }) {
             <dt>{t.tryUpload.valuesUntil}</dt>
             <dd>{formatTime(values.expiresAt)}</dd>
           </dl>
-          {status === 1 ? (
+          {status === VideoStatus.Normal ? (
             <p className="notice" data-testid="try-playable">
               {t.tryUpload.playable} <Link to={`/videos/${values.videoId}`}>{t.tryUpload.playIt}</Link>
             </p>

@@ -1,3 +1,4 @@
+import { VideoStatus } from '../../../server/core/videoStatus.js';
 import { useRef, useState, type FormEvent } from 'react';
 import { api, apiForm } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
@@ -41,11 +42,11 @@ export function VideoPage({ id }: { id: string }) {
   const { run: act, busy, error, notice } = useAction(reloadAll);
 
   const v = detail.data?.video;
-  const failed = v && (v.status === 4 || v.status === 7);
+  const failed = v && (v.status === VideoStatus.DownloadFailed || v.status === VideoStatus.TranscodingFailed);
   // A retry needs something to work from: a failed transcode its stored source (a file that was
   // not a video is deleted: the video takes another upload instead), a failed download its address.
-  const retryable = v && (v.status === 4 || (v.status === 7 && v.sourceFile !== ''));
-  const deleted = v?.status === 0;
+  const retryable = v && (v.status === VideoStatus.DownloadFailed || (v.status === VideoStatus.TranscodingFailed && v.sourceFile !== ''));
+  const deleted = v?.status === VideoStatus.WaitingForDeletion;
   const pb = playback.data;
   return (
     <>
@@ -261,7 +262,7 @@ export function VideoPage({ id }: { id: string }) {
                   <td>
                     {h.to} · {statusName(h.to)}
                   </td>
-                  <td className={h.to === 4 || h.to === 7 ? 'error-text' : ''}>{h.reason || '—'}</td>
+                  <td className={h.to === VideoStatus.DownloadFailed || h.to === VideoStatus.TranscodingFailed ? 'error-text' : ''}>{h.reason || '—'}</td>
                 </tr>
               ))}
             </DataTable>
@@ -503,6 +504,6 @@ function reasonSentence(reason: string): string {
  */
 function sourceText(t: Messages, v: { sourceType: number; sourceUrl: string; status: number }): string {
   if (v.sourceType === 2) return t.video.pulledFrom(v.sourceUrl);
-  if (v.status === 8) return t.video.toBeUploaded;
+  if (v.status === VideoStatus.NotUploaded) return t.video.toBeUploaded;
   return t.video.uploaded;
 }

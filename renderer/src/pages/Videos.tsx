@@ -1,3 +1,4 @@
+import { VideoStatus } from '../../../server/core/videoStatus.js';
 import { useState, type FormEvent } from 'react';
 import { api, query } from '../api.js';
 import { ConfirmButton } from '../components/ConfirmDialog.js';
@@ -131,7 +132,7 @@ export function Videos({ search }: { search: URLSearchParams }) {
                       }}
                     />
                   </td>
-                  <td className="thumb-cell">{v.coverUrl && v.status === 1 ? <img className="thumb" src={`${v.coverUrl}?t=4`} alt="" loading="lazy" /> : <span className="thumb empty" />}</td>
+                  <td className="thumb-cell">{v.coverUrl && v.status === VideoStatus.Normal ? <img className="thumb" src={`${v.coverUrl}?t=4`} alt="" loading="lazy" /> : <span className="thumb empty" />}</td>
                   <td>
                     <Link to={`/videos/${v.id}`}>{v.title || t.video.noTitle}</Link>
                   </td>
