@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import { buildCoverArgs, buildKeyframeSamplesArgs, buildResizeCoverSetArgs, COVER_SIZES, extractCover, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../server/media/cover.js';
+import { buildCoverArgs, buildKeyframeSamplesArgs, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../server/media/cover.js';
 import { run } from '../server/media/ffmpegRunner.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 
@@ -54,16 +54,42 @@ describe('covers from keyframes', () => {
     expect(chosen.blank).toBe(false);
   });
 
-  it('decodes exactly at a moment that has no keyframe before the next one (a single keyframe), as before', async () => {
+  it('takes the moments no keyframe reaches (a single keyframe) from the start window, decoded once: two runs in all', async () => {
     const dir = makeTempDir();
     const clip = await gopClip(dir, { seconds: 6, gop: 100_000, black: 1 });
     const out = path.join(dir, 'cover.jpg');
     const chosen = await extractCover(clip, out, 6);
-    // The keyframe run, one run per moment past the first keyframe's reach, and the cover's.
-    expect(chosen.runs).toBeGreaterThan(2);
+    // The keyframe run and the window's; the cover is one of their pictures, no run of its own.
+    expect(chosen.runs).toBe(2);
     expect(chosen.blank).toBe(false);
     expect((await imageLuma(out)).stdDev).toBeGreaterThan(10);
     expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
+  });
+
+  it('takes every moment of a long video with a single keyframe from its first 10 s, and still finds a picture', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 40, gop: 100_000, black: 2 });
+    const { chosen, samples, runs } = await pickCoverTime(clip, 40);
+    expect(runs).toBe(2);
+    // No moment has a keyframe before the next: all six spread over the first 10 s, the first in the black opening.
+    expect(samples).toHaveLength(6);
+    expect(samples.slice(1).every((s) => s.atSeconds <= FALLBACK_WINDOW_SECONDS)).toBe(true);
+    expect(samples[0]!.blank).toBe(true);
+    expect(chosen.blank).toBe(false);
+    expect(new Set(samples.map((s) => s.atSeconds)).size).toBe(6);
+  });
+
+  it('reads the start window once, from its first frame, for the moments it gives', () => {
+    const args = buildWindowSamplesArgs('/m/src.ts', 10, [
+      { atSeconds: 2.5, sample: '/w/w0.gray', cover: '/w/w0.jpg' },
+      { atSeconds: 5, sample: '/w/w1.gray', cover: '/w/w1.jpg' },
+    ], { inputFormat: 'mpegts' });
+    expect(args.filter((a) => a === '-i')).toHaveLength(1);
+    expect(args.slice(0, args.indexOf('-i'))).toEqual(expect.arrayContaining(['-t', '10.000', '-f', 'mpegts']));
+    expect(args).not.toContain('-skip_frame');
+    const graph = args[args.indexOf('-filter_complex') + 1]!;
+    expect(graph).toContain('setpts=PTS-STARTPTS,split=2[w0][w1]');
+    expect(graph).toContain('[w1]trim=start=5.000');
   });
 
   it('reads only keyframes, each within reach of its moment', () => {

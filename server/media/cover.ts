@@ -13,10 +13,12 @@
  * distance between keyframes (0.3 s for six 1080p moments, against 2.5 s when each moment was its
  * own run decoding from the keyframe before it up to the moment). A keyframe is near enough when
  * it comes before the next moment (the end, for the last): the samples stay spread over the video.
- * A moment with no keyframe that near (a short clip with a single keyframe, keyframes minutes
- * apart) is sampled as before, decoded exactly at the moment, in a run of its own; so is its cover
- * when it is chosen. The cost never grows with the video's length, unlike ffmpeg's `thumbnail`
- * filter, which decodes every frame in its window.
+ * The moments with no keyframe that near (a video with a single keyframe, keyframes minutes
+ * apart) are taken instead from the video's first {@link FALLBACK_WINDOW_SECONDS} seconds, spread
+ * over them, all in one more run that decodes that window once: decoding exactly at each moment
+ * cost a decode from the keyframe before it, the whole video up to the moment for a single
+ * keyframe (29 s for a one-minute 1080p source). So the cost never grows with the video's length,
+ * unlike ffmpeg's `thumbnail` filter, which decodes every frame in its window.
  *
  * Writing to a temporary name and renaming is the caller's job (atomicFile.ts): pass a tmpPath.
  */
@@ -91,6 +93,9 @@ function resolveCoverOptions(input: Partial<CoverOptions> = {}): CoverOptions {
   if (!(Number.isInteger(o.jpegQuality) && o.jpegQuality >= 2 && o.jpegQuality <= 31)) throw new Error('Option jpegQuality must be a whole number from 2 to 31.');
   return o;
 }
+
+/** How much of a video's start the moments without a keyframe near are taken from (decoded once). */
+export const FALLBACK_WINDOW_SECONDS = 10;
 
 /** Side of the grayscale thumbnail that samples are judged on. */
 export const SAMPLE_SIDE = 32;
@@ -240,11 +245,50 @@ export function buildKeyframeSamplesArgs(
   return args;
 }
 
+/** One moment of the start window, and where its outputs go. */
+export interface WindowMoment {
+  atSeconds: number;
+  sample: string;
+  cover: string;
+}
+
+/**
+ * Arguments for one run taking several moments of the video's first `windowSeconds` (see the file
+ * comment), every frame of the window decoded once: per moment, the first frame at or after it,
+ * split into its grayscale sample and its full-size JPEG as {@link buildKeyframeSamplesArgs} does.
+ * Times count from the first frame (a transport stream's clock starts anywhere).
+ */
+export function buildWindowSamplesArgs(
+  input: string,
+  windowSeconds: number,
+  moments: readonly WindowMoment[],
+  o: { inputFormat?: string | null; deinterlace?: boolean; toneMap?: readonly string[]; jpegQuality?: number } = {},
+): string[] {
+  if (moments.length === 0) throw new Error('No moments to sample.');
+  const toneMap = o.toneMap ?? [];
+  const branches = moments.map((_, i) => `[w${i}]`).join('');
+  const graph = [
+    `[0:v:0]setpts=PTS-STARTPTS,split=${moments.length}${branches}`,
+    ...moments.map((m, i) => {
+      const first = `[w${i}]trim=start=${Math.max(0, m.atSeconds).toFixed(3)},split=2[k${i}][f${i}]`;
+      const sample = `[k${i}]${[`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(',')}[g${i}]`;
+      const full = `[f${i}]${[...(o.deinterlace ? [DEINTERLACE_FILTER] : []), ...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
+      return `${first};${sample};${full}`;
+    }),
+  ];
+  const args = [...inputFormatArgs(o.inputFormat ?? null), '-t', Math.max(0.001, windowSeconds).toFixed(3), '-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph.join(';')];
+  moments.forEach((m, i) => {
+    args.push('-map', `[g${i}]`, '-frames:v', '1', '-f', 'rawvideo', '-y', absolute(m.sample));
+    args.push('-map', `[c${i}]`, '-frames:v', '1', ...jpegOutput(m.cover, o.jpegQuality ?? DEFAULT_COVER_OPTIONS.jpegQuality));
+  });
+  return args;
+}
+
 /**
  * Samples the video and returns the chosen moment: the non-blank sample with the most contrast,
  * or, if every sample is blank (a black video is still a video), the one with the most contrast.
  * Moments with a keyframe near enough are taken in one run, each with its full-size JPEG; the
- * others each in a run of their own. `runs` counts the ffmpeg runs.
+ * others from the video's start window, in one more run. `runs` counts the ffmpeg runs.
  *
  * With `work.dir`, the chosen sample's JPEG (its `candidate`) is left there as
  * `<prefix>k<n>.jpg` for the caller to keep; every other file of the run is removed, all of them
@@ -273,20 +317,26 @@ export async function pickCoverTime(
     const stats = lumaStats(gray);
     return { atSeconds, ...stats, blank: isBlankFrame(stats, o), ...(candidate && work.dir ? { candidate } : {}) };
   };
+  const frameOpts = { inputFormat: o.inputFormat ?? null, deinterlace: o.deinterlace, toneMap: o.toneMap, jpegQuality: o.jpegQuality };
+  // The start window's moments, made only for the moments no keyframe reached.
+  const windowMoments: WindowMoment[] = [];
   let kept: string | undefined;
   try {
-    await run(buildKeyframeSamplesArgs(input, moments, { inputFormat: o.inputFormat ?? null, deinterlace: o.deinterlace, toneMap: o.toneMap, jpegQuality: o.jpegQuality }), runOpts);
+    await run(buildKeyframeSamplesArgs(input, moments, frameOpts), runOpts);
     let runs = 1;
-    const samples = await Promise.all(
-      moments.map(async (m) => {
-        const fromKeyframe = judge(m.atSeconds, await fsp.readFile(m.sample).catch(() => Buffer.alloc(0)), m.cover);
-        if (fromKeyframe) return fromKeyframe;
-        // No keyframe before the next moment: decoded exactly at the moment, as a run of its own.
-        runs++;
-        const { stdout } = await run(buildFrameSampleArgs(input, m.atSeconds, o.inputFormat ?? null, o.toneMap), { ...runOpts, maxStdoutBytes: SAMPLE_SIDE * SAMPLE_SIDE });
-        return judge(m.atSeconds, stdout);
-      }),
-    );
+    const samples: Array<CoverSample | null> = [];
+    for (const m of moments) samples.push(judge(m.atSeconds, await fsp.readFile(m.sample).catch(() => Buffer.alloc(0)), m.cover));
+    const missing = samples.filter((s) => s === null).length;
+    if (missing > 0) {
+      // No keyframe before the next moment: as many moments spread over the start window, decoded once.
+      const window = Math.min(durationSeconds, FALLBACK_WINDOW_SECONDS);
+      for (let j = 0; j < missing; j++) {
+        windowMoments.push({ atSeconds: (window * (j + 1)) / (missing + 1), sample: path.join(dir, `${prefix}w${j}.gray`), cover: path.join(dir, `${prefix}w${j}.jpg`) });
+      }
+      runs++;
+      await run(buildWindowSamplesArgs(input, window, windowMoments, frameOpts), runOpts);
+      for (const w of windowMoments) samples.push(judge(w.atSeconds, await fsp.readFile(w.sample).catch(() => Buffer.alloc(0)), w.cover));
+    }
     const found = samples.filter((s): s is CoverSample => s !== null);
     if (found.length === 0) return { chosen: { atSeconds: 0, mean: 0, stdDev: 0, blank: true }, samples: found, runs };
     const pool = found.some((s) => !s.blank) ? found.filter((s) => !s.blank) : found;
@@ -295,7 +345,7 @@ export async function pickCoverTime(
     return { chosen, samples: found, runs };
   } finally {
     if (!work.dir) await fsp.rm(dir, { recursive: true, force: true });
-    else await Promise.all(moments.flatMap((m) => [m.sample, m.cover]).filter((f) => f !== kept).map((f) => fsp.rm(f, { force: true })));
+    else await Promise.all([...moments, ...windowMoments].flatMap((m) => [m.sample, m.cover]).filter((f) => f !== kept).map((f) => fsp.rm(f, { force: true })));
   }
 }
 
