@@ -294,6 +294,7 @@ describe('overview, uploads and settings', () => {
     expect(badCidr.body.error).toEqual({
       code: '201',
       message: 'Invalid Parameter: Pull: allowed networks: “10.0.0.0/33” is not a network: write one per line, like 127.0.0.0/8 or fd00::/8.',
+      detail: 'Pull: allowed networks: “10.0.0.0/33” is not a network: write one per line, like 127.0.0.0/8 or fd00::/8.',
       field: 'pullAllow',
       rule: 'cidr',
       value: '10.0.0.0/33',

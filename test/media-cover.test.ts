@@ -89,7 +89,10 @@ describe('covers from keyframes', () => {
     expect(args).not.toContain('-skip_frame');
     const graph = args[args.indexOf('-filter_complex') + 1]!;
     expect(graph).toContain('setpts=PTS-STARTPTS,split=2[w0][w1]');
-    expect(graph).toContain('[w1]trim=start=5.000');
+    expect(graph).toContain('[w1]trim=start=5.000,trim=end_frame=1');
+    // Deinterlaced where the frames around the moment still reach the filter, not as a lone frame.
+    const interlaced = buildWindowSamplesArgs('/m/src.vob', 1, [{ atSeconds: 0.5, sample: '/w/w0.gray', cover: '/w/w0.jpg' }], { deinterlace: true });
+    expect(interlaced[interlaced.indexOf('-filter_complex') + 1]).toMatch(/\[w0\]trim=start=0\.500,bwdif=[^;\[]*,trim=end_frame=1,split=2/);
   });
 
   it('reads only keyframes, each within reach of its moment', () => {

@@ -270,10 +270,12 @@ export function buildWindowSamplesArgs(
   const graph = [
     `[0:v:0]setpts=PTS-STARTPTS,split=${moments.length}${branches}`,
     ...moments.map((m, i) => {
-      // The second trim counts the frames the first lets through: the moment's frame alone goes on.
-      const first = `[w${i}]trim=start=${Math.max(0, m.atSeconds).toFixed(3)},trim=end_frame=1,split=2[k${i}][f${i}]`;
+      // The second trim counts the frames the first lets through: the moment's frame alone goes
+      // on. The deinterlacer stands between them, where it still sees the frames around the
+      // moment (given one frame alone, it leaves it combed).
+      const first = `[w${i}]${[`trim=start=${Math.max(0, m.atSeconds).toFixed(3)}`, ...(o.deinterlace ? [DEINTERLACE_FILTER] : []), 'trim=end_frame=1'].join(',')},split=2[k${i}][f${i}]`;
       const sample = `[k${i}]${[`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(',')}[g${i}]`;
-      const full = `[f${i}]${[...(o.deinterlace ? [DEINTERLACE_FILTER] : []), ...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
+      const full = `[f${i}]${[...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
       return `${first};${sample};${full}`;
     }),
   ];
