@@ -221,28 +221,40 @@ export interface KeyframeMoment {
  * into its grayscale sample and its full-size JPEG (square pixels, deinterlaced and tone-mapped
  * if asked).
  */
-export function buildKeyframeSamplesArgs(
-  input: string,
-  moments: readonly KeyframeMoment[],
-  o: { inputFormat?: string | null; deinterlace?: boolean; toneMap?: readonly string[]; jpegQuality?: number } = {},
-): string[] {
+export function buildKeyframeSamplesArgs(input: string, moments: readonly KeyframeMoment[], o: SampleRunOptions = {}): string[] {
   if (moments.length === 0) throw new Error('No moments to sample.');
-  const toneMap = o.toneMap ?? [];
   const args: string[] = [];
   for (const m of moments) args.push('-skip_frame', 'nokey', ...seekTo(m.atSeconds), ...inputFormatArgs(o.inputFormat ?? null), '-protocol_whitelist', 'file', '-i', absolute(input));
   const graph = moments.map((m, i) => {
     // After an input seek the frames' times start from the moment: `end` is the reach.
     const first = `[${i}:v:0]trim=end=${Math.max(0.001, m.withinSeconds).toFixed(3)}:end_frame=1,split=2[k${i}][f${i}]`;
-    const sample = `[k${i}]${[`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(',')}[g${i}]`;
-    const full = `[f${i}]${[...(o.deinterlace ? [DEINTERLACE_FILTER] : []), ...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
-    return `${first};${sample};${full}`;
+    return `${first};${sampleBranches(i, o, o.deinterlace ? [DEINTERLACE_FILTER] : [])}`;
   });
   args.push('-filter_complex', graph.join(';'));
-  moments.forEach((m, i) => {
-    args.push('-map', `[g${i}]`, '-frames:v', '1', '-f', 'rawvideo', '-y', absolute(m.sample));
-    args.push('-map', `[c${i}]`, '-frames:v', '1', ...jpegOutput(m.cover, o.jpegQuality ?? DEFAULT_COVER_OPTIONS.jpegQuality));
-  });
-  return args;
+  return [...args, ...sampleOutputs(moments, o)];
+}
+
+/** What a sampling run takes besides its input and moments. */
+type SampleRunOptions = { inputFormat?: string | null; deinterlace?: boolean; toneMap?: readonly string[]; jpegQuality?: number };
+
+/**
+ * Moment `i`'s frame, split as `[k<i>]` and `[f<i>]`, made into its grayscale sample `[g<i>]` and
+ * its full-size picture `[c<i>]` (square pixels, tone-mapped if asked); `beforeFull` go first on
+ * the full picture (the keyframe run's deinterlacer).
+ */
+function sampleBranches(i: number, o: SampleRunOptions, beforeFull: readonly string[]): string {
+  const toneMap = o.toneMap ?? [];
+  const sample = `[k${i}]${[`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(',')}[g${i}]`;
+  const full = `[f${i}]${[...beforeFull, ...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
+  return `${sample};${full}`;
+}
+
+/** Every moment's outputs: its sample's raw bytes and its JPEG. */
+function sampleOutputs(moments: ReadonlyArray<{ sample: string; cover: string }>, o: SampleRunOptions): string[] {
+  return moments.flatMap((m, i) => [
+    '-map', `[g${i}]`, '-frames:v', '1', '-f', 'rawvideo', '-y', absolute(m.sample),
+    '-map', `[c${i}]`, '-frames:v', '1', ...jpegOutput(m.cover, o.jpegQuality ?? DEFAULT_COVER_OPTIONS.jpegQuality),
+  ]);
 }
 
 /** One moment of the start window, and where its outputs go. */
@@ -258,14 +270,8 @@ export interface WindowMoment {
  * split into its grayscale sample and its full-size JPEG as {@link buildKeyframeSamplesArgs} does.
  * Times count from the first frame (a transport stream's clock starts anywhere).
  */
-export function buildWindowSamplesArgs(
-  input: string,
-  windowSeconds: number,
-  moments: readonly WindowMoment[],
-  o: { inputFormat?: string | null; deinterlace?: boolean; toneMap?: readonly string[]; jpegQuality?: number } = {},
-): string[] {
+export function buildWindowSamplesArgs(input: string, windowSeconds: number, moments: readonly WindowMoment[], o: SampleRunOptions = {}): string[] {
   if (moments.length === 0) throw new Error('No moments to sample.');
-  const toneMap = o.toneMap ?? [];
   const branches = moments.map((_, i) => `[w${i}]`).join('');
   const graph = [
     `[0:v:0]setpts=PTS-STARTPTS,split=${moments.length}${branches}`,
@@ -274,17 +280,11 @@ export function buildWindowSamplesArgs(
       // on. The deinterlacer stands between them, where it still sees the frames around the
       // moment (given one frame alone, it leaves it combed).
       const first = `[w${i}]${[`trim=start=${Math.max(0, m.atSeconds).toFixed(3)}`, ...(o.deinterlace ? [DEINTERLACE_FILTER] : []), 'trim=end_frame=1'].join(',')},split=2[k${i}][f${i}]`;
-      const sample = `[k${i}]${[`scale=${SAMPLE_SIDE}:${SAMPLE_SIDE}:flags=area`, ...toneMap, 'format=gray'].join(',')}[g${i}]`;
-      const full = `[f${i}]${[...toneMap, 'scale=iw*sar:ih', 'setsar=1'].join(',')}[c${i}]`;
-      return `${first};${sample};${full}`;
+      return `${first};${sampleBranches(i, o, [])}`;
     }),
   ];
   const args = [...inputFormatArgs(o.inputFormat ?? null), '-t', Math.max(0.001, windowSeconds).toFixed(3), '-protocol_whitelist', 'file', '-i', absolute(input), '-filter_complex', graph.join(';')];
-  moments.forEach((m, i) => {
-    args.push('-map', `[g${i}]`, '-frames:v', '1', '-f', 'rawvideo', '-y', absolute(m.sample));
-    args.push('-map', `[c${i}]`, '-frames:v', '1', ...jpegOutput(m.cover, o.jpegQuality ?? DEFAULT_COVER_OPTIONS.jpegQuality));
-  });
-  return args;
+  return [...args, ...sampleOutputs(moments, o)];
 }
 
 /**
