@@ -66,7 +66,7 @@ interface Viewer {
 export class ViewCounter {
   private salt = { day: '', value: Buffer.alloc(0) };
   private readonly viewers = new Map<string, Viewer>();
-  private readonly rates = new Map<string, { minute: number; n: number }>();
+  private readonly rates = new Map<string, { since: number; n: number }>();
   private pending = new Map<string, ViewCount>();
   private readonly timer: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
@@ -181,15 +181,17 @@ export class ViewCounter {
     await this.flush();
   }
 
+  // The minute starts at an address's first report, not on the clock's minute: a clock-aligned
+  // window would let 1,200 reports through in two seconds across its edge.
   private limit(address: string, now: number): void {
-    const minute = Math.floor(now / 60_000);
     const r = this.rates.get(address);
-    if (r && r.minute === minute) {
+    if (r && now - r.since < 60_000) {
       if (++r.n > BEACONS_PER_MINUTE) throw new ApiError('TOO_MANY_REPORTS', `at most ${BEACONS_PER_MINUTE} view reports a minute from one address`);
       return;
     }
+    this.rates.delete(address);
     if (this.rates.size >= MAX_ADDRESSES) this.rates.delete(this.rates.keys().next().value!);
-    this.rates.set(address, { minute, n: 1 });
+    this.rates.set(address, { since: now, n: 1 });
   }
 
   private viewerKey(day: string, client: { address: string; userAgent: string }, videoId: string): string {
