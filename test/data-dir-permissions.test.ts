@@ -1,7 +1,7 @@
 /** A data directory other users can read or enter is warned about at start (issue 12, "Small"). */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { looseDataDir } from '../server/app.js';
+import { looseDataDir } from '../server/composition/dataDir.js';
 import { startServer, tempDataDir } from './helpers/server.js';
 
 describe('the data directory’s permissions', () => {

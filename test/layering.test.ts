@@ -11,7 +11,7 @@
  * - Routes reach services, never stores: what a route may import from the storage layer is the
  *   shape of a record (`VideoRecord`, `VideoSearch`), as a type; no store interface or
  *   implementation (`VideoStore`, `Stores`, `MediaStore`, `LocalMediaStore`…), from anywhere.
- *   The services are composed from the stores outside `server/routes/` (app.ts,
+ *   The services are composed from the stores outside `server/routes/` (composition/,
  *   console/consoleServices.ts).
  */
 import fs from 'node:fs';
@@ -105,7 +105,9 @@ export const FLOORS: readonly (readonly string[])[] = [
   // What the operator watches: the metrics, fed by the events and by what the services count.
   ['metrics/'],
   ['routes/'],
-  // The composition, then the entry points.
+  // The features as modules and the list of parts they start and stop in; the root that calls
+  // them; then the entry points.
+  ['composition/'],
   ['app.ts'],
   ['bootstrap.ts', 'configCommands.ts', 'backupCommands.ts'],
   ['main.ts', 'cli.ts'],

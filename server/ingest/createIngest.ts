@@ -10,9 +10,8 @@ import { SourceFileGetType } from '../core/videoStatus.js';
 import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { S3MediaStore } from '../storage/media/s3MediaStore.js';
-import type { S3TusStorage } from './tusS3Storage.js';
 import type { Stores } from '../storage/types.js';
-import { DOWNLOAD_JOB, downloadJob } from './downloadJob.js';
+import { DOWNLOAD_JOB, downloadJob, resumeDownloads } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { IngestService } from './ingestService.js';
 import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
@@ -34,8 +33,6 @@ export interface IngestDeps {
   media: LocalMediaStore;
   /** Where sources are kept once complete (local disk or S3); with S3, tus uploads under way live there too. */
   objects: MediaStore;
-  /** tus's S3 store, loaded by the caller when media are in object storage (never in the embedded mode). */
-  S3TusStorage?: typeof S3TusStorage;
   /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */
   database?: { url: string; connectRetry: RetryConfig };
   /** The keys of upload credentials (the 'uploads' ring): the same on every node of a cluster. */
@@ -61,7 +58,10 @@ const TUS_LOCK_CONNECTIONS = 21;
 export interface Ingest {
   service: IngestService;
   tus: TusUploads;
-  /** Finishes what a stop cut off (stored but unchecked sources), removes expired uploads, starts the sweep timer. */
+  /**
+   * Finishes what a stop cut off (stored but unchecked sources, pulls), removes expired uploads,
+   * starts the sweep timer. Call once the job queue has started.
+   */
   start(): Promise<void>;
   /** Stops the sweep and lets go of the cluster's lock connections. */
   stop(): Promise<void>;
@@ -71,8 +71,10 @@ export interface Ingest {
  * Builds ingest and wires it: the `download` job type is registered on the queue, and a video
  * registered with SourceFileGetType 2 gets a download job.
  */
-export function createIngest(deps: IngestDeps): Ingest {
+export async function createIngest(deps: IngestDeps): Promise<Ingest> {
   const { stores, media, lifecycle, log } = deps;
+  // tus's S3 store, loaded only with media in object storage: the embedded default never loads it.
+  const S3TusStorage = deps.objects.kind === 's3' ? (await import('./tusS3Storage.js')).S3TusStorage : undefined;
   const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log, events: deps.events });
   const shared = sharedReservations(deps);
   const service = new IngestService({
@@ -92,8 +94,8 @@ export function createIngest(deps: IngestDeps): Ingest {
     publicUrl: deps.publicUrl,
     // Cluster mode (issue 11, item 3): uploads under way in the bucket, locked in the database.
     objectStorage:
-      deps.objects.kind === 's3' && deps.S3TusStorage
-        ? { s3: (deps.objects as S3MediaStore).options, scratchDir: path.join(deps.dataDir, 'scratch', 'tus'), S3TusStorage: deps.S3TusStorage }
+      S3TusStorage
+        ? { s3: (deps.objects as S3MediaStore).options, scratchDir: path.join(deps.dataDir, 'scratch', 'tus'), S3TusStorage }
         : undefined,
     openLocker: database
       ? async () => {
@@ -113,6 +115,9 @@ export function createIngest(deps: IngestDeps): Ingest {
     if (sourceType !== SourceFileGetType.Download) return;
     deps.jobs.enqueue(DOWNLOAD_JOB, { videoId }, { videoId }).catch((err) => log(`Ingest: queueing the download of ${videoId} failed: ${String(err)}`));
   });
+  // What was registered before this moment has no event still to come to the listener above:
+  // start() queues the pulls of those that have no job.
+  const listeningSince = Date.now();
 
   return {
     service,
@@ -122,6 +127,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       if (resumed > 0) log(`Ingest: checked ${resumed} source file(s) stored before the last stop.`);
       shared?.start();
       await tus.start();
+      await resumeDownloads({ jobs: deps.jobs, stores, startedAt: listeningSince, log });
     },
     async stop() {
       await tus.stop();

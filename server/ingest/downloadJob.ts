@@ -47,6 +47,8 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOW
 
   return {
     concurrency: pull.concurrency,
+    // It needs ffprobe: a cluster's API nodes leave it to the workers.
+    runsOn: 'workers',
     retry: pull.retry,
     async handle(job: JobRecord, ctx: JobContext) {
       const videoId = videoIdOf(job);

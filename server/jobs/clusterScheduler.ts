@@ -14,8 +14,8 @@ import { turnOfLease, type Turn, type TurnQueue } from './turnQueue.js';
 /** The shared queue and this node's part in it. */
 export interface ClusterJobs {
   turns: TurnQueue;
-  /** Whether this node runs jobs of `type`: an API node runs none that needs ffmpeg. */
-  runs(type: string): boolean;
+  /** What this node is: an API node runs no job type that runs on workers only (JobTypeDefinition.runsOn). */
+  role: 'all' | 'api' | 'worker';
   /** How often a node checks that the jobs it runs are still its own (cancelled or taken over elsewhere). */
   watchMs?: number;
 }
@@ -86,7 +86,7 @@ export class ClusterScheduler implements JobScheduling {
   }
 
   runs(type: string): boolean {
-    return this.cluster.runs(type);
+    return this.cluster.role !== 'api' || this.core.defs.get(type)?.runsOn !== 'workers';
   }
 
   describe(): { engine: string; leaseMs: number } {
@@ -150,7 +150,7 @@ export class ClusterScheduler implements JobScheduling {
   /** This node takes turns of `type` if its role runs that type. */
   private serve(type: string, def: JobTypeDefinition): void {
     const { core } = this;
-    if (!this.cluster.runs(type)) return;
+    if (!this.runs(type)) return;
     this.cluster.turns.serve(
       type,
       def.concurrency,

@@ -43,6 +43,11 @@ export interface JobTypeDefinition<T extends string = string> {
   /** How many jobs of this type run at once. */
   concurrency: number;
   /**
+   * `workers`: a cluster's API nodes (`--role api`) never run it, because it needs ffmpeg (issue
+   * 11); absent: every node that has the handler runs it. The embedded mode runs everything.
+   */
+  runsOn?: 'workers';
+  /**
    * Types whose due queued jobs go before any job of this one starts, whatever their
    * application (the ladder yields to first renditions): a job of this type starts only while
    * none of theirs waits. On one machine and across nodes alike.

@@ -45,6 +45,7 @@ export class JobQueue {
   private defs = new Map<string, JobTypeDefinition>();
   private running = new Map<string, RunningJob>();
   private seq = 0;
+  private seqRead: Promise<void> | undefined;
   private stopping = false;
   /** How jobs start on this node: claimed here as slots free up, or through the shared queue's turns. */
   private readonly scheduling: JobScheduling;
@@ -92,9 +93,20 @@ export class JobQueue {
 
   /** Re-queues jobs cut off by the last stop or crash, then starts running jobs. */
   async start(): Promise<void> {
-    // PostgreSQL numbers jobs itself (its sequence), whatever is passed; sql.js takes ours.
-    this.seq = await this.store.maxSeq();
+    await this.numbering();
     await this.scheduling.start();
+  }
+
+  /**
+   * The numbers new jobs follow, read once: before the first enqueue or the start, whichever
+   * comes first, so that jobs a feature queues while the server starts (its catch-up) come after
+   * those already stored. PostgreSQL numbers jobs itself (its sequence), whatever is passed;
+   * sql.js takes ours.
+   */
+  private numbering(): Promise<void> {
+    return (this.seqRead ??= this.store.maxSeq().then((max) => {
+      this.seq = Math.max(this.seq, max);
+    }));
   }
 
   async enqueue<T extends string>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
@@ -106,6 +118,7 @@ export class JobQueue {
   async enqueueMany<T extends string>(type: T, items: Array<{ payload: PayloadOf<T>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
     const def = this.defs.get(type);
     if (!def) throw new Error(`No handler for job type ${type}.`);
+    await this.numbering();
     const now = this.now();
     const jobs = items.map(({ payload, opts = {} }): JobRecord => ({
       id: crypto.randomUUID(),

@@ -71,6 +71,8 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
 
   return {
     concurrency: options.ladderConcurrency,
+    // It needs ffmpeg: a cluster's API nodes leave it to the workers.
+    runsOn: 'workers',
     retry: options.retry,
     // First renditions go first: no ladder starts while a video waits to become playable.
     yieldsTo: [TRANSCODE_JOB],

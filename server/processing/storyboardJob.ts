@@ -46,6 +46,8 @@ export function storyboardJob(deps: StoryboardJobDeps): JobTypeDefinition<typeof
   const { videos, objects, scratch, tools, options, log } = deps;
   return {
     concurrency: 1,
+    // It needs ffmpeg: a cluster's API nodes leave it to the workers.
+    runsOn: 'workers',
     yieldsTo: [TRANSCODE_JOB],
     retry: { maxRetries: 1, baseDelayMs: 5_000, maxDelayMs: 30_000, jitter: true },
 

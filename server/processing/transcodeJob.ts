@@ -85,6 +85,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
 
   return {
     concurrency: options.concurrency,
+    // It needs ffmpeg: a cluster's API nodes leave it to the workers.
+    runsOn: 'workers',
     retry: options.retry,
 
     async handle(job, ctx) {
