@@ -114,6 +114,8 @@ async function buildServer(input: ServerOptionsInput, parts: Parts): Promise<Vop
   parts.add({ name: 'processing', start: () => processing.start(), stop: () => processing.stop() });
   const database = options.databaseUrl ? { url: options.databaseUrl, connectRetry: options.databaseConnectRetry } : undefined;
   const ingest = await createIngest({ options: options.ingest, dataDir: options.dataDir, leaseMs: options.jobLeaseMs, publicUrl: options.publicUrl, auth, stores, media, objects, database, uploadKeys: signing.uploadKeys, lifecycle, events, jobs, tools, log });
+  // Every job type's handler, or this does not compile; in the order the types were always registered.
+  jobs.registerAll({ ...callbacks.service.jobs, ...ingest.jobs, ...processing.jobs });
   const formatDate = makeLocalDateFormatter(options.timeZone);
   const baseUrl = (req: RequestOrigin): string => options.publicUrl ?? `${req.protocol}://${req.host}`;
   const viewContext = (req: RequestOrigin): ViewContext => ({ baseUrl: baseUrl(req), formatDate });

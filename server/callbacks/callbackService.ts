@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
 import type { JobType, JobPayloads } from '../core/jobTypes.js';
-import type { JobQueue, TypedJob } from '../jobs/jobQueue.js';
+import type { JobHandlers, JobQueue, TypedJob } from '../jobs/jobQueue.js';
 import { backoffDelay, NO_RETRY } from '../core/retry.js';
 import type { JobStore } from '../storage/jobRecords.js';
 import { VideoStatus } from '../core/videoStatus.js';
@@ -71,17 +71,21 @@ export class CallbackService {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private stopping = false;
+  /** The callback job's handler (registered by the composition, JobQueue.registerAll). */
+  readonly jobs: Pick<JobHandlers, 'callback'>;
 
   constructor(private readonly deps: CallbackServiceDeps) {
     this.store = deps.store;
     this.now = deps.now ?? Date.now;
-    deps.jobs.register(CALLBACK_JOB, {
-      concurrency: deps.options.concurrency,
-      // A failed attempt queues the next one itself (see attempt): the job is never retried.
-      retry: NO_RETRY,
-      handle: (job, ctx) => this.attemptJob(job, ctx.signal),
-      onGiveUp: (job, reason) => this.jobGaveUp(job, reason),
-    });
+    this.jobs = {
+      [CALLBACK_JOB]: {
+        concurrency: deps.options.concurrency,
+        // A failed attempt queues the next one itself (see attempt): the job is never retried.
+        retry: NO_RETRY,
+        handle: (job, ctx) => this.attemptJob(job, ctx.signal),
+        onGiveUp: (job, reason) => this.jobGaveUp(job, reason),
+      },
+    };
     // The delivery row is there already (written with the status); this queues its first attempt
     // at once on the node that made the change. Should this node stop first, a sweep queues it.
     deps.events.on('video.status', (e) => {

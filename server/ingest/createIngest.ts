@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
-import type { JobQueue } from '../jobs/jobQueue.js';
+import type { JobHandlers, JobQueue } from '../jobs/jobQueue.js';
 import type { RetryConfig } from '../core/retry.js';
 import type { AuthService } from '../auth/authService.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
@@ -58,6 +58,8 @@ const TUS_LOCK_CONNECTIONS = 21;
 export interface Ingest {
   service: IngestService;
   tus: TusUploads;
+  /** The download job's handler (registered by the composition, JobQueue.registerAll). */
+  jobs: Pick<JobHandlers, 'download'>;
   /**
    * Finishes what a stop cut off (stored but unchecked sources, pulls), removes expired uploads,
    * starts the sweep timer. Call once the job queue has started.
@@ -107,7 +109,7 @@ export async function createIngest(deps: IngestDeps): Promise<Ingest> {
     log,
   });
 
-  deps.jobs.register(DOWNLOAD_JOB, downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }));
+  const jobs = { [DOWNLOAD_JOB]: downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }) };
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
     log(`WARNING: ingest.pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use ingest.pull.deny (the console's Settings, Pull: denied networks) to keep pulls off other networks.`);
   }
@@ -122,6 +124,7 @@ export async function createIngest(deps: IngestDeps): Promise<Ingest> {
   return {
     service,
     tus,
+    jobs,
     async start() {
       const resumed = await intake.resumeStored();
       if (resumed > 0) log(`Ingest: checked ${resumed} source file(s) stored before the last stop.`);

@@ -3,7 +3,7 @@
  * (the work, concurrency, retries, recovery, give-up), the context an attempt runs with, and the
  * job it gets, its payload typed by the map of job types (core/jobTypes.ts).
  */
-import type { PayloadOf } from '../core/jobTypes.js';
+import type { JobType, PayloadOf } from '../core/jobTypes.js';
 import type { RetryConfig } from '../core/retry.js';
 import type { JobRecord } from '../storage/jobRecords.js';
 
@@ -59,3 +59,10 @@ export interface JobTypeDefinition<T extends string = string> {
   /** The job ended for good without success (attempts used up, or cancelled): record it on the video. */
   onGiveUp?(job: TypedJob<T>, reason: string): Promise<void>;
 }
+
+/**
+ * A handler for every job type vop runs, keyed by its name (PeerTube's handler map): the features
+ * hand theirs to the composition, which registers them all at once, so a type left without a
+ * handler fails to compile instead of failing its first enqueue.
+ */
+export type JobHandlers = { [K in JobType]: JobTypeDefinition<K> };

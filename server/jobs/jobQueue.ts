@@ -5,12 +5,12 @@ import { assertRetryConfig, backoffDelay } from '../core/retry.js';
 import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
 import { ClusterScheduler, type ClusterJobs } from './clusterScheduler.js';
 import { EmbeddedScheduler } from './embeddedScheduler.js';
-import type { JobContext, JobProgress, JobTypeDefinition } from './jobHandler.js';
+import type { JobContext, JobHandlers, JobProgress, JobTypeDefinition } from './jobHandler.js';
 import type { JobPatch, JobScheduling, QueueCore, RunningJob } from './scheduling.js';
 import { LeaseLostError, type Turn } from './turnQueue.js';
 
 // What a handler is (its definition, context and typed job), for the features that register one.
-export type { JobContext, JobProgress, JobTypeDefinition, TypedJob } from './jobHandler.js';
+export type { JobContext, JobHandlers, JobProgress, JobTypeDefinition, TypedJob } from './jobHandler.js';
 
 export interface EnqueueOptions {
   videoId?: string;
@@ -75,7 +75,15 @@ export class JobQueue {
     this.scheduling = cluster ? new ClusterScheduler(core, cluster) : new EmbeddedScheduler(core);
   }
 
-  /** Registers the handler of `type`; jobs of a type with no handler here are not run by this node. */
+  /** Registers a handler for every job type vop runs, in the order given (the server's composition). */
+  registerAll(handlers: JobHandlers): void {
+    for (const type of Object.keys(handlers) as Array<keyof JobHandlers>) this.register(type, handlers[type]);
+  }
+
+  /**
+   * Registers the handler of `type`; jobs of a type with no handler here are not run by this node.
+   * The server registers through registerAll; a type of its own is for the queue's tests.
+   */
   register<T extends string>(type: T, typed: JobTypeDefinition<T>): void {
     // The store gives back what enqueue wrote for this type: the payload has its type's shape.
     const def = typed as unknown as JobTypeDefinition;

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
-import type { JobQueue } from '../jobs/jobQueue.js';
+import type { JobHandlers, JobQueue } from '../jobs/jobQueue.js';
 import { killAll, killOrphans } from '../media/ffmpegRunner.js';
 import { PauseGroup } from '../media/pauseGroup.js';
 import type { ViewContext } from '../videos/videoView.js';
@@ -40,6 +40,8 @@ export interface ProcessingDeps {
 
 export interface Processing {
   options: ProcessingOptions;
+  /** The handlers of the transcode, ladder and storyboard jobs. */
+  jobs: Pick<JobHandlers, 'transcode' | 'ladder' | 'storyboard'>;
   tools: FfmpegTools;
   scheduler: TranscodeScheduler;
   covers: CoverSizeCache;
@@ -98,9 +100,9 @@ export function createProcessing(deps: ProcessingDeps): Processing {
   const hls = new HlsPresence(objects, deps.events);
   // The ladders' ffmpeg stops while a first rendition is made on this node.
   const ladders = new PauseGroup();
-  deps.jobs.register(
-    TRANSCODE_JOB,
-    transcodeJob({
+  // Registered by the composition with every other type's (JobQueue.registerAll).
+  const jobs: Processing['jobs'] = {
+    [TRANSCODE_JOB]: transcodeJob({
       videos: stores.videos,
       objects,
       scratch,
@@ -114,20 +116,15 @@ export function createProcessing(deps: ProcessingDeps): Processing {
       holdLadders: () => ladders.hold(),
       log,
     }),
-  );
-  deps.jobs.register(
-    LADDER_JOB,
-    ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
-  );
-  deps.jobs.register(
-    STORYBOARD_JOB,
-    storyboardJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, pidFile, pauseGroup: ladders, log }),
-  );
+    [LADDER_JOB]: ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
+    [STORYBOARD_JOB]: storyboardJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, pidFile, pauseGroup: ladders, log }),
+  };
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
   scheduler.listen(deps.events);
 
   return {
     options,
+    jobs,
     tools,
     scheduler,
     covers,
