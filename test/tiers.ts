@@ -31,7 +31,7 @@ export const FULL_TIER: Record<string, string> = {
   'backup-archive': 'thousands of damaged copies read back, one flipped byte each',
   'backup-trust': 'CLI processes making, verifying and restoring backups; three servers',
   'media-s3': 'Ceph',
-  'media-store-contract': 'Ceph',
+  'media-store-contract-s3': 'Ceph',
   'console-api': 'the built console',
   'console-api-networks': 'Chromium',
   'console-browser': 'Chromium',

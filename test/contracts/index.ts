@@ -3,7 +3,7 @@
  * function that declares its tests against the store an engine's file hands it. The engines'
  * files run them: test/store-contract-embedded.test.ts (sql.js, and memory where the embedded
  * mode keeps a store in memory; the quick tier) and test/store-contract-postgres.test.ts
- * (PostgreSQL; the full tier).
+ * (PostgreSQL; the full tier). The media store's is mediaStore.contract.ts.
  */
 import { appStoreContract } from './appStore.contract.js';
 import { callbackStoreContract } from './callbackStore.contract.js';
