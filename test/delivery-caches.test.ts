@@ -194,7 +194,7 @@ describe('the open-file cache', () => {
  * The store without local files (S3) keeps objects' info between requests: a GET is one openRange
  * with If-Match, a HEAD no call at all, and a replaced or removed object is never answered with
  * the bytes of another. Here the local store plays S3 (its openLocalFileSync hidden), over real
- * HTTP; test/media-store-contract.test.ts holds S3's If-Match to the same contract on Ceph RGW.
+ * HTTP; test/contracts/mediaStore.contract.ts holds S3's If-Match to the same contract on Ceph RGW.
  */
 /** A server on a port whose every request is answered by `send` (a 404 when it sends nothing). */
 async function serveObject(send: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>): Promise<{ server: http.Server; url: string }> {

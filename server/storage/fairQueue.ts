@@ -2,7 +2,7 @@
  * The queue's fair share (issue 12, items 6 and 8: download and transcode slots shared fairly
  * between applications): the claim's SQL and the list's order, one text for both engines
  * (sqljsJobStore.ts and storage/postgres/postgresJobStore.ts), so that they cannot drift apart.
- * The rules are JobStore.claimNext's; test/store-contract.test.ts holds both engines to them.
+ * The rules are JobStore.claimNext's; test/contracts/jobStore.contract.ts holds both engines to them.
  *
  * Each claim stamps its job with `claim_seq`, one more than any before it: an application's
  * highest is when it was last served. With one slot every claim finds no job running, so "fewest

@@ -9,7 +9,7 @@ import type { MediaArea } from '../mediaStore.js';
  *
  * Objects are named by keys `<area>/<segment>/…/<segment>` (see {@link mediaKey}): every segment is
  * made from ids and labels, never from raw request text, and one check refuses the rest.
- * test/media-store-contract.test.ts is the contract: one suite run against every implementation.
+ * test/contracts/mediaStore.contract.ts is the contract: one suite run against every implementation.
  */
 export interface MediaStore {
   /** Which implementation this is, for logs and /healthz. */

@@ -1,19 +1,16 @@
-/**
- * One contract for the upload reservations' stores (storage/types.ts UploadReservationStore, issue
- * 12 item 7), run against both: the embedded mode's ledger in this process's memory, and
- * PostgreSQL (cluster mode, where two nodes are two pools on one database). A store passes by what
- * it answers, never by how it keeps reservations.
- */
 import { describe, expect, it } from 'vitest';
-import { MemoryUploadReservations, UploadLedger } from '../server/ingest/uploadLedger.js';
-import { PostgresUploadReservations } from '../server/storage/postgres/postgresUploadReservations.js';
-import type { ReservationView, UploadReservation, UploadReservationStore } from '../server/storage/types.js';
-import { postgresForFile } from './helpers/postgresForFile.js';
+import type { ReservationView, UploadReservation, UploadReservationStore } from '../../server/storage/types.js';
 
-const postgres = postgresForFile();
+/**
+ * The contract of the upload reservations' stores (server/storage/types.ts
+ * UploadReservationStore), written once and run against both: the embedded mode's ledger in this
+ * process's memory (test/store-contract-embedded.test.ts), and PostgreSQL, where two nodes are two
+ * pools on one database (test/store-contract-postgres.test.ts). A store passes by what it
+ * answers, never by how it keeps reservations.
+ */
 
 /** Two handles on one empty store, as two nodes (in memory, the one process twice). */
-type StorePair = () => Promise<[UploadReservationStore, UploadReservationStore]>;
+export type UploadReservationStorePair = () => Promise<[UploadReservationStore, UploadReservationStore]>;
 
 const T0 = 1_800_000_000_000;
 let n = 0;
@@ -36,7 +33,7 @@ const fitsIn =
     if (free - reservedBytes < size) throw new Error('no room');
   };
 
-function reservationStoreContract(engine: string, pair: StorePair): void {
+export function uploadReservationStoreContract(engine: string, pair: UploadReservationStorePair): void {
   describe(`upload reservation store contract: ${engine}`, () => {
     it('shows a decision the bytes promised on the same disk and the video\'s reservation, and stores what passes', async () => {
       const [s, other] = await pair();
@@ -251,13 +248,3 @@ function reservationStoreContract(engine: string, pair: StorePair): void {
     });
   });
 }
-
-reservationStoreContract('memory (the embedded ledger)', async () => {
-  const s = new MemoryUploadReservations(new UploadLedger(() => T0));
-  return [s, s];
-});
-
-reservationStoreContract('PostgreSQL', async () => {
-  const [one, two] = await postgres.twoHandles();
-  return [new PostgresUploadReservations(one), new PostgresUploadReservations(two)];
-});
