@@ -5,7 +5,7 @@ import { resolveOptions } from '../server/config.js';
 import { resolveBackupOptions } from '../server/backup/backupOptions.js';
 import { instantOfWallTime, nextRunAt } from '../server/backup/backupSchedule.js';
 import { verifyBackup } from '../server/backup/verifyBackup.js';
-import { ScheduledBackups } from '../server/services/scheduledBackups.js';
+import { ScheduledBackups } from '../server/backup/scheduledBackups.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 /**

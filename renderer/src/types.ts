@@ -119,7 +119,7 @@ export interface ServerEvents {
   uploads: { uploads: UploadInProgress[] };
 }
 
-/** A backup in the backup folder (GET /admin/api/backups; server/services/backupService.ts). */
+/** A backup in the backup folder (GET /admin/api/backups; server/backup/backupService.ts). */
 export interface BackupRecord {
   name: string;
   bytes: number;
@@ -131,7 +131,7 @@ export interface BackupRecord {
   counts?: { apps: number; videos: number; callbackDeliveries: number; mediaObjects: number; mediaBytes: number; mediaMissing: number };
 }
 
-/** A scheduled run's outcome (server/services/scheduledBackups.ts). */
+/** A scheduled run's outcome (server/backup/scheduledBackups.ts). */
 export interface ScheduledRun {
   at: string;
   ok: boolean;

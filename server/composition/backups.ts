@@ -7,8 +7,8 @@
 import path from 'node:path';
 import type { ServerOptions } from '../config.js';
 import { VOP_VERSION } from '../core/version.js';
-import { BackupService } from '../services/backupService.js';
-import { ScheduledBackups } from '../services/scheduledBackups.js';
+import { BackupService } from '../backup/backupService.js';
+import { ScheduledBackups } from '../backup/scheduledBackups.js';
 import type { Foundation } from './foundation.js';
 import type { Part } from './parts.js';
 

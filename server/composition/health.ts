@@ -13,7 +13,7 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { healthCheck } from '../routes/health.js';
 import { assertAdminAddress } from '../routes/requireAdmin.js';
-import type { ScheduledBackups } from '../services/scheduledBackups.js';
+import type { ScheduledBackups } from '../backup/scheduledBackups.js';
 import { storageSummary } from '../storage/storageSummary.js';
 import type { Stores } from '../storage/types.js';
 

@@ -3,8 +3,8 @@ import { SendTimeout } from '../http/sendTimeout.js';
 import { ApiError } from '../core/errors.js';
 import { knownFields } from '../http/knownFields.js';
 import { MEDIA_CHOICES, type MediaChoice } from '../backup/writeBackup.js';
-import type { BackupService } from '../services/backupService.js';
-import type { ScheduledBackups } from '../services/scheduledBackups.js';
+import type { BackupService } from '../backup/backupService.js';
+import type { ScheduledBackups } from '../backup/scheduledBackups.js';
 import type { ConsoleSessions } from '../console/consoleSessions.js';
 
 /** Where a backup's download is, under /admin/api: `/backups/<name>`. */

@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { ApiError } from '../core/errors.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
-import { verifyBackup } from '../backup/verifyBackup.js';
-import { writeBackup, type BackupInputs, type BackupManifest, type MediaChoice } from '../backup/writeBackup.js';
+import { verifyBackup } from './verifyBackup.js';
+import { writeBackup, type BackupInputs, type BackupManifest, type MediaChoice } from './writeBackup.js';
 
 /** A backup file in the backup folder. */
 export interface BackupRecord {

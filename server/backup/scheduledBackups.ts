@@ -10,9 +10,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../core/errors.js';
-import { WEEKDAYS, type BackupOptions } from '../backup/backupOptions.js';
-import { nextRunAt } from '../backup/backupSchedule.js';
-import type { MediaChoice } from '../backup/writeBackup.js';
+import { WEEKDAYS, type BackupOptions } from './backupOptions.js';
+import { nextRunAt } from './backupSchedule.js';
+import type { MediaChoice } from './writeBackup.js';
 import type { BackupRecord, BackupService } from './backupService.js';
 
 /** The two kinds of scheduled backup. */
