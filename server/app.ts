@@ -11,7 +11,7 @@ import { hostCheck, ownHostPredicate } from './http/hostCheck.js';
 import { hotPaths } from './http/hotPaths.js';
 import { createIngest } from './ingest/createIngest.js';
 import type { IngestService } from './ingest/ingestService.js';
-import type { TusUploads } from './ingest/tusUpload.js';
+import type { TusUploads } from './ingest/tus/tusUpload.js';
 import type { JobQueue } from './jobs/jobQueue.js';
 import { FfmpegTools } from './media/ffmpegTools.js';
 import type { VopMetrics } from './metrics/vopMetrics.js';

@@ -4,7 +4,7 @@ import type { UploadInProgress } from '../http/adminApiTypes.js';
 import type { VideoStore } from '../storage/types.js';
 import type { StalledUpload } from './housekeepingViews.js';
 
-/** What the monitor reads of the tus endpoint: its folder, its uploads and its store (server/ingest/tusUpload.ts). */
+/** What the monitor reads of the tus endpoint: its folder, its uploads and its store (server/ingest/tus/tusUpload.ts). */
 export interface TusUploadSource {
   directory: string;
   /** The ids of the uploads in the folder, in @tus/server's format (safe to join to `directory`). */

@@ -18,7 +18,7 @@ import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
 import { MEDIA_DISK, SharedReservations, nodeDisk } from './sharedReservations.js';
 import { SourceIntake } from './sourceIntake.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
-import { TusUploads } from './tusUpload.js';
+import { TusUploads } from './tus/tusUpload.js';
 import { UploadCredentials } from './uploadCredential.js';
 import type { KeyRing } from '../keys/keyRing.js';
 
@@ -76,7 +76,7 @@ export interface Ingest {
 export async function createIngest(deps: IngestDeps): Promise<Ingest> {
   const { stores, media, lifecycle, log } = deps;
   // tus's S3 store, loaded only with media in object storage: the embedded default never loads it.
-  const S3TusStorage = deps.objects.kind === 's3' ? (await import('./tusS3Storage.js')).S3TusStorage : undefined;
+  const S3TusStorage = deps.objects.kind === 's3' ? (await import('./tus/tusS3Storage.js')).S3TusStorage : undefined;
   const intake = new SourceIntake({ videos: stores.videos, media, objects: deps.objects, lifecycle, probeTimeoutMs: deps.options.probeTimeoutMs, probe: (file, o) => deps.tools.probe(file, o), log, events: deps.events });
   const shared = sharedReservations(deps);
   const service = new IngestService({

@@ -5,7 +5,7 @@ import { ApiError } from '../../core/errors.js';
 import { clientAddress } from '../../http/clientAddress.js';
 import { formatBytes } from '../../core/formatBytes.js';
 import type { UploadTarget } from '../ingestService.js';
-import { expiresAt, UPLOAD_ID_RE } from '../tusStorage.js';
+import { expiresAt, UPLOAD_ID_RE } from './tusStorage.js';
 import type { TusContext } from './context.js';
 import { CREDENTIAL_HEADER, tusRefusal, type TusRequest } from './protocol.js';
 

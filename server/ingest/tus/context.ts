@@ -3,8 +3,8 @@ import type { LocalMediaStore } from '../../storage/mediaStore.js';
 import type { S3MediaStoreOptions } from '../../storage/media/s3Options.js';
 import type { IngestService, UploadLanding } from '../ingestService.js';
 import { receiveMeter } from '../receiveMeter.js';
-import type { S3TusStorage } from '../tusS3Storage.js';
-import { FileTusStorage, type StoreHooks, type TusStorage } from '../tusStorage.js';
+import type { S3TusStorage } from './tusS3Storage.js';
+import { FileTusStorage, type StoreHooks, type TusStorage } from './tusStorage.js';
 import { tusRefusal } from './protocol.js';
 
 /** What the tus endpoint is built from (see TusUploads). */

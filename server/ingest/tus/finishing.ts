@@ -2,7 +2,7 @@ import type { Upload } from '@tus/server';
 import { ApiError } from '../../core/errors.js';
 import { VideoStatus } from '../../core/videoStatus.js';
 import { notAVideoError, type IntakeResult } from '../sourceIntake.js';
-import { isComplete } from '../tusStorage.js';
+import { isComplete } from './tusStorage.js';
 import type { TusContext } from './context.js';
 import type { TusLocks } from './locks.js';
 import { tusRefusal, VIDEO_STATUS_HEADER } from './protocol.js';

@@ -1,6 +1,6 @@
 import type { Upload } from '@tus/server';
 import type { UploadReservation } from '../../storage/types.js';
-import { expiresAt, UPLOAD_ID_RE } from '../tusStorage.js';
+import { expiresAt, UPLOAD_ID_RE } from './tusStorage.js';
 import type { TusContext } from './context.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Upload } from '@tus/server';
 import { ApiError } from '../../core/errors.js';
-import type { S3TusStorage } from '../tusS3Storage.js';
-import { expiresAt } from '../tusStorage.js';
+import type { S3TusStorage } from './tusS3Storage.js';
+import { expiresAt } from './tusStorage.js';
 import type { TusContext } from './context.js';
 import type { TusLocks } from './locks.js';
 import { tusRefusal } from './protocol.js';

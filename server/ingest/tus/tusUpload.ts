@@ -3,17 +3,17 @@ import { EVENTS, Server, type DataStore } from '@tus/server';
 import type { RequestHandler } from 'express';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { listUploadIdsIn, TUS_FOLDER, type TusStorage } from './tusStorage.js';
-import { TusAuthorization } from './tus/authorization.js';
-import { createTusContext, type TusUploadsDeps } from './tus/context.js';
-import { TusFinishing } from './tus/finishing.js';
-import { TusLocks } from './tus/locks.js';
-import { CREDENTIAL_HEADER, TUS_EXPOSED_HEADERS, TUS_PATH } from './tus/protocol.js';
-import { tusRequestHandler } from './tus/requestAdapter.js';
-import { TusSweeps } from './tus/sweeps.js';
-import { VideoMarks } from './tus/videoMarks.js';
+import { TusAuthorization } from './authorization.js';
+import { createTusContext, type TusUploadsDeps } from './context.js';
+import { TusFinishing } from './finishing.js';
+import { TusLocks } from './locks.js';
+import { CREDENTIAL_HEADER, TUS_EXPOSED_HEADERS, TUS_PATH } from './protocol.js';
+import { tusRequestHandler } from './requestAdapter.js';
+import { TusSweeps } from './sweeps.js';
+import { VideoMarks } from './videoMarks.js';
 
-export { CREDENTIAL_HEADER, TUS_PATH, VIDEO_STATUS_HEADER } from './tus/protocol.js';
-export type { TusUploadsDeps } from './tus/context.js';
+export { CREDENTIAL_HEADER, TUS_PATH, VIDEO_STATUS_HEADER } from './protocol.js';
+export type { TusUploadsDeps } from './context.js';
 
 /**
  * tus 1.0 (core, creation, creation-with-upload, termination, expiration) on @tus/server with
