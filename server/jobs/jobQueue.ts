@@ -84,10 +84,18 @@ export class JobQueue {
     this.scheduling.registered(type, def);
   }
 
-  /** The shared queue, in cluster mode: for /healthz. */
-  describe(): { engine: string; leaseMs?: number; runs: string[] } {
+  /**
+   * For /healthz: how jobs start (in cluster mode, the shared queue and its lease), the types this
+   * node runs, and the jobs it holds now (`holds`), each with the lease its attempt is fenced on
+   * ('' embedded). A job leaves `holds` once its attempt has wound down and written its end (or,
+   * its lease lost or the job cancelled elsewhere, written nothing more): what an operator asks of
+   * a node (which video it is busy with, whether it still runs a job another node took over), and
+   * what the cluster tests wait on instead of the log.
+   */
+  describe(): { engine: string; leaseMs?: number; runs: string[]; holds: Array<{ id: string; type: string; videoId: string; lease: string }> } {
     const runs = [...this.defs.keys()].filter((t) => this.scheduling.runs(t));
-    return { ...this.scheduling.describe(), runs };
+    const holds = [...this.running.values()].map(({ job }) => ({ id: job.id, type: job.type, videoId: job.videoId, lease: job.lease ?? '' }));
+    return { ...this.scheduling.describe(), runs, holds };
   }
 
   /** Re-queues jobs cut off by the last stop or crash, then starts running jobs. */
