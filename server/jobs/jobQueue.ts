@@ -67,6 +67,7 @@ export class JobQueue {
       run: (job, def, turn) => this.run(job, def, turn),
       check: (entry) => this.check(entry),
       cutOff: (job) => this.cutOff(job),
+      recover: (job) => this.recover(job),
       endAttempt: (id, patch, lease) => this.endAttempt(id, patch, lease),
       finish: (job, patch, lease) => this.finish(job, patch, lease),
       giveUp: (job, reason) => this.giveUp(job, reason),
@@ -332,7 +333,7 @@ export class JobQueue {
           return 'cancelled';
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
-          await def.recover?.(job).catch(() => undefined);
+          await this.recover(job);
           if (await this.endAttempt(job.id, this.cutOff(job), lease)) {
             await this.scheduling.queued(job.type, 1);
           }
@@ -395,6 +396,24 @@ export class JobQueue {
   /** The record of a job cut off (a stop, a crash, a node gone): queued to run again from the start, the cut-off attempt not counted. */
   private cutOff(job: JobRecord): JobPatch {
     return { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() };
+  }
+
+  /**
+   * A job cut off (a stop, a crash, a node gone): its type's recover removes what the attempt left,
+   * before the job runs again. A failure is logged, and both outcomes told ('job.recovered'): the
+   * job runs again regardless, and what was left may remain.
+   */
+  private async recover(job: JobRecord): Promise<void> {
+    const def = this.defs.get(job.type);
+    if (!def?.recover) return;
+    let error = '';
+    try {
+      await def.recover(job);
+    } catch (err) {
+      error = String(err);
+      this.log(`Recovering job ${job.id} (${job.type}) failed: ${error}`);
+    }
+    this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: error === '' ? 'recovered' : 'failed', error });
   }
 
   /** Records the end of an attempt (fenced on `lease` in cluster mode); false if another node holds the job now. */
