@@ -406,14 +406,14 @@ export class JobQueue {
   private async recover(job: JobRecord): Promise<void> {
     const def = this.defs.get(job.type);
     if (!def?.recover) return;
-    let error = '';
     try {
       await def.recover(job);
     } catch (err) {
-      error = String(err);
-      this.log(`Recovering job ${job.id} (${job.type}) failed: ${error}`);
+      this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
+      this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: 'failed', error: String(err) });
+      return;
     }
-    this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: error === '' ? 'recovered' : 'failed', error });
+    this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: 'recovered', error: '' });
   }
 
   /** Records the end of an attempt (fenced on `lease` in cluster mode); false if another node holds the job now. */
