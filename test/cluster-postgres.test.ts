@@ -145,9 +145,9 @@ describe('cluster mode: metadata in PostgreSQL', () => {
       const j = await s.vop.stores.jobs.get(id);
       return j?.state === 'queued' ? j : undefined;
     }, 10_000, 100);
-    // The cut-off attempt is not counted, and the job is no one's.
+    // The cut-off attempt is not counted (a turn the shared queue gave up on would have counted
+    // it: the sweep's requeue is the one that does not), and the job is no one's.
     expect(job).toMatchObject({ attempts: 0, progress: 0, lease: '' });
-    expect(s.logs.join('\n')).toContain(`Job ${id} (orphaned) queued again: its node is gone.`);
   });
 
   it('has PostgreSQL end its sessions left idle in a transaction, so a paused node cannot hold locks for good', async () => {

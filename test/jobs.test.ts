@@ -162,4 +162,37 @@ describe('job queue', () => {
     expect(ran).toEqual([1]);
     expect((await second.stores.jobs.get(job.id))?.state).toBe('succeeded');
   });
+
+  it("tells how each cut-off job's recover went ('job.recovered'), a failed one included, and runs both again", async () => {
+    const dir = tempDataDir();
+    const stores = await openSqlJsStores({ dir });
+    const now = Date.now();
+    // What a crash leaves: jobs recorded running, whose process is gone.
+    const cut = (id: string, type: string) => ({
+      id, type, videoId: `video-${id}`, appId: '', payload: {}, state: 'running' as const, priority: 0, seq: 0, attempts: 1, maxAttempts: 3,
+      runAfter: 0, progress: 40, error: '', createdAt: now, startedAt: now, finishedAt: null, updatedAt: now,
+    });
+    await stores.jobs.insertMany([{ ...cut('a', 'tidy'), seq: 1 }, { ...cut('b', 'messy'), seq: 2 }, { ...cut('c', 'plain'), seq: 3 }]);
+    const events = new VopEventBus();
+    const told: unknown[] = [];
+    events.on('job.recovered', (e) => told.push(e));
+    const queue = new JobQueue(stores.jobs, events, () => undefined);
+    closers.push(async () => {
+      await queue.stop();
+      await stores.close();
+    });
+    const ran: string[] = [];
+    const handle = async (j: { id: string }) => void ran.push(j.id);
+    queue.register('tidy', { concurrency: 1, retry: quick, recover: async () => undefined, handle });
+    queue.register('messy', { concurrency: 1, retry: quick, recover: async () => Promise.reject(new Error('the bucket said no')), handle });
+    // A type without a recover has nothing to tell.
+    queue.register('plain', { concurrency: 1, retry: quick, handle });
+    await queue.start();
+    expect(told).toEqual([
+      { jobId: 'a', type: 'tidy', videoId: 'video-a', outcome: 'recovered', error: '' },
+      { jobId: 'b', type: 'messy', videoId: 'video-b', outcome: 'failed', error: 'Error: the bucket said no' },
+    ]);
+    await queue.idle();
+    expect(ran.sort()).toEqual(['a', 'b', 'c']);
+  });
 });

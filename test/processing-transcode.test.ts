@@ -292,12 +292,17 @@ describe('start-up', () => {
     await storeSource(first.vop, id, clip);
     // The store directly: the move is durable but no event fires, as if the process died here.
     expect(await first.vop.stores.videos.setStatus(id, 5)).toBe(true);
+    expect(await first.vop.stores.jobs.list({ types: ['transcode'], videoId: id })).toEqual([]);
     await first.close();
 
+    const restartedAt = Date.now();
     const second = await startServer({ dataDir: first.dataDir, processing: TINY_PROCESSING });
     try {
       expect(await waitForStatus(second.vop, id, [1, 7])).toBe(1);
-      expect(second.logs.some((l) => /queued 1 transcode/.test(l))).toBe(true);
+      // The job that made it playable is the one start-up queued: the video's only transcode, the second server's.
+      const jobs = await second.vop.stores.jobs.list({ types: ['transcode'], videoId: id });
+      expect(jobs).toMatchObject([{ state: 'succeeded' }]);
+      expect(jobs[0]!.createdAt).toBeGreaterThanOrEqual(restartedAt);
     } finally {
       await second.close();
     }

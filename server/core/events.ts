@@ -40,6 +40,13 @@ export interface VopEvents {
   'keys.rotated': [{ purpose: string }];
   /** A job changed state (queued, running, succeeded, failed, cancelled). */
   'job.state': [{ jobId: string; type: string; videoId: string; state: string; error: string }];
+  /**
+   * A job cut off (a stop, a crash, its node gone) had its type's `recover` run before it runs
+   * again, on this node: what the cut-off attempt left is removed (`recovered`), or the recover
+   * threw (`failed`, `error` why) and leftovers of that attempt may remain. Jobs of a type with no
+   * `recover` have none. The metrics count it (vop_job_recoveries_total).
+   */
+  'job.recovered': [{ jobId: string; type: string; videoId: string; outcome: 'recovered' | 'failed'; error: string }];
   /** A running job reported progress (not persisted on every report). */
   'job.progress': [{ jobId: string; type: string; videoId: string; percent: number; etaSeconds?: number; speed?: string }];
 }

@@ -136,11 +136,7 @@ export class ClusterScheduler implements JobScheduling {
     const { core } = this;
     const hold = `${turnOfLease(job.lease ?? '') || 'orphan'}/requeue-${crypto.randomBytes(4).toString('hex')}`;
     if (!(await core.store.update(job.id, { lease: hold, updatedAt: core.now() }, ['running'], job.lease ?? ''))) return;
-    try {
-      await core.defs.get(job.type)?.recover?.(job);
-    } catch (err) {
-      core.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
-    }
+    await core.recover(job);
     if (await core.endAttempt(job.id, core.cutOff(job), hold)) {
       core.log(`Job ${job.id} (${job.type}) queued again: ${why}.`);
       await this.cluster.turns.add(job.type, 1);
@@ -187,7 +183,7 @@ export class ClusterScheduler implements JobScheduling {
     }
     if (job) {
       core.log(`Job ${job.id} (${type}): taken over from a node that stopped answering; it runs again from the start.`);
-      await def.recover?.(job).catch((err: unknown) => core.log(`Recovering job ${job!.id} (${type}) failed: ${String(err)}`));
+      await core.recover(job);
     } else {
       job = await core.store.claimNext([type], core.now(), lease);
     }

@@ -15,13 +15,9 @@ export class EmbeddedScheduler implements JobScheduling {
 
   /** Jobs cut off by the last stop or crash are queued again, after their type's recover. */
   async start(): Promise<void> {
-    const { store, defs } = this.core;
+    const { store } = this.core;
     for (const job of await store.list({ states: ['running'], limit: 100_000 })) {
-      try {
-        await defs.get(job.type)?.recover?.(job);
-      } catch (err) {
-        this.core.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
-      }
+      await this.core.recover(job);
       // The cut-off attempt does not count against the job's retries.
       await store.update(job.id, this.core.cutOff(job), ['running']);
     }

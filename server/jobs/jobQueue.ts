@@ -68,6 +68,7 @@ export class JobQueue {
       run: (job, def, turn) => this.run(job, def, turn),
       check: (entry) => this.check(entry),
       cutOff: (job) => this.cutOff(job),
+      recover: (job) => this.recover(job),
       endAttempt: (id, patch, lease) => this.endAttempt(id, patch, lease),
       finish: (job, patch, lease) => this.finish(job, patch, lease),
       giveUp: (job, reason) => this.giveUp(job, reason),
@@ -93,10 +94,18 @@ export class JobQueue {
     this.scheduling.registered(type, def);
   }
 
-  /** The shared queue, in cluster mode: for /healthz. */
-  describe(): { engine: string; leaseMs?: number; runs: string[] } {
+  /**
+   * For /healthz: how jobs start (in cluster mode, the shared queue and its lease), the types this
+   * node runs, and the jobs it holds now (`holds`), each with the lease its attempt is fenced on
+   * ('' embedded). A job leaves `holds` once its attempt has wound down and written its end (or,
+   * its lease lost or the job cancelled elsewhere, written nothing more): what an operator asks of
+   * a node (which video it is busy with, whether it still runs a job another node took over), and
+   * what the cluster tests wait on instead of the log.
+   */
+  describe(): { engine: string; leaseMs?: number; runs: string[]; holds: Array<{ id: string; type: string; videoId: string; lease: string }> } {
     const runs = [...this.defs.keys()].filter((t) => this.scheduling.runs(t));
-    return { ...this.scheduling.describe(), runs };
+    const holds = [...this.running.values()].map(({ job }) => ({ id: job.id, type: job.type, videoId: job.videoId, lease: job.lease ?? '' }));
+    return { ...this.scheduling.describe(), runs, holds };
   }
 
   /** Re-queues jobs cut off by the last stop or crash, then starts running jobs. */
@@ -345,7 +354,7 @@ export class JobQueue {
           return 'cancelled';
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
-          await def.recover?.(job).catch(() => undefined);
+          await this.recover(job);
           if (await this.endAttempt(job.id, this.cutOff(job), lease)) {
             await this.scheduling.queued(job.type, 1);
           }
@@ -408,6 +417,24 @@ export class JobQueue {
   /** The record of a job cut off (a stop, a crash, a node gone): queued to run again from the start, the cut-off attempt not counted. */
   private cutOff(job: JobRecord): JobPatch {
     return { state: 'queued', attempts: Math.max(0, job.attempts - 1), progress: 0, updatedAt: this.now() };
+  }
+
+  /**
+   * A job cut off (a stop, a crash, a node gone): its type's recover removes what the attempt left,
+   * before the job runs again. A failure is logged, and both outcomes told ('job.recovered'): the
+   * job runs again regardless, and what was left may remain.
+   */
+  private async recover(job: JobRecord): Promise<void> {
+    const def = this.defs.get(job.type);
+    if (!def?.recover) return;
+    try {
+      await def.recover(job);
+    } catch (err) {
+      this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
+      this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: 'failed', error: String(err) });
+      return;
+    }
+    this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: 'recovered', error: '' });
   }
 
   /** Records the end of an attempt (fenced on `lease` in cluster mode); false if another node holds the job now. */

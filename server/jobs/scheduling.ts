@@ -42,6 +42,8 @@ export interface QueueCore {
   check(entry: RunningJob): Promise<void>;
   /** The record of a job cut off: queued to run again from the start, the cut-off attempt not counted. */
   cutOff(job: JobRecord): JobPatch;
+  /** Runs the type's recover for a job cut off, before it runs again; a failure is logged and told (never thrown). */
+  recover(job: JobRecord): Promise<void>;
   /** Writes the job's record at the end of an attempt (fenced on `lease` when given); false if it did not. */
   endAttempt(id: string, patch: JobPatch, lease: string | undefined): Promise<boolean>;
   /** Records the end of an attempt and tells the events; false if another node holds the job now. */

@@ -126,6 +126,12 @@ export class VopMetrics {
       labelNames: ['outcome'],
       registers,
     });
+    const recoveries = new Counter({
+      name: 'vop_job_recoveries_total',
+      help: "Jobs cut off (a stop, a crash, a node gone) whose type's recover ran on this node before they ran again, by type and outcome: recovered, failed (the attempt's leftovers may remain; the log says why).",
+      labelNames: ['type', 'outcome'],
+      registers,
+    });
     const storage = new Gauge({
       name: 'vop_storage_bytes',
       help: 'Bytes of media vop keeps, by kind (sources, renditions, hls, covers, uploads in progress); counted in the background.',
@@ -177,12 +183,14 @@ export class VopMetrics {
     const onRefused = ({ via, code }: { via: string; code: string }) => uploadsRefused.inc({ via, code });
     const onCallback = ({ outcome }: { outcome: string }) => callbacks.inc({ outcome });
     const onViewed = ({ appId }: { appId: string }) => views.inc({ app: appId });
+    const onRecovered = ({ type, outcome }: { type: string; outcome: string }) => recoveries.inc({ type, outcome });
     deps.events.on('job.state', onJob);
     deps.events.on('video.status', onStatus);
     deps.events.on('upload.received', onReceived);
     deps.events.on('upload.refused', onRefused);
     deps.events.on('callback.attempt', onCallback);
     deps.events.on('video.viewed', onViewed);
+    deps.events.on('job.recovered', onRecovered);
     this.stopListening = () => {
       deps.events.off('job.state', onJob);
       deps.events.off('video.status', onStatus);
@@ -190,6 +198,7 @@ export class VopMetrics {
       deps.events.off('upload.refused', onRefused);
       deps.events.off('callback.attempt', onCallback);
       deps.events.off('video.viewed', onViewed);
+      deps.events.off('job.recovered', onRecovered);
     };
     // No count at start: the figures are the console's cached ones, and a count made now (of a
     // store still empty) would be what the console's storage view shows for its cache time.
