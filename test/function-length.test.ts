@@ -30,7 +30,6 @@ const KNOWN_LONG: ReadonlySet<string> = new Set([
   'server/metrics/vopMetrics.ts constructor',
   'server/processing/transcodeJob.ts transcodeJob',
   'server/processing/transcodeJob.ts handle',
-  'server/routes/adminJobs.ts adminJobsRouter',
   'server/routes/adminVideos.ts adminVideosRouter',
 ]);
 
