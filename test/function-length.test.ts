@@ -30,7 +30,6 @@ const KNOWN_LONG: ReadonlySet<string> = new Set([
   'server/metrics/vopMetrics.ts constructor',
   'server/processing/transcodeJob.ts transcodeJob',
   'server/processing/transcodeJob.ts handle',
-  'server/routes/adminVideos.ts adminVideosRouter',
 ]);
 
 /** One function-like node: where it starts, what it is called, and how many lines it spans. */
