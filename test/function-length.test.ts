@@ -28,8 +28,6 @@ const KNOWN_LONG: ReadonlySet<string> = new Set([
   'server/app.ts buildServer',
   // To be split into named steps (issue 36), one commit each.
   'server/metrics/vopMetrics.ts constructor',
-  'server/processing/transcodeJob.ts transcodeJob',
-  'server/processing/transcodeJob.ts handle',
 ]);
 
 /** One function-like node: where it starts, what it is called, and how many lines it spans. */
