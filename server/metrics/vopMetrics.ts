@@ -72,9 +72,19 @@ export class VopMetrics {
 
   constructor(private readonly deps: VopMetricsDeps) {
     const now = deps.now ?? Date.now;
-    const registers = [this.registry];
     this.storageFigures = new StorageFigures(deps.storage, deps.storageMaxAgeMs, now, deps.log);
+    this.stopListening = this.listen(this.defineMetrics(), now);
+    // No count at start: the figures are the console's cached ones, and a count made now (of a
+    // store still empty) would be what the console's storage view shows for its cache time.
+  }
 
+  /**
+   * Registers vop's own metrics, in the order a scrape lists them; returns those the bus's events
+   * feed (the others are read at each scrape by their `collect`).
+   */
+  private defineMetrics() {
+    const deps = this.deps;
+    const registers = [this.registry];
     const jobs = new Gauge({
       name: 'vop_jobs',
       help: 'Jobs queued and running, by type and state (the queue every node shares).',
@@ -145,7 +155,13 @@ export class VopMetrics {
     });
     for (const via of UPLOAD_VIAS) uploadBytes.inc({ via }, 0);
     for (const outcome of CALLBACK_OUTCOMES) callbacks.inc({ outcome }, 0);
+    return { jobDuration, timeToPlayable, uploadBytes, uploadsRefused, callbacks, views };
+  }
 
+  /** Feeds the metrics from this node's bus; returns what stops it. */
+  private listen(metrics: ReturnType<VopMetrics['defineMetrics']>, now: () => number): () => void {
+    const deps = this.deps;
+    const { jobDuration, timeToPlayable, uploadBytes, uploadsRefused, callbacks, views } = metrics;
     // A job's attempt is timed from its 'running' to its end on this node (the node that ran it
     // sees both); a map of the jobs running here, emptied as they end.
     const running = new Map<string, number>();
@@ -183,7 +199,7 @@ export class VopMetrics {
     deps.events.on('upload.refused', onRefused);
     deps.events.on('callback.attempt', onCallback);
     deps.events.on('video.viewed', onViewed);
-    this.stopListening = () => {
+    return () => {
       deps.events.off('job.state', onJob);
       deps.events.off('video.status', onStatus);
       deps.events.off('upload.received', onReceived);
@@ -191,8 +207,6 @@ export class VopMetrics {
       deps.events.off('callback.attempt', onCallback);
       deps.events.off('video.viewed', onViewed);
     };
-    // No count at start: the figures are the console's cached ones, and a count made now (of a
-    // store still empty) would be what the console's storage view shows for its cache time.
   }
 
   /** Every metric, in Prometheus's text format ({@link METRICS_CONTENT_TYPE}). */
