@@ -72,9 +72,19 @@ export class VopMetrics {
 
   constructor(private readonly deps: VopMetricsDeps) {
     const now = deps.now ?? Date.now;
-    const registers = [this.registry];
     this.storageFigures = new StorageFigures(deps.storage, deps.storageMaxAgeMs, now, deps.log);
+    this.stopListening = this.listen(this.defineMetrics(), now);
+    // No count at start: the figures are the console's cached ones, and a count made now (of a
+    // store still empty) would be what the console's storage view shows for its cache time.
+  }
 
+  /**
+   * Registers vop's own metrics, in the order a scrape lists them; returns those the bus's events
+   * feed (the others are read at each scrape by their `collect`).
+   */
+  private defineMetrics() {
+    const deps = this.deps;
+    const registers = [this.registry];
     const jobs = new Gauge({
       name: 'vop_jobs',
       help: 'Jobs queued and running, by type and state (the queue every node shares).',
@@ -151,7 +161,13 @@ export class VopMetrics {
     });
     for (const via of UPLOAD_VIAS) uploadBytes.inc({ via }, 0);
     for (const outcome of CALLBACK_OUTCOMES) callbacks.inc({ outcome }, 0);
+    return { jobDuration, timeToPlayable, uploadBytes, uploadsRefused, callbacks, recoveries, views };
+  }
 
+  /** Feeds the metrics from this node's bus; returns what stops it. */
+  private listen(metrics: ReturnType<VopMetrics['defineMetrics']>, now: () => number): () => void {
+    const deps = this.deps;
+    const { jobDuration, timeToPlayable, uploadBytes, uploadsRefused, callbacks, recoveries, views } = metrics;
     // A job's attempt is timed from its 'running' to its end on this node (the node that ran it
     // sees both); a map of the jobs running here, emptied as they end.
     const running = new Map<string, number>();
@@ -191,7 +207,7 @@ export class VopMetrics {
     deps.events.on('callback.attempt', onCallback);
     deps.events.on('video.viewed', onViewed);
     deps.events.on('job.recovered', onRecovered);
-    this.stopListening = () => {
+    return () => {
       deps.events.off('job.state', onJob);
       deps.events.off('video.status', onStatus);
       deps.events.off('upload.received', onReceived);
@@ -200,8 +216,6 @@ export class VopMetrics {
       deps.events.off('video.viewed', onViewed);
       deps.events.off('job.recovered', onRecovered);
     };
-    // No count at start: the figures are the console's cached ones, and a count made now (of a
-    // store still empty) would be what the console's storage view shows for its cache time.
   }
 
   /** Every metric, in Prometheus's text format ({@link METRICS_CONTENT_TYPE}). */

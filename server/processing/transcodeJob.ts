@@ -14,17 +14,17 @@
 import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
+import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { JobRecord } from '../storage/jobRecords.js';
 import { hasAudioGroup } from '../media/audioTracks.js';
-import { canRepackageAsHls } from '../media/transcodeArgs.js';
+import { canRepackageAsHls, type TranscodeOptions } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { JobType } from '../core/jobTypes.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
 import { MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
-import type { VideoStore } from '../storage/types.js';
+import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { removeAttemptOutputs, removeCutOffOutputs, removeReplacedRenditions } from './attemptOutputs.js';
 import { writeAudioRenditions } from './audioRenditions.js';
 import { writeCovers } from './coverOutput.js';
@@ -121,94 +121,18 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
         const sourceKey = sourceKeyOf(video.sourceFile);
         const made = await objects.withLocalCopy(sourceKey, async (source) => {
           sourceDir = path.dirname(source);
-          const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: AbortSignal.any([ctx.signal, deadline.signal]), pidFile: deps.pidFile });
-          // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
-          // source is judged again (allow-list, limits): the settings may have changed since it came.
-          const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
-          // Judged here, not at intake (its probe broke then and passed the file on, or the
-          // settings changed): refused as intake refuses, by onGiveUp below.
-          if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
-          const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
-          deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
-
-          // What makes the video playable now, and what the ladder job makes after it.
-          const split = !video.keepSource && !(await deps.wholeLadderFirst?.(video.appId));
-          const plan = planLadder(info, options.ladder, { split, maxFrameRate: transcode.maxFrameRate });
-          const first = plan.first;
-          // The covers are taken from the source while the renditions encode: their runs are short
-          // and spend most of their time starting and seeking, which the long encode hides.
-          const job = { videoId, source, info, dateFolder, outDir: dirs.play };
-          const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
-          // HLS follows the renditions in the same branch: a copy is done long before the covers,
-          // and its packaging then costs the video no time.
-          // A source with several audio tracks: HLS offers each (audioRenditions.ts), made while
-          // the first rendition is.
-          const audioTracks = hls && !video.keepSource && hasAudioGroup(info) ? info.audioTracks! : [];
-          let encodedInstead = false;
-          // A copy that is not what the probe said (its picture changes mid-stream): the lowest
-          // rung is encoded instead, as for any source browsers do not play, once its largest
-          // picture passed the limits every source must pass.
-          const encodeInstead = async (err: unknown, steps: FfmpegRunContext) => {
-            if (!(err instanceof CopyRefused)) throw err;
-            const largest = err.largest ?? { width: info.width, height: info.height };
-            const refused = deps.tools.judge({ ...info, width: largest.width, height: largest.height, storedWidth: largest.width, storedHeight: largest.height });
-            if (refused !== null) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${refused}`);
-            log(`Transcode of ${videoId}: ${err.message}; its lowest rung is encoded instead.`);
-            encodedInstead = true;
-            return transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), pickRungs(info, options.ladder).slice(-1));
-          };
-          const renditions = async (steps: FfmpegRunContext) => {
-            const [written, audio, text] = await Promise.all([
-              video.keepSource
-                ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
-                : first.kind === 'copy'
-                  ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then(
-                      (r) => [r],
-                      (err: unknown) => encodeInstead(err, steps),
-                    )
-                  : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
-              audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
-              // Its subtitles and chapters, as WebVTT (textTracks.ts).
-              writeSourceTextTracks({ videoId, source, info, outDir: dirs.text, ffmpeg: steps }, log),
-            ]);
-            if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, audio.length > 0 ? { audio } : {});
-            return { written, text };
-          };
-          const [{ written, text }, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
-          ctx.progress({ percent: TRANSCODE_SHARE });
-          const ladderPending = !video.keepSource && (encodedInstead ? pickRungs(info, options.ladder).length > 1 : plan.rest.length > 0);
-          return { info, written, text, covers, hls, ladderPending };
+          return makeOutputs(deps, {
+            videoId, video, source, dirs, dateFolder, ctx, transcode,
+            signal: AbortSignal.any([ctx.signal, deadline.signal]),
+            armDeadline: (timeoutMs, durationSeconds) => {
+              deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, durationSeconds)), timeoutMs);
+            },
+          });
         }, { signal: ctx.signal }).catch((err: unknown) => {
           if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
           throw err;
         });
-        // A node paused past its lease (cluster mode) stores nothing: the job is another node's now.
-        await ctx.fence();
-
-        // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts); a cancel
-        // is heard between two objects, not only once all are stored.
-        if (made.hls) await storeHls(objects, videoId, dirs.hls, ctx.signal);
-        else await objects.deletePrefix(`hls/${videoId}`);
-        deps.hlsChanged?.(videoId);
-        const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
-        await storeRenditions(objects, made.written, ctx.signal);
-        for (const t of made.text) await storeTextTrack(objects, t.record, { file: t.path });
-        // Everything is stored: the scratch folder goes before the video is said to be ready, so
-        // that a node holds nothing of an attempt once its video is in status 1 (the finally
-        // below removes it, again or on failure, and logs a failure to).
-        await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
-        await ctx.fence();
-
-        const { written, info } = made;
-        await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
-        rowsWritten = true;
-        // From here the rows name the new files: a failure of a later step must not delete them.
-        for (const w of written) listed.add(w.file);
-        await replaceSourceTextTracks({ videos, objects }, videoId, made.text, made.hls, log);
-        // 'pending' before the move to 1: a crash between the two leaves a ladder start-up queues.
-        await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile, ladder: made.ladderPending ? 'pending' : '' });
-        await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
-        await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
+        await storeAndPublish(deps, { videoId, attempt, dirs, made, previous, listed, ctx, onRowsWritten: () => { rowsWritten = true; } });
       } catch (err) {
         // With no rows naming anything of the video, what this attempt stored of HLS and covers
         // goes too (a full second copy of the video, in the bucket, for a video in 7).
@@ -249,6 +173,144 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
       });
     },
   };
+}
+
+/** An attempt's scratch folders, one for each kind of output. */
+type AttemptDirs = Record<'play' | 'covers' | 'hls' | 'audio' | 'text', string>;
+
+/** One attempt's making of its outputs from the source's local file. */
+interface MakeOutputsArgs {
+  videoId: string;
+  video: VideoRecord;
+  /** The source's local file. */
+  source: string;
+  dirs: AttemptDirs;
+  dateFolder: string;
+  ctx: JobContext;
+  transcode: TranscodeOptions;
+  /** The job's signal and the attempt's deadline's, either of which stops ffmpeg. */
+  signal: AbortSignal;
+  /** Starts the attempt's deadline: its length depends on the source's, known once it is probed. */
+  armDeadline: (timeoutMs: number, durationSeconds: number) => void;
+}
+
+/**
+ * Probes the source, then writes into the attempt's scratch folders the first rendition (or the
+ * kept source) with its audio and text tracks and HLS, and the covers meanwhile. Nothing is
+ * stored yet: a failure here leaves nothing anyone else sees.
+ */
+async function makeOutputs(deps: TranscodeJobDeps, a: MakeOutputsArgs) {
+  const { options, log } = deps;
+  const { videoId, video, source, dirs, dateFolder, ctx, transcode } = a;
+  const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: a.signal, pidFile: deps.pidFile });
+  // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
+  // source is judged again (allow-list, limits): the settings may have changed since it came.
+  const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
+  // Judged here, not at intake (its probe broke then and passed the file on, or the
+  // settings changed): refused as intake refuses, by the job's onGiveUp.
+  if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
+  const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
+  a.armDeadline(timeoutMs, info.durationSeconds);
+
+  // What makes the video playable now, and what the ladder job makes after it.
+  const split = !video.keepSource && !(await deps.wholeLadderFirst?.(video.appId));
+  const plan = planLadder(info, options.ladder, { split, maxFrameRate: transcode.maxFrameRate });
+  const first = plan.first;
+  // The covers are taken from the source while the renditions encode: their runs are short
+  // and spend most of their time starting and seeking, which the long encode hides.
+  const job = { videoId, source, info, dateFolder, outDir: dirs.play };
+  const hls = options.hls && (!video.keepSource || canRepackageAsHls(info));
+  // HLS follows the renditions in the same branch: a copy is done long before the covers,
+  // and its packaging then costs the video no time.
+  // A source with several audio tracks: HLS offers each (audioRenditions.ts), made while
+  // the first rendition is.
+  const audioTracks = hls && !video.keepSource && hasAudioGroup(info) ? info.audioTracks! : [];
+  let encodedInstead = false;
+  // A copy that is not what the probe said (its picture changes mid-stream): the lowest
+  // rung is encoded instead, as for any source browsers do not play, once its largest
+  // picture passed the limits every source must pass.
+  const encodeInstead = async (err: unknown, steps: FfmpegRunContext) => {
+    if (!(err instanceof CopyRefused)) throw err;
+    const largest = err.largest ?? { width: info.width, height: info.height };
+    const refused = deps.tools.judge({ ...info, width: largest.width, height: largest.height, storedWidth: largest.width, storedHeight: largest.height });
+    if (refused !== null) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${refused}`);
+    log(`Transcode of ${videoId}: ${err.message}; its lowest rung is encoded instead.`);
+    encodedInstead = true;
+    return transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), pickRungs(info, options.ladder).slice(-1));
+  };
+  const renditions = async (steps: FfmpegRunContext) => {
+    const [written, audio, text] = await Promise.all([
+      video.keepSource
+        ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
+        : first.kind === 'copy'
+          ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx)).then(
+              (r) => [r],
+              (err: unknown) => encodeInstead(err, steps),
+            )
+          : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
+      audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
+      // Its subtitles and chapters, as WebVTT (textTracks.ts).
+      writeSourceTextTracks({ videoId, source, info, outDir: dirs.text, ffmpeg: steps }, log),
+    ]);
+    if (hls) await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, audio.length > 0 ? { audio } : {});
+    return { written, text };
+  };
+  const [{ written, text }, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]);
+  ctx.progress({ percent: TRANSCODE_SHARE });
+  const ladderPending = !video.keepSource && (encodedInstead ? pickRungs(info, options.ladder).length > 1 : plan.rest.length > 0);
+  return { info, written, text, covers, hls, ladderPending };
+}
+
+/** An attempt's making and where its outputs are, as storeAndPublish takes them. */
+interface StoreArgs {
+  videoId: string;
+  /** The attempt's scratch name (Scratch's), removed once everything is stored. */
+  attempt: string;
+  dirs: AttemptDirs;
+  made: Awaited<ReturnType<typeof makeOutputs>>;
+  /** The rendition files the rows named before this attempt. */
+  previous: string[];
+  /** The rendition files the rows name, which clean-up after a failure leaves alone: the new ones join once written. */
+  listed: Set<string>;
+  ctx: JobContext;
+  /** Called once the rendition rows name the new files: from then on a failure must not delete them. */
+  onRowsWritten: () => void;
+}
+
+/**
+ * Stores an attempt's outputs, then writes the rows that name them, then moves the video to 1:
+ * files first and rows last, so that a crash leaves the previous state or unlisted objects.
+ */
+async function storeAndPublish(deps: TranscodeJobDeps, a: StoreArgs): Promise<void> {
+  const { videos, objects, scratch, lifecycle, log } = deps;
+  const { videoId, attempt, dirs, made, previous, listed, ctx } = a;
+  // A node paused past its lease (cluster mode) stores nothing: the job is another node's now.
+  await ctx.fence();
+
+  // Stored before any row names them: HLS, covers, renditions (storeOutputs.ts); a cancel
+  // is heard between two objects, not only once all are stored.
+  if (made.hls) await storeHls(objects, videoId, dirs.hls, ctx.signal);
+  else await objects.deletePrefix(`hls/${videoId}`);
+  deps.hlsChanged?.(videoId);
+  const coverFile = await storeCovers(objects, videoId, dirs.covers, made.covers, ctx.signal);
+  await storeRenditions(objects, made.written, ctx.signal);
+  for (const t of made.text) await storeTextTrack(objects, t.record, { file: t.path });
+  // Everything is stored: the scratch folder goes before the video is said to be ready, so
+  // that a node holds nothing of an attempt once its video is in status 1 (the handler's
+  // finally removes it, again or on failure, and logs a failure to).
+  await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
+  await ctx.fence();
+
+  const { written, info } = made;
+  await videos.setRenditions(videoId, written.map((w) => toRecord(videoId, w)));
+  a.onRowsWritten();
+  // From here the rows name the new files: a failure of a later step must not delete them.
+  for (const w of written) listed.add(w.file);
+  await replaceSourceTextTracks({ videos, objects }, videoId, made.text, made.hls, log);
+  // 'pending' before the move to 1: a crash between the two leaves a ladder start-up queues.
+  await videos.updateMedia(videoId, { duration: Math.max(1, Math.round(info.durationSeconds)), coverFile, ladder: made.ladderPending ? 'pending' : '' });
+  await removeReplacedRenditions(objects, previous, new Set(written.map((w) => w.file)));
+  await lifecycle.move(videoId, VideoStatus.Normal, { from: [VideoStatus.Transcoding] });
 }
 
 /**

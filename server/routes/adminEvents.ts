@@ -3,6 +3,7 @@ import { ApiError } from '../core/errors.js';
 import type { VopEventBus, VopEvents } from '../core/events.js';
 import type { ConsoleSessions } from '../console/consoleSessions.js';
 import type { UploadMonitor } from '../console/uploadMonitor.js';
+import { createProgressThrottle } from './progressThrottle.js';
 
 /** Where the stream is, under /admin/api; requireAdmin lets a ticket open it (and nothing else). */
 export const EVENTS_PATH = '/events';
@@ -60,7 +61,6 @@ type JobProgress = VopEvents['job.progress'][0];
 export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
   const opts: AdminEventsOptions = { ...DEFAULT_ADMIN_EVENTS_OPTIONS, ...deps.options };
   const clients = new Set<Response>();
-  const throttles = new Map<string, { lastSentAt: number; pending?: JobProgress; timer?: NodeJS.Timeout }>();
   let heartbeat: NodeJS.Timeout | undefined;
   let uploadPoll: NodeJS.Timeout | undefined;
   let lastUploads = '';
@@ -70,33 +70,13 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     for (const res of clients) res.write(frame);
   };
+  const progress = createProgressThrottle(opts.progressIntervalMs, (p) => broadcast('job.progress', p));
 
-  const onProgress = (p: JobProgress) => {
-    const now = Date.now();
-    const t = throttles.get(p.jobId) ?? { lastSentAt: 0 };
-    throttles.set(p.jobId, t);
-    if (now - t.lastSentAt >= opts.progressIntervalMs) {
-      t.lastSentAt = now;
-      t.pending = undefined;
-      broadcast('job.progress', p);
-      return;
-    }
-    // Within the interval: keep only the newest report and send it when the interval ends.
-    t.pending = p;
-    t.timer ??= setTimeout(() => {
-      t.timer = undefined;
-      if (!t.pending) return;
-      t.lastSentAt = Date.now();
-      broadcast('job.progress', t.pending);
-      t.pending = undefined;
-    }, opts.progressIntervalMs - (now - t.lastSentAt));
-  };
+  const onProgress = (p: JobProgress) => progress.report(p);
   const onState = (s: VopEvents['job.state'][0]) => {
     if (s.state !== 'running') {
       // A progress report held back must not arrive after the job ended.
-      const t = throttles.get(s.jobId);
-      clearTimeout(t?.timer);
-      throttles.delete(s.jobId);
+      progress.jobEnded(s.jobId);
     }
     broadcast('job.state', s);
   };
@@ -141,8 +121,7 @@ export function adminEventsRouter(deps: AdminEventsDeps): AdminEvents {
     events().off('video.renditions', onRenditions);
     clearInterval(heartbeat);
     clearInterval(uploadPoll);
-    for (const t of throttles.values()) clearTimeout(t.timer);
-    throttles.clear();
+    progress.clear();
     lastUploads = '';
   };
 

@@ -117,31 +117,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
 
   r.post('/jobs/:id/move', async (req, res) => {
     const job = await load(req.params.id);
-    const body = knownFields(req.body, ['direction', 'places']);
-    const direction = body.direction;
-    if (direction === 'top') {
-      // Runs next, whatever its application: its priority goes above every other queued job's
-      // (fairness between applications orders only jobs of equal priority; JobQueue.move).
-      const moved = await jobs.move(job.id, 'top');
-      if (moved === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
-      if (moved === 'edge') throw new ApiError('JOB_STATE_CONFLICT', 'the job already runs next');
-      res.json(view(await load(job.id)));
-      return;
-    }
-    if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up", "down" or "top"');
-    const places = body.places ?? 1;
-    if (!(Number.isSafeInteger(places) && (places as number) >= 1 && (places as number) <= MAX_MOVE_PLACES)) {
-      throw new ApiError('INVALID_PARAMETER', `places must be a whole number from 1 to ${MAX_MOVE_PLACES}`);
-    }
-    for (let moved = 0; moved < (places as number); moved++) {
-      const result = await jobs.move(job.id, direction);
-      if (result === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
-      if (result === 'edge') {
-        // Already at the end it was moved towards: refused only when it could not move at all.
-        if (moved === 0) throw new ApiError('JOB_STATE_CONFLICT', `the job is already ${direction === 'up' ? 'first' : 'last'} in the queue`);
-        break;
-      }
-    }
+    await moveQueuedJob(jobs, job, knownFields(req.body, ['direction', 'places']));
     res.json(view(await load(job.id)));
   });
 
@@ -156,7 +132,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       // first rendition, ladderJob.ts).
       Promise.all(types.map((type) => jobAdmin.list({ states: ['running', 'queued'], types: [type], limit: Number.MAX_SAFE_INTEGER }))),
       recentCount > 0 ? jobAdmin.list({ states: ['succeeded', 'failed', 'cancelled'], types, limit: recentCount }) : Promise.resolve([]),
-      processingView(),
+      processingViewOf(deps),
     ]);
     const active = perType.flat();
     const live = liveProgress(jobs);
@@ -169,24 +145,8 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     });
   });
 
-  const processingView = async () => {
-    const p = deps.processing.options;
-    return {
-      concurrency: jobs.concurrency(TRANSCODE_JOB),
-      defaultConcurrency: defaultTranscodeConcurrency(),
-      preset: p.preset,
-      crf: p.crf,
-      hls: p.hls,
-      ladder: p.ladder,
-      running: jobs.live().filter((l) => l.job.type === TRANSCODE_JOB).length,
-      // The ladder's are set by option only (processing.ladderConcurrency); shown beside.
-      ladderConcurrency: jobs.concurrency(LADDER_JOB) ?? deps.processing.options.ladderConcurrency,
-      ladderRunning: jobs.live().filter((l) => l.job.type === LADDER_JOB).length,
-      binaries: await deps.processing.tools.status(),
-    };
-  };
   r.get('/processing', async (_req, res) => {
-    res.json(await processingView());
+    res.json(await processingViewOf(deps));
   });
   r.put('/processing', async (req, res) => {
     const { concurrency } = knownFields(req.body, ['concurrency']);
@@ -194,7 +154,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
       throw new ApiError('INVALID_PARAMETER', `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
     }
     jobs.setConcurrency(TRANSCODE_JOB, concurrency as number);
-    res.json(await processingView());
+    res.json(await processingViewOf(deps));
   });
 
   r.get('/videos/:id', async (req, res) => {
@@ -221,4 +181,53 @@ function liveProgress(jobs: JobQueue): Map<string, JobProgress> {
 /** `a,b` → ['a', 'b']. */
 function listParam(v: unknown, name: string): string[] | undefined {
   return stringParam(v, name)?.split(',').filter((s) => s !== '');
+}
+
+/**
+ * Moves a queued job as `body` asks: `top`, or `up`/`down` some places. A move of several places
+ * stops at the end of its application's queue, and is refused only when it could not move at all.
+ */
+async function moveQueuedJob(jobs: JobQueue, job: JobRecord, body: { direction?: unknown; places?: unknown }): Promise<void> {
+  const direction = body.direction;
+  if (direction === 'top') {
+    // Runs next, whatever its application: its priority goes above every other queued job's
+    // (fairness between applications orders only jobs of equal priority; JobQueue.move).
+    const moved = await jobs.move(job.id, 'top');
+    if (moved === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
+    if (moved === 'edge') throw new ApiError('JOB_STATE_CONFLICT', 'the job already runs next');
+    return;
+  }
+  if (direction !== 'up' && direction !== 'down') throw new ApiError('INVALID_PARAMETER', 'direction must be "up", "down" or "top"');
+  const places = body.places ?? 1;
+  if (!(Number.isSafeInteger(places) && (places as number) >= 1 && (places as number) <= MAX_MOVE_PLACES)) {
+    throw new ApiError('INVALID_PARAMETER', `places must be a whole number from 1 to ${MAX_MOVE_PLACES}`);
+  }
+  for (let moved = 0; moved < (places as number); moved++) {
+    const result = await jobs.move(job.id, direction);
+    if (result === 'not-queued') throw new ApiError('JOB_STATE_CONFLICT', 'only a queued job can move');
+    if (result === 'edge') {
+      // Already at the end it was moved towards: refused only when it could not move at all.
+      if (moved === 0) throw new ApiError('JOB_STATE_CONFLICT', `the job is already ${direction === 'up' ? 'first' : 'last'} in the queue`);
+      break;
+    }
+  }
+}
+
+/** The processing settings, binaries and what runs: GET and PUT /processing, and the monitor's queue. */
+async function processingViewOf(deps: AdminJobsDeps) {
+  const { jobs } = deps;
+  const p = deps.processing.options;
+  return {
+    concurrency: jobs.concurrency(TRANSCODE_JOB),
+    defaultConcurrency: defaultTranscodeConcurrency(),
+    preset: p.preset,
+    crf: p.crf,
+    hls: p.hls,
+    ladder: p.ladder,
+    running: jobs.live().filter((l) => l.job.type === TRANSCODE_JOB).length,
+    // The ladder's are set by option only (processing.ladderConcurrency); shown beside.
+    ladderConcurrency: jobs.concurrency(LADDER_JOB) ?? deps.processing.options.ladderConcurrency,
+    ladderRunning: jobs.live().filter((l) => l.job.type === LADDER_JOB).length,
+    binaries: await deps.processing.tools.status(),
+  };
 }

@@ -59,20 +59,6 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
     for (const appId of new Set(videos.map((v) => v.appId))) byApp.set(appId, await deps.media.viewFor(appId, base));
     return (v) => byApp.get(v.appId) ?? base;
   };
-  const row = (v: VideoRecord, names: Map<string, string>, ctx: ViewContext): VideoRow => ({
-    id: v.id,
-    appId: v.appId,
-    appName: names.get(v.appId) ?? '',
-    title: v.title,
-    createUser: v.createUser,
-    status: v.status,
-    statusReason: v.statusReason,
-    sourceType: v.sourceType,
-    duration: v.duration,
-    coverUrl: coverUrl(v, ctx),
-    createdAt: new Date(v.createdAt).toISOString(),
-    updatedAt: new Date(v.updatedAt).toISOString(),
-  });
   const load = async (id: string | undefined): Promise<VideoRecord> => {
     const video = id && VIDEO_ID_RE.test(id.toLowerCase()) ? await deps.admin.get(id.toLowerCase()) : undefined;
     if (!video) throw new ApiError('VIDEO_NOT_FOUND');
@@ -81,27 +67,12 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
 
   r.get('/videos', async (req, res) => {
     const q = req.query as Record<string, unknown>;
-    const filter: VideoSearch = {};
-    const text = stringParam(q.q, 'q')?.trim();
-    if (text) {
-      if (text.length > MAX_TEXT) throw new ApiError('INVALID_PARAMETER', `q is longer than ${MAX_TEXT} characters`);
-      filter.text = text;
-    }
-    const statuses = stringParam(q.status, 'status');
-    if (statuses) {
-      filter.statuses = statuses.split(',').map((s) => {
-        const n = /^\d$/.test(s) ? Number(s) : NaN;
-        if (!(n >= 0 && n <= 8)) throw new ApiError('INVALID_PARAMETER', 'status must be values from 0 to 8, separated by commas');
-        return n;
-      });
-    }
-    filter.createUser = stringParam(q.createUser, 'createUser');
-    filter.appId = stringParam(q.appId, 'appId');
+    const filter = videoSearchOf(q);
     const offset = intParam(q.offset, 'offset', 0, 0, 10_000_000);
     const limit = intParam(q.limit, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT);
     const [{ total, items }, names] = await Promise.all([deps.admin.search(filter, { offset, limit }), appNames()]);
     const viewOf = await views(items, req);
-    res.json({ total, offset, limit, videos: items.map((v) => row(v, names, viewOf(v))) });
+    res.json({ total, offset, limit, videos: items.map((v) => videoRow(v, names, viewOf(v))) });
   });
 
   r.get('/videos/:id/playback', async (req, res) => {
@@ -159,15 +130,9 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
   });
 
   r.post('/videos/bulk', async (req, res) => {
-    const body = knownFields(req.body, ['action', 'ids']);
-    const action = body.action;
-    if (action !== 'delete' && action !== 'retry') throw new ApiError('INVALID_PARAMETER', 'action must be "delete" or "retry"');
-    const ids = body.ids;
-    if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_VIDEOS || !ids.every((id) => typeof id === 'string')) {
-      throw new ApiError('INVALID_PARAMETER', `ids must be a list of 1 to ${MAX_BULK_VIDEOS} video ids`);
-    }
+    const { action, ids } = bulkRequestOf(req.body);
     // Each id once; one that is not of our form is reported as not found, as the single calls do.
-    const requested = [...new Set((ids as string[]).map((id) => id.toLowerCase()))];
+    const requested = [...new Set(ids.map((id) => id.toLowerCase()))];
     const valid = requested.filter((id) => VIDEO_ID_RE.test(id));
     const outcomes = new Map((valid.length > 0 ? await deps.admin.bulk(action, valid) : []).map((o) => [o.id, o]));
     const notFound = new ApiError('VIDEO_NOT_FOUND');
@@ -177,7 +142,7 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
       results: requested.map((id) => {
         const o = outcomes.get(id);
         if (!o) return { id, ok: false, error: { code: notFound.code, message: notFound.message } };
-        return o.ok ? { id, ok: true, video: row(o.video, names, viewOf(o.video)), ...(o.action ? { action: o.action } : {}) } : { id, ok: false, error: o.error };
+        return o.ok ? { id, ok: true, video: videoRow(o.video, names, viewOf(o.video)), ...(o.action ? { action: o.action } : {}) } : { id, ok: false, error: o.error };
       }),
     });
   });
@@ -185,13 +150,13 @@ export function adminVideosRouter(deps: AdminVideosDeps): Router {
   r.post('/videos/:id/retry', async (req, res) => {
     const video = await load(req.params.id);
     const { video: after, action } = await deps.admin.retry(video.id);
-    res.json({ action, video: row(after, await appNames(), (await views([after], req))(after)) });
+    res.json({ action, video: videoRow(after, await appNames(), (await views([after], req))(after)) });
   });
 
   r.delete('/videos/:id', async (req, res) => {
     const video = await load(req.params.id);
     const after = await deps.admin.remove(video.id);
-    res.json({ video: row(after, await appNames(), (await views([after], req))(after)) });
+    res.json({ video: videoRow(after, await appNames(), (await views([after], req))(after)) });
   });
 
   return r;
@@ -205,4 +170,55 @@ function captionRow(c: CaptionModel): { id: string; language: string; label: str
 /** `HlsURL` of the detail response's extras, or '' when there is none. */
 function hlsUrlOf(extras: Record<string, unknown>): string {
   return typeof extras.HlsURL === 'string' ? extras.HlsURL : '';
+}
+
+/** A video as a row of the console's list. */
+function videoRow(v: VideoRecord, names: Map<string, string>, ctx: ViewContext): VideoRow {
+  return {
+    id: v.id,
+    appId: v.appId,
+    appName: names.get(v.appId) ?? '',
+    title: v.title,
+    createUser: v.createUser,
+    status: v.status,
+    statusReason: v.statusReason,
+    sourceType: v.sourceType,
+    duration: v.duration,
+    coverUrl: coverUrl(v, ctx),
+    createdAt: new Date(v.createdAt).toISOString(),
+    updatedAt: new Date(v.updatedAt).toISOString(),
+  };
+}
+
+/** The search `GET /videos` asks for (its paging aside), refused with the parameter at fault. */
+function videoSearchOf(q: Record<string, unknown>): VideoSearch {
+  const filter: VideoSearch = {};
+  const text = stringParam(q.q, 'q')?.trim();
+  if (text) {
+    if (text.length > MAX_TEXT) throw new ApiError('INVALID_PARAMETER', `q is longer than ${MAX_TEXT} characters`);
+    filter.text = text;
+  }
+  const statuses = stringParam(q.status, 'status');
+  if (statuses) {
+    filter.statuses = statuses.split(',').map((s) => {
+      const n = /^\d$/.test(s) ? Number(s) : NaN;
+      if (!(n >= 0 && n <= 8)) throw new ApiError('INVALID_PARAMETER', 'status must be values from 0 to 8, separated by commas');
+      return n;
+    });
+  }
+  filter.createUser = stringParam(q.createUser, 'createUser');
+  filter.appId = stringParam(q.appId, 'appId');
+  return filter;
+}
+
+/** The action and ids of `POST /videos/bulk`, refused before any video is touched when either is wrong. */
+function bulkRequestOf(reqBody: unknown): { action: 'delete' | 'retry'; ids: string[] } {
+  const body = knownFields(reqBody, ['action', 'ids']);
+  const action = body.action;
+  if (action !== 'delete' && action !== 'retry') throw new ApiError('INVALID_PARAMETER', 'action must be "delete" or "retry"');
+  const ids = body.ids;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_VIDEOS || !ids.every((id) => typeof id === 'string')) {
+    throw new ApiError('INVALID_PARAMETER', `ids must be a list of 1 to ${MAX_BULK_VIDEOS} video ids`);
+  }
+  return { action, ids: ids as string[] };
 }
