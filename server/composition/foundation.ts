@@ -60,7 +60,7 @@ export async function openFoundation(options: ServerOptions, parts: Parts): Prom
     parts.add({ name: 'the event relay', stop: () => relay.close() });
     await relay.start();
     // Applications are read on every API call: this node keeps copies, dropped as the relay hears of changes.
-    stores.followChanges?.(relay);
+    stores.followChanges(relay);
   }
   const media = new LocalMediaStore(options.dataDir);
   if (s3) log(`Media in object storage: ${options.objectStorage!.endpoint}, bucket ${options.objectStorage!.bucket}.`);

@@ -501,10 +501,9 @@ export interface Stores {
   apiCallers?: ApiCallerStore;
   /**
    * The console's sessions: in the database, so that a restart keeps the console logged in (the
-   * embedded sql.js database), shared by the nodes of a cluster (PostgreSQL). Absent: this
-   * process's memory (a store built for a test).
+   * embedded sql.js database), shared by the nodes of a cluster (PostgreSQL).
    */
-  consoleSessions?: ConsoleSessionStore;
+  consoleSessions: ConsoleSessionStore;
   /**
    * The console's saved settings, shared by the nodes of a cluster (PostgreSQL). Absent in the
    * embedded mode, which keeps them in `<dataDir>/settings.json`.
@@ -521,10 +520,9 @@ export interface Stores {
   views: ViewCountStore;
   /**
    * Cluster mode: keep copies of applications on this node, dropped when `feed` hears that a node
-   * changed one. Without it (and in the embedded mode, whose one process makes every change
-   * itself), nothing here listens.
+   * changed one. The embedded mode's one process makes every change itself: there it does nothing.
    */
-  followChanges?(feed: AppChangeFeed): void;
+  followChanges(feed: AppChangeFeed): void;
   /**
    * A copy of all the metadata as it is at one instant, for a backup (backup/writeBackup.ts). Every
    * write acknowledged before the call is in it; writes go on meanwhile.

@@ -35,6 +35,8 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     signingKeys: new SqlJsSigningKeys(db),
     consoleSessions: new SqlJsConsoleSessionStore(db),
     views: new SqlJsViewCounts(db),
+    // One process makes every change, and drops its own copies as it does (SqlJsAppStore).
+    followChanges: () => undefined,
     exportDatabase: async () => {
       const { image, read: counts, schemaVersion } = await db.copySoon(() => {
         const row = db.get<{ apps: number; videos: number; deliveries: number }>(
