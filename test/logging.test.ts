@@ -12,7 +12,7 @@ import { AdminClient, SpecClient, nowSeconds, specToken } from './helpers/client
 import { makeClip } from './helpers/clips.js';
 import { CookieClient } from './helpers/console.js';
 import { tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, killStrayProcesses, ROOT, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
 
 const running: ServerProcess[] = [];
@@ -127,7 +127,7 @@ describe('the operator log of npm start', () => {
       // A third video's file cut off by its client going away mid-body: cut off, not refused.
       const third = await client.register({});
       await cutUpload(p.baseUrl, { ...auth(), VideoId: third });
-      await waitUntil('the cut-off upload logged', () => records(p).find((r) => r.videoId === third && r.msg === 'upload cut off by its client'), 10_000, 100);
+      await waitUntil('the cut-off upload logged', () => records(p).find((r) => r.videoId === third && r.msg === 'upload cut off by its client'), { timeoutMs: 10_000, pollMs: 100 });
 
       // The console's login, and refused tokens (the admin API's and the spec API's).
       const consoleSession = new CookieClient(p.baseUrl);
@@ -143,8 +143,8 @@ describe('the operator log of npm start', () => {
       expect((await fetch(`${p.baseUrl}/media/S/${mediaTokenLike}/play/20260101/${videoId}_360p.mp4`)).status).toBe(404);
 
       // Playable, and its status callback delivered.
-      await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), 90_000, 200);
-      await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), 30_000, 200);
+      await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), { timeoutMs: 90_000, pollMs: 200 });
+      await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), { timeoutMs: 30_000, pollMs: 200 });
       const all = records(p);
 
       // The start-up record carries its addresses as fields, not as indented lines.

@@ -11,7 +11,8 @@ import { KeyRing } from '../server/keys/keyRing.js';
 import { MediaTokens } from '../server/keys/mediaTokens.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -25,7 +26,7 @@ let p: string;
 async function playable(client: SpecClient, clip: string): Promise<string> {
   const id = await client.register();
   await placeSource(t.vop, id, clip);
-  await waitForStatus(t.vop, id, [1], 60_000);
+  await waitForStatus(t.vop, id, [1], { timeoutMs: 60_000 });
   return id;
 }
 

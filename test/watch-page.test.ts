@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeTempDir } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { execFileSync } from 'node:child_process';
 import { startServer, type TestServer } from './helpers/server.js';
 import { twoLanguages } from './helpers/trackSources.js';
@@ -28,7 +29,7 @@ let signedId: string;
 async function publish(client: SpecClient, file: string): Promise<string> {
   const id = await client.register({ VideoTitle: 'Two "languages" <b>&</b> chapters', Description: 'A test video.' });
   await placeSource(t.vop, id, file);
-  expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
+  expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
   for (let i = 0; i < 240; i++) {
     if ((await t.vop.stores.videos.renditions(id)).length >= 2) return id;
     await new Promise((r) => setTimeout(r, 250));
@@ -199,7 +200,7 @@ describe('the watch page of a public application', () => {
     const storyboard = await waitUntil('the storyboard', async () => {
       const d = await publicApp.get('/Api/Video/Get', { Id: publicId });
       return (d.body.StoryboardURL as string) || undefined;
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     expect(storyboard).toMatch(new RegExp(`^${t.baseUrl}/media/text/${publicId}/[0-9a-f]{8}\\.vtt$`));
     const vtt = await (await fetch(storyboard)).text();
     // 8 s of video: a tile every 2 s, 160 px wide, in one sprite of ten by ten.
