@@ -268,7 +268,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     // The cut-off attempt does not count against the job's tries.
     expect(job.attempts).toBe(before.attempts);
     await waitUntil('the status-1 callback', () => (callbacksFor(videoId, '1').length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
-    // Exactly one, its id the receiver can de-duplicate on.
+    // Exactly one, its id the receiver can de-duplicate on: time for a second one to arrive, if any would.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     expect(callbacksFor(videoId, '1')[0]![2]).not.toBe('');
@@ -305,6 +305,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
       if (ffmpegIn(holder, videoId).length > 0) return undefined;
       return (await holdsOf(holder)).some((h) => h.id === before.id) ? undefined : true;
     }, { timeoutMs: 30_000, pollMs: 100 });
+    // Time for a late write of the woken worker to land, if it made one: none may.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(left.objects.length).toBeGreaterThan(4);
     expect(await objectsOf(videoId)).toEqual(left.objects);
@@ -315,6 +316,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
       const j = await transcodeJob(videoId);
       return j.state === 'running' ? undefined : j;
     }, { timeoutMs: 10_000, pollMs: 50 })).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
+    // Time for a second status-1 callback to arrive, if the take-over sent one: none may.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     // The woken worker is still a worker: it serves /healthz and takes the next job.
