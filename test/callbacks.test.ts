@@ -239,6 +239,7 @@ describe('status callback', () => {
     await t.admin.request('PATCH', `/apps/${app.appId}`, { callbackUrl: rx.url });
     await t.close();
     const t2 = await boot({ dataDir: t.dataDir });
+    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
     await new Promise((r) => setTimeout(r, 100));
     await t2.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(0);
@@ -403,6 +404,7 @@ describe('status callback', () => {
 
     // A third start finds nothing to send: no second callback.
     const t3 = await boot({ dataDir });
+    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
     await new Promise((r) => setTimeout(r, 100));
     await t3.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(1);

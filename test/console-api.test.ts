@@ -135,6 +135,7 @@ describe('events (GET /admin/api/events)', () => {
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 10 });
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 90 });
     bus.emit('job.state', { jobId: 'j2', type: 'transcode', videoId: 'v2', state: 'succeeded', error: '' });
+    // Time for the held-back report to be sent, if it were: it may not.
     await new Promise((r) => setTimeout(r, 400));
     expect(got.filter((e) => e.data.jobId === 'j2').map((e) => e.event)).toEqual(['job.progress', 'job.state']);
 

@@ -17,7 +17,7 @@ import { twoLanguages } from './helpers/trackSources.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
 import { placeSource } from './helpers/processing.js';
-import { waitForStatus } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -59,13 +59,11 @@ async function publish(file: string): Promise<{ master: string; seconds: number;
   await placeSource(t.vop, id, file);
   expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
   // The ladder lands after status 1: wait for the detail to list both rungs.
-  for (let i = 0; i < 240; i++) {
+  return waitUntil('the ladder to land', async () => {
     const detail = await client.get('/Api/Video/Get', { Id: id });
     const files = detail.body.VideoPlayFile as Array<{ VideoURL: string }>;
-    if (files.length >= 2) return { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id, files };
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('the ladder did not land');
+    return files.length >= 2 ? { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id, files } : notYet(`${files.length} files`);
+  }, { timeoutMs: 60_000, pollMs: 250 });
 }
 
 describe('a source with two audio languages, two subtitle languages and chapters', () => {

@@ -43,6 +43,7 @@ async function cutUpload(baseUrl: string, fields: Record<string, string>): Promi
   req.on('error', () => undefined);
   req.write(head);
   req.write(Buffer.alloc(200_000, 7));
+  // Part-way through: time for the server to be reading the file when the client goes.
   await new Promise((r) => setTimeout(r, 500));
   req.destroy();
 }
@@ -203,6 +204,7 @@ describe('the operator log of npm start', () => {
     const p = await start([]);
     expect((await fetch(`${p.baseUrl}/healthz?probe=1`)).status).toBe(200);
     expect((await fetch(`${p.baseUrl}/Api/Video/Get?AppId=x&Timestamp=1&Token=y`)).status).toBeGreaterThan(0);
+    // Time for a request line to be written, if one were: none may.
     await new Promise((r) => setTimeout(r, 300));
     const out = lines(p);
     expect(out.length).toBeGreaterThan(3);
@@ -215,6 +217,7 @@ describe('the operator log of npm start', () => {
   it('VOP_LOG_REQUESTS=1: a line per request, without its query string; --log-level warn keeps the listening line', async () => {
     const p = await start(['--log-level', 'warn'], { VOP_LOG_REQUESTS: '1' });
     expect((await fetch(`${p.baseUrl}/healthz?probe=secret-in-query`)).status).toBe(200);
+    // Time for the request line to be written, if it were: under warn it may not.
     await new Promise((r) => setTimeout(r, 300));
     const out = p.output();
     // The request line is at info, under warn: not written; the banner is written whatever the level.
@@ -223,8 +226,7 @@ describe('the operator log of npm start', () => {
 
     const q = await start(['--log-format', 'json'], { VOP_LOG_REQUESTS: '1' });
     expect((await fetch(`${q.baseUrl}/healthz?probe=secret-in-query`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
-    const request = records(q).find((r) => r.msg === 'request');
+    const request = await waitUntil('the request line', () => records(q).find((r) => r.msg === 'request'), { timeoutMs: 5_000 });
     expect(request).toMatchObject({ level: 'info', method: 'GET', path: '/healthz', client: '127.0.0.1', status: 200 });
     expect(typeof request!.durationMs).toBe('number');
     expect(q.output()).not.toContain('secret-in-query');

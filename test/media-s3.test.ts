@@ -16,7 +16,7 @@ import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256, tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { TINY_PROCESSING } from './helpers/processing.js';
-import { waitForStatus } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let ceph: TestCeph;
@@ -56,11 +56,10 @@ afterAll(async () => {
  * ladder, the seek previews) work in scratch too, and take their own copies there.
  */
 async function settledLocalFilesOf(videoId: string): Promise<string[]> {
-  for (let i = 0; i < 600; i++) {
-    const live = (await t.vop.stores.jobs.list({ videoId })).some((j) => j.state === 'queued' || j.state === 'running');
-    if (!live) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(`the jobs of ${videoId} to be over`, async () => {
+    const live = (await t.vop.stores.jobs.list({ videoId })).filter((j) => j.state === 'queued' || j.state === 'running');
+    return live.length === 0 ? true : notYet(live.map((j) => `${j.type} ${j.state}`));
+  }, { timeoutMs: 60_000, pollMs: 100 });
   return localFilesOf(videoId);
 }
 

@@ -234,6 +234,7 @@ async function expectWholeLadder(node: GroupNode, dataDir: string, u: Upload, o:
 
   // One status callback, status 1 (the ladder sends none).
   await waitUntil('the status-1 callback', () => (u.receiver.received.length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
+  // Time for a second callback to arrive, if one were sent: none may.
   await new Promise((r) => setTimeout(r, 1_000));
   const ones = u.receiver.received.filter((c) => c.videoId === u.videoId && c.status === '1');
   expect(u.receiver.received.every((c) => c.videoId === u.videoId && c.status === '1')).toBe(true);

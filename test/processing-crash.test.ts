@@ -120,6 +120,7 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
 
     // One final callback, status 1.
     await waitUntil('the callback', () => (receiver.received.length > 0 ? true : undefined), { timeoutMs: 30_000 });
+    // Time for a second callback to arrive, if one were sent: none may.
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.map((f) => [f.VideoId, f.VideoStatus])).toEqual([[videoId, '1']]);
   }, 150_000 /* a 40 s clip encoded twice, on two cores other tests share */);
