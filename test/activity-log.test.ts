@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CALLBACK_OPTIONS } from '../server/callbacks/options.js';
 import { createLogger } from '../server/logging/logger.js';
 import { SpecClient } from './helpers/client.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer | undefined;
@@ -37,7 +37,7 @@ describe('the operator log', () => {
     const client = new SpecClient(s.baseUrl, appId, appSecret);
     const videoId = await client.register({ SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/clip.mp4' });
 
-    const refused = await waitUntil('the refused pull', () => records().find((r) => r.msg === 'pull refused' && r.videoId === videoId), 20_000);
+    const refused = await waitUntil('the refused pull', () => records().find((r) => r.msg === 'pull refused' && r.videoId === videoId), { timeoutMs: 20_000 });
     expect(refused).toMatchObject({ level: 'warn', appId, videoId, via: 'pull', code: '302' });
     expect(String(refused.setting)).toContain('ingest.pull.allow');
     expect(String(refused.setting)).toContain('--pull-allow');
@@ -46,7 +46,7 @@ describe('the operator log', () => {
     expect(records().find((r) => r.msg === 'pull started' && r.videoId === videoId)).toMatchObject({ appId, videoId });
 
     // The video's move to 4 calls the application back: 500, and no retry is allowed.
-    const givenUp = await waitUntil('the callback given up', () => records().find((r) => r.msg === 'callback given up' && r.videoId === videoId), 20_000);
+    const givenUp = await waitUntil('the callback given up', () => records().find((r) => r.msg === 'callback given up' && r.videoId === videoId), { timeoutMs: 20_000 });
     expect(givenUp).toMatchObject({ level: 'error', appId, videoId, status: 4, httpStatus: 500, error: 'HTTP 500' });
   }, 30_000);
 });

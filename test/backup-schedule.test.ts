@@ -7,6 +7,7 @@ import { instantOfWallTime, nextRunAt } from '../server/backup/backupSchedule.js
 import { verifyBackup } from '../server/backup/verifyBackup.js';
 import { ScheduledBackups } from '../server/backup/scheduledBackups.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { waitUntil } from './helpers/wait.js';
 
 /**
  * The backup schedule (docs/backup.md, "Scheduled backups and the console"): when it runs, in a
@@ -193,8 +194,7 @@ describe('scheduled backups on a real server', () => {
       await new Promise((r) => setTimeout(r, 100));
       expect(schedule.view().last.daily).toBeUndefined();
       now = Date.parse('2026-06-01T10:05:00Z');
-      for (let i = 0; i < 100 && !schedule.view().last.daily; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(schedule.view().last.daily).toMatchObject({ ok: true });
+      expect(await waitUntil('the daily backup', () => schedule.view().last.daily, { timeoutMs: 5_000, pollMs: 50 })).toMatchObject({ ok: true });
       expect(schedule.view().daily.next).toBe('2026-06-02T10:05:00.000Z');
 
       // A console backup under way when the time comes: the scheduled one says so, waits, then runs.

@@ -12,7 +12,8 @@ import { DEFAULT_VIDEO_OPTIONS } from '../server/services/videoService.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256File } from './helpers/ingest.js';
-import { listFiles, placeSource, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { listFiles, placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { killStrayProcesses, ROOT, signalGroup, spawnTs, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 import type { SpecClient } from './helpers/client.js';
 
@@ -73,7 +74,7 @@ describe('a backup taken while registrations go on', () => {
     expect((await s.admin.request('PUT', '/settings', { pullAllow: ['127.0.0.0/8'] })).status).toBe(200);
     played = await client.register({ VideoTitle: 'played' });
     await placeSource(s.vop, played, await makeClip({ seconds: 2 }));
-    await waitForStatus(s.vop, played, [1], 60_000);
+    await waitForStatus(s.vop, played, [1], { timeoutMs: 60_000 });
     await waitUntil('a callback delivered', () => (receiver.received.length > 0 ? true : undefined));
 
     // Four clients register without pause, before, during and after the backup.
@@ -231,7 +232,7 @@ describe('nothing half-made', () => {
 
   it('a backup killed part-way leaves no file that looks complete, and the next one succeeds', async () => {
     const run = cliGroup(['backup', '--data-dir', dataDir, '--out', file]);
-    await waitUntil('the backup under way', () => (fs.existsSync(`${file}.partial`) && fs.statSync(`${file}.partial`).size > 1024 * 1024 ? true : undefined), 60_000, 2);
+    await waitUntil('the backup under way', () => (fs.existsSync(`${file}.partial`) && fs.statSync(`${file}.partial`).size > 1024 * 1024 ? true : undefined), { timeoutMs: 60_000, pollMs: 2 });
     signalGroup(run.pid, 'SIGKILL');
     await run.exited;
     expect(fs.existsSync(file)).toBe(false);
@@ -246,7 +247,7 @@ describe('nothing half-made', () => {
     expect(fs.existsSync(file)).toBe(true);
     const into = path.join(work, 'restored');
     const run = cliGroup(['restore', '--in', file, '--data-dir', into]);
-    await waitUntil('the restore writing', () => (fs.existsSync(path.join(into, 'vop.restoring')) && fs.existsSync(path.join(into, 'vop.db')) ? true : undefined), 60_000, 2);
+    await waitUntil('the restore writing', () => (fs.existsSync(path.join(into, 'vop.restoring')) && fs.existsSync(path.join(into, 'vop.db')) ? true : undefined), { timeoutMs: 60_000, pollMs: 2 });
     signalGroup(run.pid, 'SIGKILL');
     await run.exited;
     await expect(startServer({ dataDir: into })).rejects.toThrow(/restore/);

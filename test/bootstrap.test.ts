@@ -13,6 +13,7 @@ import { IPC } from '../main/preloadApi.js';
 import { DEFAULT_SHELL_SETTINGS, consoleUrl, type ShellSettings } from '../main/shellSettings.js';
 import { tempDataDir } from './helpers/server.js';
 import { freePort } from './helpers/ports.js';
+import { waitUntil } from './helpers/wait.js';
 
 const TOKEN = 'bootstrap-admin-token-0123456789';
 
@@ -135,8 +136,7 @@ describe('the desktop shell (main/main.ts) starts through bootstrapServer', () =
     await import('../main/main.js');
 
     // start() ends by showing the console window.
-    const deadline = Date.now() + 30_000;
-    while (fake.state.loaded.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil('the console window to load', () => fake.state.loaded.length > 0 || undefined, { timeoutMs: 30_000 });
     expect(fake.state.loaded).toEqual([consoleUrl(port)]);
 
     // What the console's Settings page reads: the running values.

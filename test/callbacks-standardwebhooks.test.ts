@@ -14,6 +14,7 @@ import { markedBlock, readDoc } from './docTables.js';
 import { SpecClient } from './helpers/client.js';
 import { freePort } from './helpers/ports.js';
 import { ROOT, startServer, type TestServer } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 let s: TestServer;
 let receiver: ChildProcess;
@@ -41,12 +42,10 @@ beforeAll(async () => {
   receiver.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   receiver.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   // Listening once it answers (404 to anything but its callback path).
-  for (let i = 0; ; i++) {
+  await waitUntil('the recipe to listen', async () => {
     const up = await fetch(url.replace('/vop/callback', '/'), { method: 'GET' }).then((r) => r.status === 404, () => false);
-    if (up) break;
-    if (i > 100) throw new Error(`the recipe did not start listening: ${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return up || notYet(`its output: ${output}`);
+  }, { timeoutMs: 5_000, pollMs: 50 });
 }, 30_000);
 
 afterAll(async () => {

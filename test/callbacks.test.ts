@@ -9,6 +9,7 @@ import { resolveOptions } from '../server/config.js';
 import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { waitUntil } from './helpers/wait.js';
 import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
 
 /** Tiny delays so that a retry series runs in milliseconds; the schedule's shape is the default's. */
@@ -80,16 +81,6 @@ async function videoThrough(t: TestServer, client: SpecClient, statuses: number[
   return id;
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 async function deliveries(t: TestServer, appId: string, query = ''): Promise<any[]> {
   const r = await t.admin.request('GET', `/apps/${appId}/deliveries${query}`);
   expect(r.status).toBe(200);
@@ -98,9 +89,9 @@ async function deliveries(t: TestServer, appId: string, query = ''): Promise<any
 
 /** Waits until the app's delivery for `videoId` is in a final state. */
 async function settled(t: TestServer, appId: string, videoId: string): Promise<any> {
-  return waitFor(`the delivery of ${videoId} to settle`, async () =>
+  return waitUntil(`the delivery of ${videoId} to settle`, async () =>
     (await deliveries(t, appId)).find((d) => d.videoId === videoId && d.state !== 'pending'),
-  );
+  { timeoutMs: 10_000 });
 }
 
 /** What an application server does, written independently of server/callbacks: true if the signature verifies. */
@@ -188,7 +179,7 @@ describe('status callback', () => {
     const inProgress = await videoThrough(t, app, [5, 6]);
     const downloading = await videoThrough(t, app, [3]);
 
-    await waitFor('two callbacks', () => rx.received.length >= 2 || undefined);
+    await waitUntil('two callbacks', () => rx.received.length >= 2 || undefined, { timeoutMs: 10_000 });
     await t.vop.jobs.idle(['callback']);
     expect(rx.received.map((r) => [r.fields.VideoId, r.fields.VideoStatus]).sort()).toEqual(
       [
@@ -248,6 +239,7 @@ describe('status callback', () => {
     await t.admin.request('PATCH', `/apps/${app.appId}`, { callbackUrl: rx.url });
     await t.close();
     const t2 = await boot({ dataDir: t.dataDir });
+    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
     await new Promise((r) => setTimeout(r, 100));
     await t2.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(0);
@@ -280,10 +272,10 @@ describe('status callback', () => {
     const r = await t.admin.request('POST', `/deliveries/${first.id}/redeliver`);
     expect(r.status).toBe(202);
     expect(r.body).toMatchObject({ id: first.id, series: 2 });
-    const again = await waitFor('the redelivery', async () => {
+    const again = await waitUntil('the redelivery', async () => {
       const d = (await t.admin.request('GET', `/deliveries/${first.id}`)).body;
       return d.state === 'delivered' && d.series === 2 ? d : undefined;
-    });
+    }, { timeoutMs: 10_000 });
     expect(again.attempts.map((a: any) => [a.series, a.attempt, a.httpStatus])).toEqual([
       [1, 1, 200],
       [2, 1, 200],
@@ -371,10 +363,10 @@ describe('status callback', () => {
     const t1 = await boot({ dataDir, callbacks: slowRetry });
     const app = await appWithCallback(t1, url);
     const videoId = await videoThrough(t1, app, [5, 6, 1]);
-    const pending = await waitFor('a refused attempt', async () => {
+    const pending = await waitUntil('a refused attempt', async () => {
       const d = (await deliveries(t1, app.appId)).find((x) => x.videoId === videoId);
       return d?.attempts.length >= 1 ? d : undefined;
-    });
+    }, { timeoutMs: 10_000 });
     expect(pending.state).toBe('pending');
     expect(pending.attempts[0].httpStatus).toBeNull();
     expect(pending.attempts[0].error).toContain('ECONNREFUSED');
@@ -412,6 +404,7 @@ describe('status callback', () => {
 
     // A third start finds nothing to send: no second callback.
     const t3 = await boot({ dataDir });
+    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
     await new Promise((r) => setTimeout(r, 100));
     await t3.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(1);
@@ -448,7 +441,7 @@ describe('status callback', () => {
     const t2 = await boot({ dataDir });
     expect(await t2.vop.services.callbacks.startCatchUp()).toEqual({ created: 4_503, requeued: 0 });
     expect(t2.logs).toContain('Status callbacks: 4503 missing deliveries created, 0 pending deliveries queued again.');
-    await waitFor('three callbacks', () => rx.received.length >= 3 || undefined);
+    await waitUntil('three callbacks', () => rx.received.length >= 3 || undefined, { timeoutMs: 10_000 });
     expect(rx.received.map((r) => r.fields.VideoId).sort()).toEqual(loudVideos.map((v) => v.id).sort());
     const skipped = await deliveries(t2, quiet.appId, '?limit=200');
     expect(skipped).toHaveLength(200);
@@ -490,12 +483,12 @@ describe('status callback', () => {
     const rx = await startReceiver(() => ({ status: 500 }));
     const app = await appWithCallback(t, rx.url);
     const videoId = await videoThrough(t, app, [5, 6, 1]);
-    const waiting = await waitFor('the retry to be queued', async () => {
+    const waiting = await waitUntil('the retry to be queued', async () => {
       const d = (await deliveries(t, app.appId)).find((x) => x.videoId === videoId);
       return d?.attempts.length === 1 && d.nextAttemptAt ? d : undefined;
-    });
+    }, { timeoutMs: 10_000 });
     expect(Date.parse(waiting.nextAttemptAt)).toBeGreaterThan(Date.now() + 30_000);
-    const job = await waitFor('the retry job', async () => (await t.vop.stores.jobs.list({ types: ['callback'], states: ['queued'] }))[0]);
+    const job = await waitUntil('the retry job', async () => (await t.vop.stores.jobs.list({ types: ['callback'], states: ['queued'] }))[0], { timeoutMs: 10_000 });
     expect(await t.vop.jobs.cancel(job.id)).toBe(true);
     const d = await settled(t, app.appId, videoId);
     expect(d).toMatchObject({ state: 'failed', lastError: 'cancelled', nextAttemptAt: null });

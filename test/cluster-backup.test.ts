@@ -29,7 +29,8 @@ import { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ROOT, signalGroup, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let pgServer: TestPostgres;
@@ -126,14 +127,14 @@ beforeAll(async () => {
   const viaCallbacks = new SpecClient(node.baseUrl, withCallbacks.appId, withCallbacks.appSecret);
   const uploaded = await viaCallbacks.register({ Title: 'uploaded' });
   await multipartUpload(viaCallbacks, uploaded, fs.readFileSync(await makeClip({ seconds: 3, width: 320, height: 240 })));
-  expect(await waitForStatus(node.vop, uploaded, [1], 120_000)).toBe(1);
+  expect(await waitForStatus(node.vop, uploaded, [1], { timeoutMs: 120_000 })).toBe(1);
   // Its ladder and seek previews done too: a job live at the backup would run again on the
   // restored node and store more objects than the backup holds.
-  await waitUntil('its jobs done', async () => ((await node.vop.stores.jobs.list({ videoId: uploaded })).some((j) => j.state === 'queued' || j.state === 'running') ? undefined : true), 120_000, 200);
+  await waitUntil('its jobs done', async () => ((await node.vop.stores.jobs.list({ videoId: uploaded })).some((j) => j.state === 'queued' || j.state === 'running') ? undefined : true), { timeoutMs: 120_000, pollMs: 200 });
   await waitUntil('the callbacks delivered', async () => {
     const r = await query<{ n: number; open: number }>(sourceUrl, "SELECT count(*)::int AS n, count(*) FILTER (WHERE state NOT IN ('delivered', 'skipped'))::int AS open FROM callback_deliveries");
     return r[0]!.n > 0 && r[0]!.open === 0 ? true : undefined;
-  }, 60_000);
+  }, { timeoutMs: 60_000 });
   for (let i = 0; i < 20; i++) await plain.register({ Title: `before ${i}` });
   // An object stored in parts (over the 8 MiB part size): its ETag is a multipart one, which the
   // backup's conditional read (If-Match) must accept as well.
@@ -356,8 +357,7 @@ describe('a restore killed part-way', () => {
           const [n] = await query<{ n: number }>(url, 'SELECT count(*)::int AS n FROM apps');
           return n!.n > 0 ? true : undefined;
         },
-        60_000,
-        5,
+        { timeoutMs: 60_000, pollMs: 5 },
       );
     } finally {
       signalGroup(child.pid!, 'SIGKILL');

@@ -23,7 +23,7 @@ import { openPostgresStores } from '../server/storage/postgres/openPostgresStore
 import { SpecClient } from './helpers/client.js';
 import { videoRecord } from './helpers/fixtures.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 let pgServer: TestPostgres;
@@ -100,8 +100,9 @@ describe('status callbacks across nodes', () => {
     await waitUntil('every delivery delivered', async () => {
       const rows = await nodes[0]!.stores.callbacks.listByApp(appId, { limit: 100 });
       return rows.length === 30 && rows.every((d) => d.state === 'delivered') ? true : undefined;
-    }, 30_000, 100);
+    }, { timeoutMs: 30_000, pollMs: 100 });
     await Promise.all(nodes.map((n) => n.jobs.idle(['callback'])));
+    // Time for a duplicate delivery to arrive, if any node sent one: none may.
     await new Promise((r) => setTimeout(r, 500));
     expect([...rx.perId().keys()].sort()).toEqual(ds.map((d) => d.id).sort());
     expect([...rx.perId().values()].filter((n) => n !== 1)).toEqual([]);
@@ -174,7 +175,7 @@ describe('status callbacks across node processes killed with -9', () => {
         `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%callback_deliveries%' AND pid <> pg_backend_pid()`,
       );
       return rows.length > 0 || undefined;
-    }, 30_000, 50);
+    }, { timeoutMs: 30_000, pollMs: 50 });
     killGroup(a);
     await a.exited;
     await locker.query('COMMIT');
@@ -188,7 +189,7 @@ describe('status callbacks across node processes killed with -9', () => {
     const ended = await deliveriesPerEndState(admin.appId);
     if (ended.length > 0) {
       // Stored before the kill (with its delivery, then): B sends it, once.
-      await waitUntil('the callback', () => rx.received.length > 0 || undefined, 30_000, 100);
+      await waitUntil('the callback', () => rx.received.length > 0 || undefined, { timeoutMs: 30_000, pollMs: 100 });
       expect(rx.received.map((r) => r.videoId)).toEqual([videoId]);
     }
     expect(b.output()).not.toMatch(/could not be queued|sweeping the outbox failed/);
@@ -208,7 +209,7 @@ describe('status callbacks across node processes killed with -9', () => {
     // sent and not recorded.
     rx.hold();
     const videoId = await app.register({ SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/clip.mp4' });
-    await waitUntil('the first callback', () => rx.received.length > 0 || undefined, 30_000, 50).catch(async (err: Error) => {
+    await waitUntil('the first callback', () => rx.received.length > 0 || undefined, { timeoutMs: 30_000, pollMs: 50 }).catch(async (err: Error) => {
       throw new Error(`${err.message}\n${a.output().slice(-3000)}\n${JSON.stringify((await db.query('SELECT id, type, state, video_id, lease, error, run_after FROM jobs ORDER BY seq')).rows)}\n${JSON.stringify((await db.query('SELECT id, video_id, state, attempt_job, last_error FROM callback_deliveries')).rows)}\n${JSON.stringify((await db.query('SELECT id, status FROM videos')).rows)}`);
     });
     killGroup(a);
@@ -219,7 +220,7 @@ describe('status callbacks across node processes killed with -9', () => {
 
     // Another node takes the attempt's job over once A's lease runs out, and sends it again.
     const b = await startNode('d', 'all', env);
-    await waitUntil('the callback sent again', () => rx.received.length > 1 || undefined, 60_000, 100);
+    await waitUntil('the callback sent again', () => rx.received.length > 1 || undefined, { timeoutMs: 60_000, pollMs: 100 });
     const { rows } = await db.query<{ id: string; state: string; series_attempts: number }>(
       `SELECT id, state, series_attempts FROM callback_deliveries WHERE video_id = $1`,
       [videoId],
@@ -227,7 +228,7 @@ describe('status callbacks across node processes killed with -9', () => {
     await waitUntil('the delivery recorded', async () => {
       const r = await db.query<{ state: string }>(`SELECT state FROM callback_deliveries WHERE video_id = $1`, [videoId]);
       return r.rows[0]?.state === 'delivered' || undefined;
-    }, 30_000, 100);
+    }, { timeoutMs: 30_000, pollMs: 100 });
     expect(rows).toHaveLength(1);
     expect(rx.received.map((r) => r.id)).toEqual([rows[0]!.id, rows[0]!.id]);
     const attempts = await db.query(`SELECT series, attempt, ok FROM callback_attempts WHERE delivery_id = $1`, [rows[0]!.id]);

@@ -12,6 +12,7 @@ import { PostgresWindowCounters } from '../server/storage/postgres/postgresCount
 import { getFrom, SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { waitUntil } from './helpers/wait.js';
 
 let pg: TestPostgres;
 let a: TestServer;
@@ -79,7 +80,7 @@ describe('limits across nodes', () => {
       return (view.recentCallers as Array<{ address: string }>).map((c) => c.address).sort();
     };
     // Written in the background after the call: waited for, briefly.
-    for (let i = 0; i < 50 && (await callers(a)).length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil('both callers recorded', async () => ((await callers(a)).length >= 2 || undefined), { timeoutMs: 2_000 });
     expect(await callers(a)).toEqual(['127.0.0.21', '127.0.0.22']);
     expect(await callers(b)).toEqual(['127.0.0.21', '127.0.0.22']);
   });

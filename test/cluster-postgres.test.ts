@@ -12,7 +12,7 @@ import { openPostgresStores } from '../server/storage/postgres/openPostgresStore
 import { IDLE_IN_TRANSACTION_MS } from '../server/storage/postgres/postgresDatabase.js';
 import { SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let pg: TestPostgres;
@@ -88,7 +88,7 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     // The application disabled through A's admin API is refused by B as soon as the change
     // reaches it (B keeps a copy of the application, which the relay drops: test/cluster-reads.test.ts).
     expect((await a.admin.request('PATCH', `/apps/${onA.appId}`, { disabled: true })).status).toBe(200);
-    await waitUntil('B refuses the disabled application', async () => ((await onB.get('/Api/Video/GetList')).body.AuthMsg?.ResultCode !== '1' ? true : undefined), 1_000, 10);
+    await waitUntil('B refuses the disabled application', async () => ((await onB.get('/Api/Video/GetList')).body.AuthMsg?.ResultCode !== '1' ? true : undefined), { timeoutMs: 1_000, pollMs: 10 });
     expect((await b.admin.request('PATCH', `/apps/${onA.appId}`, { disabled: false })).status).toBe(200);
     expect((await listIds(onA)).total).toBe(2);
   });
@@ -144,7 +144,7 @@ describe('cluster mode: metadata in PostgreSQL', () => {
     const job = await waitUntil('the sweep', async () => {
       const j = await s.vop.stores.jobs.get(id);
       return j?.state === 'queued' ? j : undefined;
-    }, 10_000, 100);
+    }, { timeoutMs: 10_000, pollMs: 100 });
     // The cut-off attempt is not counted (a turn the shared queue gave up on would have counted
     // it: the sweep's requeue is the one that does not), and the job is no one's.
     expect(job).toMatchObject({ attempts: 0, progress: 0, lease: '' });

@@ -29,7 +29,7 @@ import { makeClip } from './helpers/clips.js';
 import { collectEvents } from './helpers/console.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, runToExit, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 const LEASE_MS = 4_000;
@@ -92,14 +92,11 @@ async function status(videoId: string): Promise<number> {
   return rows[0]!.status;
 }
 
-async function waitForStatus(videoId: string, wanted: number[], timeoutMs = 120_000): Promise<number> {
+/** waitForStatus on the shared database; a timeout adds what each node said, which is what tells why. */
+async function waitForClusterStatus(videoId: string, wanted: number[], timeoutMs = 120_000): Promise<number> {
   try {
-    return await waitUntil(`video ${videoId} in ${wanted.join('/')}`, async () => {
-      const s = await status(videoId);
-      return wanted.includes(s) ? s : undefined;
-    }, timeoutMs, 100);
+    return await waitForStatus(async (id) => ({ status: await status(id) }), videoId, wanted, { timeoutMs, pollMs: 100 });
   } catch (err) {
-    // What each node said is what tells why.
     throw new Error(`${(err as Error).message}\n${nodes.map((n) => `--- ${n.name}:\n${n.output().slice(-3000)}`).join('\n')}`);
   }
 }
@@ -144,7 +141,7 @@ async function takenOver(videoId: string, before: JobRow, other: Node, timeoutMs
     if (j.state !== 'running') return j;
     if (j.lease === before.lease || ffmpegIn(other, videoId).length === 0) return undefined;
     return (await holdsOf(other)).some((h) => h.id === j.id && h.lease === j.lease) ? j : undefined;
-  }, timeoutMs, 100);
+  }, { timeoutMs: timeoutMs, pollMs: 100 });
   expect(job.state).toBe('running');
   expect(job.lease).not.toBe(before.lease);
   expect(turnOfLease(job.lease)).toBe(turnOfLease(before.lease));
@@ -160,7 +157,7 @@ async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string> {
 
 /** The worker whose ffmpeg runs now (of A and B), waited for. */
 async function transcodingWorker(videoId: string): Promise<Node> {
-  return waitUntil(`a worker transcoding ${videoId}`, () => [workerA, workerB].find((w) => w.child.exitCode === null && ffmpegIn(w, videoId).length > 0), 60_000, 50);
+  return waitUntil(`a worker transcoding ${videoId}`, () => [workerA, workerB].find((w) => w.child.exitCode === null && ffmpegIn(w, videoId).length > 0), { timeoutMs: 60_000, pollMs: 50 });
 }
 
 /** Every object of a video in the bucket, with its ETag: what was written. */
@@ -261,17 +258,17 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     // The other worker takes the job over under a new lease of the killed one's turn, and runs ffmpeg for it.
     await takenOver(videoId, before, other, 30_000);
     expect(Date.now() - killedAt).toBeLessThan(30_000);
-    expect(await waitForStatus(videoId, [1, 7])).toBe(1);
+    expect(await waitForClusterStatus(videoId, [1, 7])).toBe(1);
     // The job's end is written just after the video's move.
     const job = await waitUntil('the job to end', async () => {
       const j = await transcodeJob(videoId);
       return j.state === 'running' ? undefined : j;
-    }, 10_000, 50);
+    }, { timeoutMs: 10_000, pollMs: 50 });
     expect(job).toMatchObject({ state: 'succeeded', lease: '' });
     // The cut-off attempt does not count against the job's tries.
     expect(job.attempts).toBe(before.attempts);
-    await waitUntil('the status-1 callback', () => (callbacksFor(videoId, '1').length > 0 ? true : undefined), 30_000, 50);
-    // Exactly one, its id the receiver can de-duplicate on.
+    await waitUntil('the status-1 callback', () => (callbacksFor(videoId, '1').length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
+    // Exactly one, its id the receiver can de-duplicate on: time for a second one to arrive, if any would.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     expect(callbacksFor(videoId, '1')[0]![2]).not.toBe('');
@@ -296,7 +293,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     try {
       // Once the paused one's lease lapses, the other takes the job over (its turn handed on).
       await takenOver(videoId, before, other, 60_000);
-      expect(await waitForStatus(videoId, [1, 7], 180_000)).toBe(1);
+      expect(await waitForClusterStatus(videoId, [1, 7], 180_000)).toBe(1);
       // What the other worker left, before the paused one wakes.
       left = { objects: await objectsOf(videoId), renditions: await renditions(), history: await history() };
     } finally {
@@ -307,7 +304,8 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     await waitUntil('the woken worker to let go', async () => {
       if (ffmpegIn(holder, videoId).length > 0) return undefined;
       return (await holdsOf(holder)).some((h) => h.id === before.id) ? undefined : true;
-    }, 30_000, 100);
+    }, { timeoutMs: 30_000, pollMs: 100 });
+    // Time for a late write of the woken worker to land, if it made one: none may.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(left.objects.length).toBeGreaterThan(4);
     expect(await objectsOf(videoId)).toEqual(left.objects);
@@ -317,7 +315,8 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     expect(await waitUntil('the job to end', async () => {
       const j = await transcodeJob(videoId);
       return j.state === 'running' ? undefined : j;
-    }, 10_000, 50)).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
+    }, { timeoutMs: 10_000, pollMs: 50 })).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
+    // Time for a second status-1 callback to arrive, if the take-over sent one: none may.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     // The woken worker is still a worker: it serves /healthz and takes the next job.
@@ -337,13 +336,13 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     await waitUntil('ffmpeg on both workers at once', () => {
       const on = (w: Node, id: string) => ffmpegIn(w, id).length > 0;
       return (on(workerA, ids[0]!) && on(workerB, ids[1]!)) || (on(workerA, ids[1]!) && on(workerB, ids[0]!)) ? true : undefined;
-    }, 90_000, 50);
+    }, { timeoutMs: 90_000, pollMs: 50 });
     // Asked while transcoding: the API node has no HLS for it yet.
     expect((await via2.get('/Api/Video/Get', { Id: ids[0]! })).body.HlsURL).toBe('');
-    for (const id of ids) expect(await waitForStatus(id, [1, 7])).toBe(1);
+    for (const id of ids) expect(await waitForClusterStatus(id, [1, 7])).toBe(1);
     try {
       for (const id of ids) {
-        await waitUntil(`the move to 1 of ${id} on the stream`, () => (events.some((e) => e.event === 'video.status' && e.data.videoId === id && e.data.to === 1) ? true : undefined), 10_000, 50);
+        await waitUntil(`the move to 1 of ${id} on the stream`, () => (events.some((e) => e.event === 'video.status' && e.data.videoId === id && e.data.to === 1) ? true : undefined), { timeoutMs: 10_000, pollMs: 50 });
         expect(events.some((e) => e.event === 'job.progress' && e.data.videoId === id && (e.data.percent ?? 0) > 0)).toBe(true);
       }
     } finally {
@@ -363,13 +362,13 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     const r = await admin2.request('POST', `/jobs/${job.id}/cancel`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.state).toBe('cancelled');
-    expect(await waitForStatus(videoId, [7], 10_000)).toBe(7);
+    expect(await waitForClusterStatus(videoId, [7], 10_000)).toBe(7);
     const cancelled = await transcodeJob(videoId);
     expect(cancelled).toMatchObject({ state: 'cancelled', error: 'cancelled', lease: '' });
     // The worker hears of it within its check (2 s), stops ffmpeg, and its attempt winds down
     // without a write of its own: the job leaves what it holds, its row as the cancel left it.
-    await waitUntil('ffmpeg stopped', () => (ffmpegIn(holder, videoId).length === 0 ? true : undefined), 15_000, 100);
-    await waitUntil('the worker to let go of the job', async () => ((await holdsOf(holder)).some((h) => h.id === job.id) ? undefined : true), 10_000, 100);
+    await waitUntil('ffmpeg stopped', () => (ffmpegIn(holder, videoId).length === 0 ? true : undefined), { timeoutMs: 15_000, pollMs: 100 });
+    await waitUntil('the worker to let go of the job', async () => ((await holdsOf(holder)).some((h) => h.id === job.id) ? undefined : true), { timeoutMs: 10_000, pollMs: 100 });
     expect(await transcodeJob(videoId)).toEqual(cancelled);
 
     signalGroup(api1.pid, 'SIGKILL');

@@ -19,6 +19,7 @@ import type { VopServer } from '../server/app.js';
 import { AdminClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { passing, waitUntil } from './helpers/wait.js';
 
 const LADDER = [
   { label: '540p', shortSide: 540, videoBitrateKbps: 1200 },
@@ -31,6 +32,8 @@ let a: TestServer;
 let b: TestServer;
 let worker: TestServer;
 const others: VopServer[] = [];
+/** A save reaches the other nodes by NOTIFY, within milliseconds. */
+const EVENTUALLY = { timeoutMs: 5_000, pollMs: 50 };
 
 beforeAll(async () => {
   postgres = await startPostgres();
@@ -47,20 +50,6 @@ afterAll(async () => {
   for (const v of others) await v.close(500);
   postgres?.stop();
 });
-
-/** Retries `check` until it passes (a save reaches the other nodes by NOTIFY, within milliseconds). */
-async function eventually(check: () => Promise<void> | void, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** Builds and starts a node as `npm start` does (bootstrap.ts: the saved settings under the flags). */
 async function startWithBootstrap(url: string, dataDir = tempDataDir()) {
@@ -79,7 +68,7 @@ describe('console settings across nodes', () => {
     expect(put.body.applied).toEqual(['pullAllow', 'transcodeConcurrency']);
     expect(put.body.afterRestart).toEqual(['ladderRungs']);
 
-    await eventually(async () => {
+    await waitUntil("A's save to reach B", passing(async () => {
       const view = (await b.admin.request('GET', '/settings')).body;
       expect(view.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'] });
       // B's queue runs 3 transcodes at once now, as A's does, and pulls with the new allow list.
@@ -87,10 +76,10 @@ describe('console settings across nodes', () => {
       expect(view.running.pullAllow).toEqual(['127.0.0.0/8']);
       // The ladder waits for a restart on every node, as the console says on the node that saved it.
       expect(view.pendingRestart).toEqual(['ladderRungs']);
-    });
+    }), EVENTUALLY);
     expect(b.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3);
     // A worker serves no console, yet transcodes: its queue follows too.
-    await eventually(() => expect(worker.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3));
+    await waitUntil("A's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3)), EVENTUALLY);
     expect(a.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3);
     // Saved in the database, which the console names; nothing in A's data folder.
     expect(put.body.settingsFile).toMatch(/PostgreSQL at 127\.0\.0\.1:\d+, table console_settings/);
@@ -102,11 +91,11 @@ describe('console settings across nodes', () => {
     expect(put.status).toBe(200);
     // B's save keeps what A saved before it: one document, not one per node.
     expect(put.body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
-    await eventually(async () => {
+    await waitUntil("B's save to reach A", passing(async () => {
       expect(a.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4);
       expect((await a.admin.request('GET', '/settings')).body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
-    });
-    await eventually(() => expect(worker.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4));
+    }), EVENTUALLY);
+    await waitUntil("B's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4)), EVENTUALLY);
     // A refused value on one node saves nothing anywhere.
     expect((await a.admin.request('PUT', '/settings', { transcodeConcurrency: 0 })).status).toBe(400);
     expect((await b.admin.request('GET', '/settings')).body.saved.transcodeConcurrency).toBe(3);

@@ -20,7 +20,8 @@ import { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload, openTusPatch, sha256, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 const MIB = 1024 * 1024;
@@ -148,7 +149,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     expect(last.status, await last.clone().text()).toBe(204);
     expect(last.headers.get('upload-offset')).toBe(String(clip.length));
     expect(last.headers.get('x-video-status')).toBe('5');
-    expect(await waitForStatus(b.vop, videoId, [1, 7], 120_000)).toBe(1);
+    expect(await waitForStatus(b.vop, videoId, [1, 7], { timeoutMs: 120_000 })).toBe(1);
     expect(await sourceHash(videoId)).toBe(sha256(clip));
 
     // Finished once, then forgotten everywhere: both nodes answer 404 (tus: a removed upload is
@@ -268,7 +269,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
   it('takes a multipart upload on node B into the bucket', async () => {
     const videoId = await viaB.register();
     expect(await multipartUpload(viaB, videoId, clip)).toBe('1');
-    expect(await waitForStatus(a.vop, videoId, [1, 7], 120_000)).toBe(1);
+    expect(await waitForStatus(a.vop, videoId, [1, 7], { timeoutMs: 120_000 })).toBe(1);
     expect(await sourceHash(videoId)).toBe(sha256(clip));
   }, 180_000);
 
@@ -278,7 +279,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     try {
       const { port } = source.address() as AddressInfo;
       const videoId = await viaB.register({ SourceFileGetType: 2, SourceFilePath: `http://127.0.0.1:${port}/clip.mp4` });
-      expect(await waitForStatus(a.vop, videoId, [1, 4, 7], 120_000)).toBe(1);
+      expect(await waitForStatus(a.vop, videoId, [1, 4, 7], { timeoutMs: 120_000 })).toBe(1);
       expect(await sourceHash(videoId)).toBe(sha256(clip));
     } finally {
       source.close();

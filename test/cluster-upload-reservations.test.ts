@@ -26,7 +26,7 @@ import { AdminClient, SpecClient } from './helpers/client.js';
 import { startCeph, type TestCeph } from './helpers/ceph.js';
 import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from './helpers/server.js';
 
 const MiB = 1024 ** 2;
@@ -209,7 +209,7 @@ describe('a node killed with -9 while it holds reservations', () => {
     const row = await waitUntil('the body to be reserved, its bytes written', async () => {
       const r = (await reservations(db)).find((x) => x.video_id === bodyVideo);
       return r && r.written >= 2 * MiB ? r : undefined;
-    }, 10_000, 50);
+    }, { timeoutMs: 10_000, pollMs: 50 });
     expect(row).toMatchObject({ kind: 'multipart', size: SIZE });
     expect(row.node).not.toBe('');
     expect(Number(row.expires_at)).toBeLessThanOrEqual(Date.now() + LEASE_MS + 1000);
@@ -225,7 +225,7 @@ describe('a node killed with -9 while it holds reservations', () => {
     // Still promised right after the kill: the lease has not run out.
     expect((await create(viaB, next)).status).toBe(507);
     // Then the body's bytes stop counting, within a lease (plus a poll).
-    await waitUntil('the dead node\'s body to stop counting', async () => ((await create(viaB, next)).status === 201 ? true : undefined), LEASE_MS + 5_000, 200);
+    await waitUntil('the dead node\'s body to stop counting', async () => ((await create(viaB, next)).status === 201 ? true : undefined), { timeoutMs: LEASE_MS + 5_000, pollMs: 200 });
     expect(Date.now() - killedAt).toBeLessThan(LEASE_MS + 5_000);
 
     // The tus upload lives on: node B resumes it, and it still counts...
@@ -233,7 +233,7 @@ describe('a node killed with -9 while it holds reservations', () => {
     const last = await viaB.register();
     expect((await create(viaB, last)).status).toBe(507);
     // ...until it expires.
-    await waitUntil('the dead node\'s tus upload to expire', async () => ((await create(viaB, last)).status === 201 ? true : undefined), expiryMs + 5_000, 250);
+    await waitUntil('the dead node\'s tus upload to expire', async () => ((await create(viaB, last)).status === 201 ? true : undefined), { timeoutMs: expiryMs + 5_000, pollMs: 250 });
     expect(Date.now() - tusCreatedAt).toBeGreaterThanOrEqual(expiryMs);
   }, 90_000);
 });
@@ -300,7 +300,7 @@ describe('with media in a bucket: where the bytes land', () => {
     const bodyVideo = await viaB.register();
     const body = openMultipart(viaB, bodyVideo, 2 * GiB, MiB);
     try {
-      const row = await waitUntil('the body to be reserved', async () => (await reservations(db)).find((r) => r.video_id === bodyVideo), 10_000, 50);
+      const row = await waitUntil('the body to be reserved', async () => (await reservations(db)).find((r) => r.video_id === bodyVideo), { timeoutMs: 10_000, pollMs: 50 });
       expect(row.kind).toBe('multipart');
       const more = openMultipart(viaB, await viaB.register(), SIZE, 64 * 1024);
       const refused = await more.answer;

@@ -15,7 +15,8 @@ import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { collectEvents, CookieClient, ensureConsoleBuilt } from './helpers/console.js';
 import { tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
-import { TINY_PROCESSING, placeSource, storeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING, placeSource, storeSource } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -125,7 +126,7 @@ describe('events (GET /admin/api/events)', () => {
     // 40 reports within ~100 ms: the first goes out at once, the newest one at the end of the interval.
     for (let i = 1; i <= 40; i++) bus.emit('job.progress', { jobId: 'j1', type: 'transcode', videoId: 'v1', percent: i, speed: '2.0x', etaSeconds: 3 });
     bus.emit('video.status', { videoId: 'v1', appId: 'a1', from: 5, to: 6, reason: '', at: Date.now() });
-    await waitUntil('the held-back progress', () => (got.some((e) => e.event === 'job.progress' && e.data.percent === 40) ? true : undefined), 5_000);
+    await waitUntil('the held-back progress', () => (got.some((e) => e.event === 'job.progress' && e.data.percent === 40) ? true : undefined), { timeoutMs: 5_000 });
     const progress = got.filter((e) => e.event === 'job.progress');
     expect(progress.map((e) => e.data.percent)).toEqual([1, 40]);
     expect(got).toContainEqual({ event: 'video.status', data: expect.objectContaining({ videoId: 'v1', from: 5, to: 6 }) });
@@ -134,11 +135,12 @@ describe('events (GET /admin/api/events)', () => {
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 10 });
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 90 });
     bus.emit('job.state', { jobId: 'j2', type: 'transcode', videoId: 'v2', state: 'succeeded', error: '' });
+    // Time for the held-back report to be sent, if it were: it may not.
     await new Promise((r) => setTimeout(r, 400));
     expect(got.filter((e) => e.data.jobId === 'j2').map((e) => e.event)).toEqual(['job.progress', 'job.state']);
 
     abort.abort();
-    await waitUntil('listeners removed', () => (bus.listenerCount('job.progress') === before ? true : undefined), 5_000);
+    await waitUntil('listeners removed', () => (bus.listenerCount('job.progress') === before ? true : undefined), { timeoutMs: 5_000 });
     expect(bus.listenerCount('video.status')).toBeGreaterThan(0); // the server's own listeners stay
   });
 
@@ -190,7 +192,7 @@ describe('videos', () => {
     const retried = await s.admin.request('POST', `/videos/${videoId}/retry`);
     expect(retried.status).toBe(200);
     expect(retried.body.action).toBe('transcode');
-    await waitForStatus(s.vop, videoId, [1], 60_000);
+    await waitForStatus(s.vop, videoId, [1], { timeoutMs: 60_000 });
     const again = await s.admin.request('POST', `/videos/${videoId}/retry`);
     expect(again.status).toBe(409);
     expect(again.body.error.message).toMatch(/only a video whose download \(4\) or transcoding \(7\) failed/);

@@ -15,7 +15,8 @@ import { launchBrowser, screenshotPath, startHostServer, type HostServer } from 
 import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt } from './helpers/console.js';
-import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 import { hostPageHtml, waitForHostEvents, widgetOptions } from './helpers/widgetHost.js';
 
@@ -189,8 +190,7 @@ describe('the console in Chromium', () => {
           await shot('uploads');
           return true;
         },
-        60_000,
-        100,
+        { timeoutMs: 60_000, pollMs: 100 },
       );
       expect(await page.locator(upload).textContent()).toContain(TITLE);
 
@@ -216,8 +216,7 @@ describe('the console in Chromium', () => {
         const done = await page.locator('tr', { hasText: TITLE }).filter({ hasText: 'succeeded' }).count();
         return done > 0 ? true : undefined;
       },
-      90_000,
-      50,
+      { timeoutMs: 90_000, pollMs: 50 },
     );
     // The bar took several values on the way (progress pushed, not one jump to the end).
     expect([...seen].length, `progress values seen: ${[...seen].join(', ')}`).toBeGreaterThanOrEqual(2);
@@ -302,14 +301,13 @@ describe('the console in Chromium', () => {
         await page.getByRole('button', { name: 'Refresh' }).click();
         return (await statusRow.count()) > 0 && /delivered/.test((await statusRow.textContent()) ?? '') ? true : undefined;
       },
-      30_000,
-      500,
+      { timeoutMs: 30_000, pollMs: 500 },
     );
     const first = received.find((r) => r.body.get('VideoId') === videoId)!;
     expect(first.body.get('VideoStatus')).toBe('1');
 
     await statusRow.getByRole('button', { name: /^Redeliver/ }).click();
-    await waitUntil('the redelivery', () => (received.filter((r) => r.body.get('VideoId') === videoId).length >= 2 ? true : undefined), 30_000);
+    await waitUntil('the redelivery', () => (received.filter((r) => r.body.get('VideoId') === videoId).length >= 2 ? true : undefined), { timeoutMs: 30_000 });
     const again = received.filter((r) => r.body.get('VideoId') === videoId)[1]!;
     expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
     await page.getByRole('button', { name: 'Refresh' }).click();

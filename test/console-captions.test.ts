@@ -13,7 +13,8 @@ import { run } from '../server/media/ffmpegRunner.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeClip, makeTempDir } from './helpers/clips.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { placeSource, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const client = await s.newApp('Captions site');
   videoId = await client.register({ VideoTitle: 'A clip with captions' });
   await placeSource(s.vop, videoId, clip);
-  expect(await waitForStatus(s.vop, videoId, [1, 4, 7], 90_000)).toBe(1);
+  expect(await waitForStatus(s.vop, videoId, [1, 4, 7], { timeoutMs: 90_000 })).toBe(1);
 }, 180_000);
 
 afterAll(async () => {
@@ -131,7 +132,7 @@ describe("a video's captions in the console", () => {
 
 describe("a video's seek previews in the console", () => {
   it('shows the storyboard tile under the pointer on the seek bar under the player, and seeks where it is clicked', async () => {
-    await waitUntil('the storyboard', async () => ((await s.admin.request('GET', `/videos/${videoId}/playback`)).body.storyboardUrl as string) || undefined, 60_000);
+    await waitUntil('the storyboard', async () => ((await s.admin.request('GET', `/videos/${videoId}/playback`)).body.storyboardUrl as string) || undefined, { timeoutMs: 60_000 });
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     try {
       const page = await ctx.newPage();

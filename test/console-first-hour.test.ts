@@ -13,7 +13,8 @@ import { launchBrowser } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { makeClip } from './helpers/clips.js';
-import { placeSource, waitForStatus } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -95,7 +96,7 @@ describe('the console’s first hour', () => {
     const app: SpecClient = await s.newApp('Pulling site');
     // This machine's addresses are refused to pulls unless allowed: a permanent refusal.
     const videoId = await app.register({ VideoTitle: 'From this machine', SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/movie.mp4' });
-    await waitForStatus(s.vop, videoId, [4], 30_000);
+    await waitForStatus(s.vop, videoId, [4], { timeoutMs: 30_000 });
     await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
     const line = page.locator('.job-line').first();
     await line.waitFor();
@@ -113,7 +114,7 @@ describe('the console’s first hour', () => {
     for (const [k, v] of Object.entries({ ...app.auth(), VideoId: videoId })) form.append(k, v);
     form.append('file', new Blob([new Uint8Array(40_000).fill(7)]), 'noise.mp4');
     expect(((await (await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).json()) as any).AuthMsg.ResultCode).toBe('307');
-    expect(await waitForStatus(s.vop, videoId, [7], 30_000)).toBe(7);
+    expect(await waitForStatus(s.vop, videoId, [7], { timeoutMs: 30_000 })).toBe(7);
     await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
     await page.getByRole('heading', { level: 1, name: 'Not a video' }).waitFor();
     await page.getByRole('button', { name: en.video.delete }).waitFor();
@@ -124,7 +125,7 @@ describe('the console’s first hour', () => {
     const app: SpecClient = await s.newApp('Transcoding site');
     const videoId = await app.register({ VideoTitle: 'Done at once' });
     await placeSource(s.vop, videoId, await makeClip({ seconds: 1 }));
-    expect(await waitForStatus(s.vop, videoId, [1, 7], 60_000)).toBe(1);
+    expect(await waitForStatus(s.vop, videoId, [1, 7], { timeoutMs: 60_000 })).toBe(1);
     await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
     // The transcode's line (a job still running, the seek previews', rightly says its attempt).
     const line = page.locator('.job-line', { hasText: en.jobs.types.transcode! }).first();

@@ -10,7 +10,8 @@ import { savedSettingsAsOptions } from '../server/settings/consoleSettings.js';
 import { launchBrowser } from './helpers/browser.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { makeClip } from './helpers/clips.js';
-import { multipartUpload, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest, waitForStatus } from './helpers/ingest.js';
+import { multipartUpload, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /**
@@ -105,7 +106,7 @@ describe('housekeeping (GET /admin/api/housekeeping)', () => {
     const clip = fs.readFileSync(await makeClip({ seconds: 1 }));
     const id = await app.register({ VideoTitle: 'counted' });
     expect(await multipartUpload(app, id, clip)).toBe('1');
-    await waitForStatus(s.vop, id, [1], 60_000);
+    await waitForStatus(s.vop, id, [1], { timeoutMs: 60_000 });
     const first = (await s.admin.request('GET', '/housekeeping')).body;
     for (const area of ['sources', 'play', 'hls', 'covers']) {
       expect(first.storage.areas[area], area).toEqual(onDisk(s.dataDir, area));
@@ -133,7 +134,7 @@ describe('housekeeping (GET /admin/api/housekeeping)', () => {
     const registered = (await s.vop.stores.videos.get(idle))!.createdAt;
     expect(Date.parse(view.nextExpiresAt)).toBe(registered + Math.round(0.00002 * 86_400_000));
 
-    await waitForStatus(s.vop, idle, [0]);
+    await waitForStatus(s.vop, idle, [0], { timeoutMs: 20_000 });
     const history = await s.vop.stores.videos.statusHistory(idle);
     expect(history.at(-1)).toMatchObject({ from: 8, to: 0, reason: 'expired: no file 0.00002 days after registration' });
     expect((await app.get('/Api/Video/Get', { Id: idle })).body.VideoModel.Status).toBe(0);

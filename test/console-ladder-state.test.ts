@@ -18,7 +18,8 @@ import type { RenditionRecord, VideoRecord } from '../server/storage/types.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { collectEvents } from './helpers/console.js';
-import { TINY_PROCESSING, placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING, placeSource } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -40,7 +41,7 @@ beforeAll(async () => {
   const res = await fetch(`${s.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${s.vop.adminToken}` }, signal: stream.signal });
   expect(res.status).toBe(200);
   collectEvents(res, events);
-  await waitUntil('the events stream', () => (events.some((e) => e.event === 'uploads') ? true : undefined), 5_000);
+  await waitUntil('the events stream', () => (events.some((e) => e.event === 'uploads') ? true : undefined), { timeoutMs: 5_000 });
 }, 120_000);
 
 afterAll(async () => {
@@ -58,7 +59,7 @@ describe("the admin API's video answer, while the ladder grows", () => {
   it('says pending with 1 of 2 before the ladder lands, failed with the reason when it gives up, and complete with both renditions after', async () => {
     const videoId = await client.register({ VideoTitle: 'Growing ladder' });
     const source = await placeSource(s.vop, videoId, clip);
-    expect(await waitForStatus(s.vop, videoId, [1], 30_000, { firstRendition: true })).toBe(1);
+    expect(await waitForStatus(s.vop, videoId, [1], { timeoutMs: 30_000, firstRendition: true })).toBe(1);
 
     // Playable with the copied 180p; the ladder job queued (held), 120p to come.
     const job = await waitUntil('the ladder job', async () => (await detail(videoId)).ladder.job ?? undefined);
@@ -78,7 +79,7 @@ describe("the admin API's video answer, while the ladder grows", () => {
     const cancelled = await detail(videoId);
     expect(cancelled.video.status).toBe(1);
     expect(cancelled.ladder).toEqual({ state: 'failed', labels: ['180p'], done: 1, total: 2, job: { id: job.id, state: 'cancelled', error: '' } });
-    await waitUntil('video.renditions failed', () => (events.some((e) => e.event === 'video.renditions' && e.data.videoId === videoId && e.data.ladder === 'failed') ? true : undefined), 5_000);
+    await waitUntil('video.renditions failed', () => (events.some((e) => e.event === 'video.renditions' && e.data.videoId === videoId && e.data.ladder === 'failed') ? true : undefined), { timeoutMs: 5_000 });
     expect(events.find((e) => e.event === 'video.renditions' && e.data.videoId === videoId)!.data).toEqual({ videoId, appId: client.appId, ladder: 'failed', labels: ['180p'] });
 
     // Retried without its source: it fails again, and the answer gives the job's reason.
@@ -96,18 +97,18 @@ describe("the admin API's video answer, while the ladder grows", () => {
     // Retried with it back: the ladder lands, and the answer says nothing is to come.
     fs.writeFileSync(source, stored);
     expect((await s.admin.request('POST', `/jobs/${job.id}/retry`)).status).toBe(200);
-    expect(await waitForStatus(s.vop, videoId, [1], 30_000)).toBe(1);
+    expect(await waitForStatus(s.vop, videoId, [1], { timeoutMs: 30_000 })).toBe(1);
     // The rows first, then the job's end: the answer may say complete while its job still runs.
     const landed = await waitUntil('the ladder to land and its job to end', async () => {
       const d = await detail(videoId);
       return d.ladder.state === '' && d.ladder.job?.state === 'succeeded' ? d : undefined;
     });
     expect(landed.ladder).toEqual({ state: '', labels: ['180p', '120p'], done: 2, total: 2, job: { id: job.id, state: 'succeeded', error: '' } });
-    await waitUntil('video.renditions landed', () => (events.some((e) => e.event === 'video.renditions' && e.data.videoId === videoId && e.data.ladder === '') ? true : undefined), 5_000);
+    await waitUntil('video.renditions landed', () => (events.some((e) => e.event === 'video.renditions' && e.data.videoId === videoId && e.data.ladder === '') ? true : undefined), { timeoutMs: 5_000 });
     const lastTold = events.filter((e) => e.event === 'video.renditions' && e.data.videoId === videoId).at(-1)!.data;
     expect({ ...lastTold, labels: [...lastTold.labels].sort() }).toEqual({ videoId, appId: client.appId, ladder: '', labels: ['120p', '180p'] });
     // job.state events carry the ladder's type, which the console's pages filter on.
-    await waitUntil('job.state succeeded of the ladder', () => (events.some((e) => e.event === 'job.state' && e.data.jobId === job.id && e.data.state === 'succeeded') ? true : undefined), 5_000);
+    await waitUntil('job.state succeeded of the ladder', () => (events.some((e) => e.event === 'job.state' && e.data.jobId === job.id && e.data.state === 'succeeded') ? true : undefined), { timeoutMs: 5_000 });
     expect(events.filter((e) => e.event === 'job.state' && e.data.jobId === job.id).every((e) => e.data.type === 'ladder')).toBe(true);
   }, 90_000);
 });

@@ -11,7 +11,8 @@ import { launchBrowser } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { TINY_PROCESSING, placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING, placeSource } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -45,7 +46,7 @@ describe("a video's page while its ladder grows", () => {
   it('says how far the ladder is, then why it failed with a retry, then nothing once it landed, each pushed live', async () => {
     const videoId = await client.register({ VideoTitle: 'Ladder on the page' });
     await placeSource(s.vop, videoId, clip);
-    expect(await waitForStatus(s.vop, videoId, [1], 30_000, { firstRendition: true })).toBe(1);
+    expect(await waitForStatus(s.vop, videoId, [1], { timeoutMs: 30_000, firstRendition: true })).toBe(1);
     const jobId = await waitUntil('the ladder job', async () => (await s.admin.request('GET', `/videos/${videoId}`)).body.ladder.job?.id as string | undefined);
 
     await page.goto(`${s.baseUrl}/console/videos/${videoId}`);

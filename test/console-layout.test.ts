@@ -20,7 +20,8 @@ import type { SpecClient } from './helpers/client.js';
 import { en } from '../renderer/src/messages/en.js';
 import { zhCN } from '../renderer/src/messages/zh-CN.js';
 import { ensureConsoleBuilt } from './helpers/console.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -51,7 +52,7 @@ beforeAll(async () => {
   form.append('file', new Blob([Uint8Array.from(fs.readFileSync(clip))], { type: 'video/mp4' }), 'harbour.mp4');
   const up = await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form });
   expect(up.status).toBe(200);
-  await waitForStatus(s.vop, videoId, [1], 60_000);
+  await waitForStatus(s.vop, videoId, [1], { timeoutMs: 60_000 });
   // A ladder saved for the next start, with values as wide as real ones ("1080p", "5000"): the
   // Settings page shows them, and each must fit its field at 390 px.
   const saved = await s.admin.request('PUT', '/settings', {
@@ -73,7 +74,7 @@ beforeAll(async () => {
   fs.writeFileSync(noise, new Uint8Array(40_000).fill(7));
   await placeSource(s.vop, broken, noise);
   fs.rmSync(path.dirname(noise), { recursive: true, force: true });
-  await waitForStatus(s.vop, broken, [7], 60_000);
+  await waitForStatus(s.vop, broken, [7], { timeoutMs: 60_000 });
   // A callback address, shown in the applications' table, on a port that refuses (9, discard):
   // the test callback fails, and the application's delivery log has a row with its error.
   expect((await s.admin.request('PATCH', `/apps/${client.appId}`, { callbackUrl: 'http://127.0.0.1:9/vop/callback' })).status).toBe(200);

@@ -13,7 +13,8 @@ import { launchBrowser } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { ROOT, startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -29,7 +30,7 @@ async function playableVideo(title: string): Promise<string> {
   for (const [k, v] of Object.entries({ ...client.auth(), VideoId: id })) form.append(k, v);
   form.append('file', new Blob([Uint8Array.from(fs.readFileSync(clip))], { type: 'video/mp4' }), 'clip.mp4');
   expect((await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).status).toBe(200);
-  expect(await waitForStatus(s.vop, id, [1], 60_000)).toBe(1);
+  expect(await waitForStatus(s.vop, id, [1], { timeoutMs: 60_000 })).toBe(1);
   return id;
 }
 

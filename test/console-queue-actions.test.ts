@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -246,7 +247,7 @@ describe('the console', () => {
 
   it('says a failed download once ("Download failed: download failed: …" before) and how an uploaded file came', async () => {
     const pulled = await client.register({ VideoTitle: 'Missing keynote', SourceFileGetType: 2, SourceFilePath: 'http://127.0.0.1:9/missing/keynote.mp4' });
-    await waitForStatus(s.vop, pulled, [4], 30_000);
+    await waitForStatus(s.vop, pulled, [4], { timeoutMs: 30_000 });
     const reason = (await s.admin.request('GET', `/videos/${pulled}`)).body.video.statusReason as string;
     expect(reason).toMatch(/^download failed: /);
     // Stored once on the server too (the connection error's message had its own prefix).

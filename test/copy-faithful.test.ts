@@ -12,7 +12,8 @@ import { run } from '../server/media/ffmpegRunner.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
-import { placeSource, waitForStatus } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { execFileSync } from 'node:child_process';
 
@@ -70,7 +71,7 @@ async function publish(file: string): Promise<{ id: string; status: number }> {
   expect(info.isVideo && `${info.width}x${info.height}`).toBe('640x360');
   const id = await client.register();
   await placeSource(t.vop, id, file);
-  return { id, status: await waitForStatus(t.vop, id, [1, 7], 120_000) };
+  return { id, status: await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 }) };
 }
 
 describe('a source whose picture changes after its first SPS', () => {

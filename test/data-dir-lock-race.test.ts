@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killStrayProcesses, spawnTs, tempDataDir } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 afterEach(() => killStrayProcesses());
 
@@ -33,7 +34,10 @@ describe.runIf(process.platform === 'linux')('starters racing over a stale data-
       fs.writeFileSync(path.join(dir, 'vop.lock'), JSON.stringify({ pid: deadPid(), host: os.hostname(), since: new Date().toISOString() }));
       const starters = Array.from({ length: STARTERS }, () => spawnTs('test/helpers/lockContender.ts', [dir, '40', '1500']));
       // Every starter loaded and waiting before the signal (tsx takes a moment per process).
-      await new Promise((r) => setTimeout(r, 2500));
+      await waitUntil('every starter loaded', () => {
+        const ready = fs.readdirSync(root).filter((f) => f.startsWith('ready-')).length;
+        return ready === STARTERS ? true : notYet(`${ready} of ${STARTERS}`);
+      }, { timeoutMs: 30_000, pollMs: 20 });
       fs.writeFileSync(path.join(root, 'go'), '');
       await Promise.all(starters.map((s) => s.exited));
       const outcomes = starters.map((s) => s.output().trim());

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readProcStat } from '../server/core/procStat.js';
 import { DataDirLock, isLockOwnerAlive, processIdentity } from '../server/storage/dataDirLock.js';
 import { tempDataDir } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 const hasProc = fs.existsSync('/proc/self/stat');
 const started: ChildProcess[] = [];
@@ -24,12 +25,6 @@ function sleeper(): ChildProcess & { pid: number } {
   const child = spawn('sleep', ['60'], { stdio: 'ignore' });
   started.push(child);
   return child as ChildProcess & { pid: number };
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  return check();
 }
 
 function lockNaming(owner: object): string {
@@ -64,12 +59,12 @@ describe.skipIf(!hasProc)('who holds the lock, judged from /proc', () => {
     started.push(parent);
     let out = '';
     parent.stdout!.on('data', (d) => (out += d));
-    expect(await until(() => /^\d+\n/.test(out), 5_000)).toBe(true);
+    await waitUntil('the child to print its pid', () => (/^\d+\n/.test(out) ? true : notYet(out)), { timeoutMs: 5_000, pollMs: 10 });
     const pid = Number(out.trim());
     const alive = processIdentity(pid);
     expect(isLockOwnerAlive(alive)).toBe(true);
 
-    expect(await until(() => readProcStat(pid)?.state === 'Z', 5_000)).toBe(true);
+    await waitUntil(`${pid} to be a zombie`, () => (readProcStat(pid)?.state === 'Z' ? true : notYet(readProcStat(pid)?.state)), { timeoutMs: 5_000, pollMs: 10 });
     expect(() => process.kill(pid, 0)).not.toThrow(); // what the old check relied on
     expect(isLockOwnerAlive(alive)).toBe(false);
     expect(isLockOwnerAlive({ pid, host: os.hostname() })).toBe(false); // a lock file of the old format

@@ -22,7 +22,8 @@ import { ObjectInfoCache } from '../server/storage/media/objectInfoCache.js';
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;

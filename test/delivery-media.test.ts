@@ -17,7 +17,8 @@ import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { listFiles, placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { listFiles, placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;

@@ -15,7 +15,7 @@ import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { AdminClient } from './helpers/client.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -85,15 +85,15 @@ describe('a stop between a job\'s end and its video\'s move', () => {
       return { ...body, jobs: body.jobs.filter((j: { type: string }) => j.type === TRANSCODE_JOB || j.type === DOWNLOAD_JOB) };
     };
 
-    const failed = await waitUntil('v-failed to reach 7', async () => ((await detail('v-failed')).video.status === 7 ? detail('v-failed') : undefined), 20_000, 50);
+    const failed = await waitUntil('v-failed to reach 7', async () => ((await detail('v-failed')).video.status === 7 ? detail('v-failed') : undefined), { timeoutMs: 20_000, pollMs: 50 });
     expect(failed.video.statusReason).toBe('transcoding failed: the source is broken');
     expect(failed.jobs.map((j: { id: string }) => j.id)).toEqual(['job-v-failed']);
 
-    const cancelled = await waitUntil('v-cancelled to reach 7', async () => ((await detail('v-cancelled')).video.status === 7 ? detail('v-cancelled') : undefined), 20_000, 50);
+    const cancelled = await waitUntil('v-cancelled to reach 7', async () => ((await detail('v-cancelled')).video.status === 7 ? detail('v-cancelled') : undefined), { timeoutMs: 20_000, pollMs: 50 });
     expect(cancelled.video.statusReason).toBe('transcoding cancelled');
     expect(cancelled.jobs).toHaveLength(1);
 
-    const pullFailed = await waitUntil('v-pull-failed to reach 4', async () => ((await detail('v-pull-failed')).video.status === 4 ? detail('v-pull-failed') : undefined), 20_000, 50);
+    const pullFailed = await waitUntil('v-pull-failed to reach 4', async () => ((await detail('v-pull-failed')).video.status === 4 ? detail('v-pull-failed') : undefined), { timeoutMs: 20_000, pollMs: 50 });
     expect(pullFailed.video.statusReason).toBe('download failed: the address answered 404');
     expect(pullFailed.jobs).toHaveLength(1);
 
@@ -101,19 +101,19 @@ describe('a stop between a job\'s end and its video\'s move', () => {
     const retried = await waitUntil('v-retried to get a new job', async () => {
       const d = await detail('v-retried');
       return d.jobs.length === 2 ? d : undefined;
-    }, 20_000, 50);
+    }, { timeoutMs: 20_000, pollMs: 50 });
     expect(retried.jobs.map((j: { type: string }) => j.type)).toEqual([TRANSCODE_JOB, TRANSCODE_JOB]);
 
     // The registration's download is queued now (and refused: loopback is not pulled from by default).
     const unqueued = await waitUntil('v-pull-unqueued to get its download', async () => {
       const d = await detail('v-pull-unqueued');
       return d.jobs.length === 1 ? d : undefined;
-    }, 20_000, 50);
+    }, { timeoutMs: 20_000, pollMs: 50 });
     expect(unqueued.jobs[0].type).toBe(DOWNLOAD_JOB);
-    await waitUntil('v-pull-unqueued to end its download', async () => ((await detail('v-pull-unqueued')).video.status === 4 ? true : undefined), 20_000, 50);
+    await waitUntil('v-pull-unqueued to end its download', async () => ((await detail('v-pull-unqueued')).video.status === 4 ? true : undefined), { timeoutMs: 20_000, pollMs: 50 });
 
     // The moves the stop cut off reach the application as any move does: one callback each.
-    await waitUntil('the callbacks', () => (receiver.received.length >= 4 ? true : undefined), 30_000);
+    await waitUntil('the callbacks', () => (receiver.received.length >= 4 ? true : undefined), { timeoutMs: 30_000 });
     const byVideo = (id: string) => receiver.received.filter((f) => f.VideoId === id).map((f) => f.VideoStatus);
     expect(byVideo('v-failed')).toEqual(['7']);
     expect(byVideo('v-cancelled')).toEqual(['7']);

@@ -22,7 +22,8 @@ import { openPlayerPage } from './helpers/playerPage.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
-import { placeSource, waitForStatus } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -106,7 +107,7 @@ async function publish(file: string): Promise<{ master: string; seconds: number;
   if (!info.isVideo) throw new Error(info.reason);
   const id = await client.register();
   await placeSource(t.vop, id, file);
-  expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
+  expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
   const detail = await client.get('/Api/Video/Get', { Id: id });
   return { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id };
 }

@@ -16,7 +16,8 @@ import { makeTempDir } from './helpers/clips.js';
 import { twoLanguages } from './helpers/trackSources.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
-import { placeSource, waitForStatus } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -56,15 +57,13 @@ async function publish(file: string): Promise<{ master: string; seconds: number;
   if (!info.isVideo) throw new Error(info.reason);
   const id = await client.register();
   await placeSource(t.vop, id, file);
-  expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
+  expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
   // The ladder lands after status 1: wait for the detail to list both rungs.
-  for (let i = 0; i < 240; i++) {
+  return waitUntil('the ladder to land', async () => {
     const detail = await client.get('/Api/Video/Get', { Id: id });
     const files = detail.body.VideoPlayFile as Array<{ VideoURL: string }>;
-    if (files.length >= 2) return { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id, files };
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('the ladder did not land');
+    return files.length >= 2 ? { master: detail.body.HlsURL as string, seconds: info.durationSeconds, videoId: id, files } : notYet(`${files.length} files`);
+  }, { timeoutMs: 60_000, pollMs: 250 });
 }
 
 describe('a source with two audio languages, two subtitle languages and chapters', () => {
@@ -281,7 +280,7 @@ describe('a caption track added before the file arrives', () => {
     const file = path.join(dir, 'plain.mp4');
     await run(['-f', 'lavfi', '-i', 'testsrc2=s=320x180:r=30:d=5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-g', '30', '-f', 'mp4', '-y', file]);
     await placeSource(t.vop, id, file);
-    expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
+    expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
     const detail = (await client.get('/Api/Video/Get', { Id: id })).body;
     expect(detail.Captions.map((c: { Id: string; Origin: string }) => [c.Id, c.Origin])).toEqual([[added.Caption.Id, 'api']]);
     const master = await (await fetch(detail.HlsURL)).text();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { ingestPath, sha256, sha256File } from './helpers/ingest.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const MAX = 400_000;
@@ -129,9 +129,9 @@ describe('POST /Api/Video/Upload (multipart)', () => {
     socket.write(`POST /Api/Video/Upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${sent.length + 1000}\r\n\r\n`);
     socket.write(sent);
     // The file is written to its end while the connection is open.
-    await waitUntil('the file part on disk', () => (incomingFiles(videoId).some((n) => fs.statSync(s.vop.media.path('incoming', videoId, n)).size >= clip.length) ? true : undefined), 10_000);
+    await waitUntil('the file part on disk', () => (incomingFiles(videoId).some((n) => fs.statSync(s.vop.media.path('incoming', videoId, n)).size >= clip.length) ? true : undefined), { timeoutMs: 10_000 });
     socket.destroy();
-    await waitUntil('the part file removed', () => (incomingFiles(videoId).length === 0 ? true : undefined), 5_000);
+    await waitUntil('the part file removed', () => (incomingFiles(videoId).length === 0 ? true : undefined), { timeoutMs: 5_000 });
     expect((await s.vop.stores.videos.get(videoId))!.status).toBe(8);
   });
 

@@ -3,7 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeClip } from './helpers/clips.js';
-import { ingestPath, sha256, sha256File, waitForIngest, waitForStatus } from './helpers/ingest.js';
+import { ingestPath, sha256, sha256File, waitForIngest } from './helpers/ingest.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 import { SETTING_LABELS } from '../server/settings/settingProblem.js';
 
@@ -253,9 +254,8 @@ describe('pull from a URL (SourceFileGetType 2)', () => {
     const stalled = new Promise<void>((r) => (onStall = r));
     const videoId = await client.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/stall.mp4` });
     await stalled;
-    await waitForStatus(s1.vop, videoId, [3]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(fs.existsSync(s1.vop.media.path('incoming', videoId, 'download.part'))).toBe(true);
+    await waitForStatus(s1.vop, videoId, [3], { timeoutMs: 20_000 });
+    await waitUntil('the partial download on disk', () => fs.existsSync(s1.vop.media.path('incoming', videoId, 'download.part')) || undefined, { timeoutMs: 5_000 });
     await s1.close();
 
     const s2 = await boot({ dataDir, ingest: { pull: { retry: quickRetry, allow: LOOPBACK } } });

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
-import { sha256, sha256File, statusPath, tokenMetadata, tusCreate, tusMetadata, tusPatch, waitForStatus } from './helpers/ingest.js';
+import { sha256, sha256File, statusPath, tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -123,7 +124,7 @@ describe('a video that has a good file refuses another', () => {
   it('in 1 (transcoded): multipart, tus and the page all refuse with 303, and the source stays', async () => {
     const videoId = await client.register();
     expect(await multipart(videoId, clip)).toMatchObject({ ResultCode: '1' });
-    await waitForStatus(s.vop, videoId, [1], 60_000);
+    await waitForStatus(s.vop, videoId, [1], { timeoutMs: 60_000 });
     expect(await multipart(videoId, text)).toMatchObject({ ResultCode: '303' });
     expect((await tus(videoId, text)).created).toBe(403);
     expect(await openPage(videoId)).toMatchObject({ status: 409, text: expect.stringMatching(/^ErrorCode : 303, /) });
@@ -134,7 +135,7 @@ describe('a video that has a good file refuses another', () => {
   it('in 7 after a transcoding failure (its source kept): refused, even if the reason mentions "not a video"', async () => {
     const videoId = await client.register();
     expect(await multipart(videoId, clip)).toMatchObject({ ResultCode: '1' });
-    await waitForStatus(s.vop, videoId, [1], 60_000);
+    await waitForStatus(s.vop, videoId, [1], { timeoutMs: 60_000 });
     // As the transcoder records a failure: the source stays, the reason is its own.
     expect(await s.vop.stores.videos.setStatus(videoId, 7, { reason: 'transcoding failed: not a video: the decoder gave up' })).toBe(true);
     expect(await multipart(videoId, text)).toMatchObject({ ResultCode: '303' });

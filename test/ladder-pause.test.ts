@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../server/media/ffmpegRunner.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
-import { placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let dir: string;
@@ -75,8 +76,8 @@ describe('a ladder gives way to first renditions', () => {
 
     const first = await client.register();
     await placeSource(t.vop, first, long);
-    await waitForStatus(t.vop, first, [1], 60_000, { firstRendition: true });
-    const ladder = await waitUntil('the ladder encoding', () => ffmpegChildren().find((c) => c.nice === 10 && c.state !== 'T'), 30_000);
+    await waitForStatus(t.vop, first, [1], { timeoutMs: 60_000, firstRendition: true });
+    const ladder = await waitUntil('the ladder encoding', () => ffmpegChildren().find((c) => c.nice === 10 && c.state !== 'T'), { timeoutMs: 30_000 });
 
     const second = await client.register();
     await placeSource(t.vop, second, other);
@@ -88,15 +89,15 @@ describe('a ladder gives way to first renditions', () => {
       if (v?.status === 6) states.add(mine.state);
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect(await waitForStatus(t.vop, second, [1, 7], 60_000, { firstRendition: true })).toBe(1);
+    expect(await waitForStatus(t.vop, second, [1, 7], { timeoutMs: 60_000, firstRendition: true })).toBe(1);
     // Stopped while the first rendition was made…
     expect([...states]).toContain('T');
     // …and going again once it was: running or sleeping, never left stopped, until it ends.
     await waitUntil('the ladder going on', () => {
       const mine = ffmpegChildren().find((c) => c.pid === ladder.pid);
       return !mine || mine.state !== 'T' ? true : undefined;
-    }, 10_000);
-    expect(await waitForStatus(t.vop, first, [1], 120_000)).toBe(1);
+    }, { timeoutMs: 10_000 });
+    expect(await waitForStatus(t.vop, first, [1], { timeoutMs: 120_000 })).toBe(1);
     expect((await t.vop.stores.videos.renditions(first)).map((r) => r.label).sort()).toEqual(['360p', '480p', '720p']);
     expect((await t.vop.stores.videos.get(first))?.ladder).toBe('');
   }, 180_000);

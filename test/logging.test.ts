@@ -12,7 +12,7 @@ import { AdminClient, SpecClient, nowSeconds, specToken } from './helpers/client
 import { makeClip } from './helpers/clips.js';
 import { CookieClient } from './helpers/console.js';
 import { tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, killStrayProcesses, ROOT, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
 
 const running: ServerProcess[] = [];
@@ -43,6 +43,7 @@ async function cutUpload(baseUrl: string, fields: Record<string, string>): Promi
   req.on('error', () => undefined);
   req.write(head);
   req.write(Buffer.alloc(200_000, 7));
+  // Part-way through: time for the server to be reading the file when the client goes.
   await new Promise((r) => setTimeout(r, 500));
   req.destroy();
 }
@@ -127,7 +128,7 @@ describe('the operator log of npm start', () => {
       // A third video's file cut off by its client going away mid-body: cut off, not refused.
       const third = await client.register({});
       await cutUpload(p.baseUrl, { ...auth(), VideoId: third });
-      await waitUntil('the cut-off upload logged', () => records(p).find((r) => r.videoId === third && r.msg === 'upload cut off by its client'), 10_000, 100);
+      await waitUntil('the cut-off upload logged', () => records(p).find((r) => r.videoId === third && r.msg === 'upload cut off by its client'), { timeoutMs: 10_000, pollMs: 100 });
 
       // The console's login, and refused tokens (the admin API's and the spec API's).
       const consoleSession = new CookieClient(p.baseUrl);
@@ -143,8 +144,8 @@ describe('the operator log of npm start', () => {
       expect((await fetch(`${p.baseUrl}/media/S/${mediaTokenLike}/play/20260101/${videoId}_360p.mp4`)).status).toBe(404);
 
       // Playable, and its status callback delivered.
-      await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), 90_000, 200);
-      await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), 30_000, 200);
+      await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), { timeoutMs: 90_000, pollMs: 200 });
+      await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), { timeoutMs: 30_000, pollMs: 200 });
       const all = records(p);
 
       // The start-up record carries its addresses as fields, not as indented lines.
@@ -203,6 +204,7 @@ describe('the operator log of npm start', () => {
     const p = await start([]);
     expect((await fetch(`${p.baseUrl}/healthz?probe=1`)).status).toBe(200);
     expect((await fetch(`${p.baseUrl}/Api/Video/Get?AppId=x&Timestamp=1&Token=y`)).status).toBeGreaterThan(0);
+    // Time for a request line to be written, if one were: none may.
     await new Promise((r) => setTimeout(r, 300));
     const out = lines(p);
     expect(out.length).toBeGreaterThan(3);
@@ -215,6 +217,7 @@ describe('the operator log of npm start', () => {
   it('VOP_LOG_REQUESTS=1: a line per request, without its query string; --log-level warn keeps the listening line', async () => {
     const p = await start(['--log-level', 'warn'], { VOP_LOG_REQUESTS: '1' });
     expect((await fetch(`${p.baseUrl}/healthz?probe=secret-in-query`)).status).toBe(200);
+    // Time for the request line to be written, if it were: under warn it may not.
     await new Promise((r) => setTimeout(r, 300));
     const out = p.output();
     // The request line is at info, under warn: not written; the banner is written whatever the level.
@@ -223,8 +226,7 @@ describe('the operator log of npm start', () => {
 
     const q = await start(['--log-format', 'json'], { VOP_LOG_REQUESTS: '1' });
     expect((await fetch(`${q.baseUrl}/healthz?probe=secret-in-query`)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 300));
-    const request = records(q).find((r) => r.msg === 'request');
+    const request = await waitUntil('the request line', () => records(q).find((r) => r.msg === 'request'), { timeoutMs: 5_000 });
     expect(request).toMatchObject({ level: 'info', method: 'GET', path: '/healthz', client: '127.0.0.1', status: 200 });
     expect(typeof request!.durationMs).toBe('number');
     expect(q.output()).not.toContain('secret-in-query');

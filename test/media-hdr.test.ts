@@ -16,7 +16,8 @@ import { run } from '../server/media/ffmpegRunner.js';
 import { makeTempDir } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { probe } from './helpers/probe.js';
-import { placeSource, probeVideo, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource, probeVideo } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 let dir: string;
@@ -87,7 +88,7 @@ describe('HDR sources are tone-mapped to SDR everywhere', () => {
 
       const id = await client.register();
       await placeSource(t.vop, id, source);
-      expect(await waitForStatus(t.vop, id, [1, 7], 90_000)).toBe(1);
+      expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 90_000 })).toBe(1);
       const renditions = await t.vop.stores.videos.renditions(id);
       expect(renditions.map((r) => r.label).sort()).toEqual(['180p', '360p']);
       for (const r of renditions) {
@@ -132,14 +133,14 @@ describe('an ffmpeg that cannot tone-map', () => {
   it('is said at start-up and in /healthz, and an HDR source is still converted', async () => {
     const other = await startServer({ processing: { ffmpegPath: lacking, ffprobePath: '/usr/bin/ffprobe', preset: 'ultrafast', retry: { maxRetries: 0 } } });
     try {
-      await waitUntil('the start-up warning', () => (other.logs.some((l) => /WARNING: Processing: .*lacks the zscale filter/.test(l)) ? true : undefined), 20_000);
+      await waitUntil('the start-up warning', () => (other.logs.some((l) => /WARNING: Processing: .*lacks the zscale filter/.test(l)) ? true : undefined), { timeoutMs: 20_000 });
       const health = await (await fetch(`${other.baseUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
       expect(JSON.stringify(health)).toMatch(/"toneMapping":\{"available":false,"missing":\["zscale"\]/);
       const source = await hdrSource(SOURCES[0], 'hlg-without-tone-mapping');
       const c = await other.newApp();
       const id = await c.register();
       await placeSource(other.vop, id, source);
-      expect(await waitForStatus(other.vop, id, [1, 7], 90_000)).toBe(1);
+      expect(await waitForStatus(other.vop, id, [1, 7], { timeoutMs: 90_000 })).toBe(1);
       const file = other.vop.media.resolveRelative('play', (await other.vop.stores.videos.renditions(id))[0]!.file)!;
       expect((await probe(file)).isVideo).toBe(true);
     } finally {

@@ -17,7 +17,8 @@ import { DEFAULT_ALLOWED_FORMATS, demuxerOf } from '../server/media/sourcePolicy
 import { resolveProcessingOptions, type ProcessingOptionsInput } from '../server/processing/processingOptions.js';
 import type { SpecClient } from './helpers/client.js';
 import { makeTempDir } from './helpers/clips.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -104,7 +105,7 @@ describe.skipIf(!available)('the allow-list of containers and codecs', () => {
     for (const file of [cinepak, real]) {
       const u = await upload(allowed.t, allowed.client, file);
       expect(u.code, u.message).toBe('1');
-      expect(await waitForStatus(allowed.t.vop, u.id, [1, 7], 60_000), (await allowed.t.vop.stores.videos.get(u.id))?.statusReason).toBe(1);
+      expect(await waitForStatus(allowed.t.vop, u.id, [1, 7], { timeoutMs: 60_000 }), (await allowed.t.vop.stores.videos.get(u.id))?.statusReason).toBe(1);
     }
   }, 120_000);
 
@@ -161,7 +162,7 @@ describe.skipIf(!available)('limits on what one source may cost', () => {
     const u = await upload(t, client, clip);
     expect(u.code).toBe('1');
     const started = Date.now();
-    expect(await waitForStatus(t.vop, u.id, [1, 7], 30_000)).toBe(7);
+    expect(await waitForStatus(t.vop, u.id, [1, 7], { timeoutMs: 30_000 })).toBe(7);
     expect(Date.now() - started).toBeLessThan(10_000);
     const video = await t.vop.stores.videos.get(u.id);
     expect(video?.statusReason).toMatch(/^transcoding failed: took longer than 0\.3 s, the limit for a source of 6 s \(processing\.jobTimeout\); ffmpeg was stopped$/);
@@ -206,7 +207,7 @@ describe.skipIf(!available)('how ffmpeg runs', () => {
     const { t, client } = await server({ sourceLimits: { maxSide: 20_000, maxPixels: 300_000_000 }, memoryLimitBytes: 512 * 2 ** 20 });
     const u = await upload(t, client, mjpeg16k);
     expect(u.code, u.message).toBe('1');
-    expect(await waitForStatus(t.vop, u.id, [1, 7], 60_000)).toBe(7);
+    expect(await waitForStatus(t.vop, u.id, [1, 7], { timeoutMs: 60_000 })).toBe(7);
     const video = await t.vop.stores.videos.get(u.id);
     expect(video?.statusReason).toMatch(/^transcoding failed: ffmpeg needed more memory than its cap of 512 MiB \(processing\.memoryLimitBytes\)/);
     const [job] = await t.vop.stores.jobs.list({ types: ['transcode'], videoId: u.id, limit: 1 });
@@ -234,7 +235,5 @@ describe.skipIf(!available)('how ffmpeg runs', () => {
 });
 
 async function waitForNoFfmpeg(): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (liveProcessCount() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-  expect(liveProcessCount()).toBe(0);
+  await waitUntil('no ffmpeg left running', () => (liveProcessCount() === 0 ? true : notYet(`${liveProcessCount()} running`)), { timeoutMs: 10_000, pollMs: 50 });
 }

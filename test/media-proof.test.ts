@@ -16,7 +16,8 @@ import { FfmpegTools } from '../server/media/ffmpegTools.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeTempDir, testBinaries } from './helpers/clips.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './helpers/server.js';
 
 const require = createRequire(import.meta.url);
@@ -173,7 +174,7 @@ describe('through the server', () => {
     expect(video?.sourceFile).not.toBe('');
     const retried = await fetch(`${t.baseUrl}/admin/api/videos/${id}/retry`, { method: 'POST', headers: { authorization: `Bearer ${t.vop.adminToken}` } });
     expect(retried.status).toBe(200);
-    expect(await waitForStatus(t.vop, id, [7], 30_000)).toBe(7);
+    expect(await waitForStatus(t.vop, id, [7], { timeoutMs: 30_000 })).toBe(7);
     expect((await t.vop.stores.videos.statusHistory(id)).map((c) => c.to)).toEqual([8, 5, 6, 7, 5, 6, 7]);
   });
 });

@@ -16,6 +16,7 @@ import {
 } from '../server/media/ffmpegRunner.js';
 import { ProgressParser } from '../server/media/ffmpegProgress.js';
 import { makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
+import { waitUntil } from './helpers/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -30,15 +31,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return check();
 }
 
 describe('ffmpeg runner', () => {
@@ -93,7 +85,7 @@ describe('ffmpeg runner', () => {
     running.catch(() => undefined); // judged below; keep Node from calling it unhandled meanwhile
     // Only once ffmpeg reports progress has it installed its SIGTERM handler (before that, the
     // default action would kill even a stopped process at once).
-    await waitFor(() => progressed, 5000);
+    await waitUntil('a progress report', () => progressed || undefined, { timeoutMs: 5000, pollMs: 50 });
     process.kill(pid, 'SIGSTOP');
     const started = Date.now();
     controller.abort();
@@ -112,7 +104,7 @@ describe('ffmpeg runner', () => {
   it('killAll() ends every live ffmpeg at shutdown', async () => {
     const pids: number[] = [];
     const runs = [run(realTime(30), { onSpawn: (p) => pids.push(p) }), run(realTime(30), { onSpawn: (p) => pids.push(p) })];
-    await waitFor(() => pids.length === 2, 5000);
+    await waitUntil('both pids', () => pids.length === 2 || undefined, { timeoutMs: 5000, pollMs: 50 });
     expect(liveProcessCount()).toBe(2);
     const settled = Promise.allSettled(runs); // handlers in place before the rejections arrive
     expect(await killAll()).toBe(2);
@@ -128,7 +120,7 @@ describe('ffmpeg runner', () => {
     const pidFile = path.join(makeTempDir(), 'ffmpeg.pids');
     let pid = 0;
     const running = run(realTime(1), { pidFile, onSpawn: (p) => (pid = p) });
-    await waitFor(() => pid > 0, 5000);
+    await waitUntil('the pid', () => pid > 0 || undefined, { timeoutMs: 5000, pollMs: 50 });
     expect(fs.readFileSync(pidFile, 'utf8')).toContain(`"pid":${pid}`);
     await running;
     expect(fs.existsSync(pidFile)).toBe(false);
@@ -149,7 +141,7 @@ describe('ffmpeg runner', () => {
     fs.writeFileSync(pidFile, lines);
 
     expect(killOrphans(pidFile)).toEqual([ffmpegPid]);
-    expect(await waitFor(() => !isAlive(ffmpegPid), 3000)).toBe(true);
+    await waitUntil(`ffmpeg ${ffmpegPid} to end`, () => !isAlive(ffmpegPid) || undefined, { timeoutMs: 3000, pollMs: 50 });
     expect(isAlive(bystander.pid!)).toBe(true);
     expect(fs.existsSync(pidFile)).toBe(false);
     expect(killOrphans(pidFile)).toEqual([]); // no file: nothing to do
@@ -160,7 +152,7 @@ describe('ffmpeg runner', () => {
     const { pid: ffmpegPid, parent } = await childServerRunningFfmpeg({ dieWithParent: true });
     expect(isAlive(ffmpegPid)).toBe(true);
     parent.kill('SIGKILL');
-    expect(await waitFor(() => !isAlive(ffmpegPid), 3000), 'ffmpeg died with its parent').toBe(true);
+    await waitUntil(`ffmpeg ${ffmpegPid} to die with its parent`, () => !isAlive(ffmpegPid) || undefined, { timeoutMs: 3000, pollMs: 50 });
   });
 
   it('runs a fluent-ffmpeg command with the same progress and cancellation', async () => {
@@ -178,7 +170,7 @@ describe('ffmpeg runner', () => {
     let pid = 0;
     const slow = Ffmpeg().input('testsrc2=s=160x90:r=25:d=30').inputFormat('lavfi').native().format('null').output('-');
     const running = run(slow, { ffmpegPath: ffmpeg.path, signal: controller.signal, onSpawn: (p) => (pid = p) });
-    await waitFor(() => pid > 0, 5000);
+    await waitUntil('the pid', () => pid > 0 || undefined, { timeoutMs: 5000, pollMs: 50 });
     controller.abort();
     await expect(running).rejects.toThrow(FfmpegAbortError);
     expect(isAlive(pid)).toBe(false);

@@ -15,7 +15,8 @@ import { startCeph, type TestCeph } from './helpers/ceph.js';
 import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256, tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
-import { TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let ceph: TestCeph;
@@ -55,11 +56,10 @@ afterAll(async () => {
  * ladder, the seek previews) work in scratch too, and take their own copies there.
  */
 async function settledLocalFilesOf(videoId: string): Promise<string[]> {
-  for (let i = 0; i < 600; i++) {
-    const live = (await t.vop.stores.jobs.list({ videoId })).some((j) => j.state === 'queued' || j.state === 'running');
-    if (!live) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(`the jobs of ${videoId} to be over`, async () => {
+    const live = (await t.vop.stores.jobs.list({ videoId })).filter((j) => j.state === 'queued' || j.state === 'running');
+    return live.length === 0 ? true : notYet(live.map((j) => `${j.type} ${j.state}`));
+  }, { timeoutMs: 60_000, pollMs: 100 });
   return localFilesOf(videoId);
 }
 
@@ -93,7 +93,7 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
   it('stores an upload, transcodes it from the bucket into the bucket, serves it from there, and deletes it', async () => {
     const id = await client.register();
     expect(await uploadMultipart(id, clip)).toBe('1');
-    expect(await waitForStatus(t.vop, id, [1, 7], 60_000)).toBe(1);
+    expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 60_000 })).toBe(1);
 
     const body = (await client.get('/Api/Video/Get', { Id: id })).body;
     const [file] = body.VideoPlayFile as Array<{ VideoURL: string }>;
@@ -145,7 +145,7 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
     const created = await tusCreate(t.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, id)) });
     expect(created.res.status).toBe(201);
     expect((await tusPatch(created.url!, 0, clip)).status).toBe(204);
-    expect(await waitForStatus(t.vop, id, [1, 7], 60_000)).toBe(1);
+    expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 60_000 })).toBe(1);
     expect(sha256(Buffer.concat(await (await bucket.openRange(`sources/${id}/source`)).toArray()))).toBe(sha256(clip));
     expect(await settledLocalFilesOf(id)).toEqual([]);
   });
@@ -166,7 +166,7 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
       // Back again: the same upload is taken.
       await s3.send(new CreateBucketCommand({ Bucket: name }));
       expect(await uploadMultipart(id, clip, { server: other, client: otherClient })).toBe('1');
-      expect(await waitForStatus(other.vop, id, [1, 7], 60_000)).toBe(1);
+      expect(await waitForStatus(other.vop, id, [1, 7], { timeoutMs: 60_000 })).toBe(1);
     } finally {
       s3.destroy();
       await other.close();
@@ -186,7 +186,7 @@ describe('media in S3-compatible object storage (Ceph RGW)', () => {
     expect(await bucket.stat(`sources/${id}/source`)).toBeUndefined();
     const again = await startServer({ dataDir: first.dataDir, objectStorage, processing: TINY_PROCESSING });
     try {
-      expect(await waitForStatus(again.vop, id, [1, 7], 60_000)).toBe(1);
+      expect(await waitForStatus(again.vop, id, [1, 7], { timeoutMs: 60_000 })).toBe(1);
       expect(sha256(Buffer.concat(await (await bucket.openRange(`sources/${id}/source`)).toArray()))).toBe(sha256(clip));
       expect(fs.existsSync(again.vop.media.path('sources', id, 'source'))).toBe(false);
     } finally {

@@ -22,7 +22,7 @@ import { run } from '../server/media/ffmpegRunner.js';
 import { pickRungs, resolveLadderOptions } from '../server/media/ladder.js';
 import type { SpecClient } from './helpers/client.js';
 import { imageLuma, makeTempDir, mp4TopLevelBoxes } from './helpers/clips.js';
-import { waitForStatus } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -362,7 +362,7 @@ describe.skipIf(!available)('the sources users bring end in status 1 with rendit
     body.append('file', new Blob([Uint8Array.from(fs.readFileSync(source))]), path.basename(source));
     const res = await fetch(`${t.baseUrl}/Api/Video/Upload`, { method: 'POST', body });
     expect((await res.json()).AuthMsg.ResultCode).toBe('1');
-    const status = await waitForStatus(t.vop, id, [1, 7], 170_000);
+    const status = await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 170_000 });
     expect(status, (await t.vop.stores.videos.get(id))?.statusReason).toBe(1);
 
     const rows = await t.vop.stores.videos.renditions(id);

@@ -162,6 +162,7 @@ describe('Ceph RGW', () => {
       await store.put(key, { stream: streamOf(bytes(5)) });
       const url = await store.presignedUrl(key, { ttlSeconds: 1 });
       expect((await fetch(url)).status).toBe(200);
+      // Past the URL's 1 s life (S3 counts whole seconds): time itself is what is tested.
       await new Promise((r) => setTimeout(r, 2100));
       expect((await fetch(url)).status).toBe(403);
       await expect(store.presignedUrl(key, { ttlSeconds: 0 })).rejects.toThrow(RangeError);

@@ -18,7 +18,8 @@ import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { makeClip } from './helpers/clips.js';
 import { SpecClient } from './helpers/client.js';
 import { multipartUpload } from './helpers/ingest.js';
-import { TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, ROOT, startServer, type TestServer } from './helpers/server.js';
 import { code, readDoc, tables } from './docTables.js';
 
@@ -144,12 +145,12 @@ describe('GET /metrics, with the admin token, after an upload, a transcode and a
     clipBytes = fs.statSync(clip).size;
     videoId = await client.register({ VideoTitle: 'Measured' });
     expect(await multipartUpload(client, videoId, fs.readFileSync(clip))).toBe('1');
-    expect(await waitForStatus(s.vop, videoId, [VideoStatus.Normal], 60_000)).toBe(VideoStatus.Normal);
-    await waitUntil('the status callback', () => receiver.received.find((f) => f.VideoId === videoId && f.VideoStatus === '1'), 20_000);
+    expect(await waitForStatus(s.vop, videoId, [VideoStatus.Normal], { timeoutMs: 60_000 })).toBe(VideoStatus.Normal);
+    await waitUntil('the status callback', () => receiver.received.find((f) => f.VideoId === videoId && f.VideoStatus === '1'), { timeoutMs: 20_000 });
     // The upload and the callback announced themselves (the ingest and callback services emit
     // them): the counters below count what really happened.
     expect(heard.received).toBe(1);
-    await waitUntil('the callback attempt event', () => (heard.attempts > 0 ? true : undefined), 10_000);
+    await waitUntil('the callback attempt event', () => (heard.attempts > 0 ? true : undefined), { timeoutMs: 10_000 });
 
     // Media and the read calls, at their real addresses: the route label must show their templates.
     const detail = await client.get('/Api/Video/Get', { Id: videoId });
@@ -166,8 +167,7 @@ describe('GET /metrics, with the admin token, after an upload, a transcode and a
         const t = await scrape();
         return (sample(t, 'vop_storage_bytes', { kind: 'renditions' }) ?? 0) > 0 && (sample(t, 'vop_time_to_playable_seconds_count') ?? 0) > 0 ? t : undefined;
       },
-      20_000,
-      100,
+      { timeoutMs: 20_000, pollMs: 100 },
     );
   }, 120_000);
 

@@ -12,7 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpecClient } from './helpers/client.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
-import { tokenMetadata, tusCreate, tusMetadata, tusPatch, waitForStatus } from './helpers/ingest.js';
+import { tokenMetadata, tusCreate, tusMetadata, tusPatch } from './helpers/ingest.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let s: TestServer;
@@ -111,7 +112,7 @@ describe('a file that is not a video ends the same way on every route', () => {
   it('a pull: random bytes end the same way (7, one callback for 7, nothing kept)', async () => {
     const r = await client.post('/Api/Video/Post', { VideoTitle: 'Pulled', SourceFileGetType: 2, SourceFilePath: `${filesBase}/holiday.mp4` });
     const videoId = r.body.VideoId as string;
-    await waitForStatus(s.vop, videoId, [7, 4]);
+    await waitForStatus(s.vop, videoId, [7, 4], { timeoutMs: 20_000 });
     await expect.poll(() => outcome(videoId)).toEqual(ENDED);
   });
 

@@ -25,7 +25,7 @@ import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { probe } from './helpers/probe.js';
 import { processes, runs, type Proc } from './helpers/procs.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 /** Three rungs: a 640x360 source is copied as 360p and the ladder encodes 240p and 180p. */
@@ -86,7 +86,7 @@ async function killGroup(node: GroupNode): Promise<void> {
   signalGroup(node.pid, 'SIGKILL');
   expect(await node.exited).toBeNull();
   // Nothing of the group runs on (ffmpeg was in it).
-  await waitUntil('the group to be gone', () => (groupProcesses(node.pid).length === 0 ? true : undefined), 5_000, 20);
+  await waitUntil('the group to be gone', () => (groupProcesses(node.pid).length === 0 ? true : undefined), { timeoutMs: 5_000, pollMs: 20 });
 }
 
 /** The live processes of a process group, with their niceness and command line. */
@@ -154,7 +154,7 @@ async function ladderDone(node: GroupNode, videoId: string, timeoutMs = 150_000)
       if ([7].includes(v.video.status)) return v;
       const live = v.jobs.some((j) => ['queued', 'running'].includes(j.state));
       return v.video.status === 1 && v.video.ladder !== 'pending' && !live ? v : undefined;
-    }, timeoutMs, 100);
+    }, { timeoutMs: timeoutMs, pollMs: 100 });
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- server output:\n${node.output().slice(-4000)}`);
   }
@@ -233,7 +233,8 @@ async function expectWholeLadder(node: GroupNode, dataDir: string, u: Upload, o:
   expect(scratch.filter((f) => !['transcode', 'storyboard'].includes(f))).toEqual([]);
 
   // One status callback, status 1 (the ladder sends none).
-  await waitUntil('the status-1 callback', () => (u.receiver.received.length > 0 ? true : undefined), 30_000, 50);
+  await waitUntil('the status-1 callback', () => (u.receiver.received.length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
+  // Time for a second callback to arrive, if one were sent: none may.
   await new Promise((r) => setTimeout(r, 1_000));
   const ones = u.receiver.received.filter((c) => c.videoId === u.videoId && c.status === '1');
   expect(u.receiver.received.every((c) => c.videoId === u.videoId && c.status === '1')).toBe(true);
@@ -253,7 +254,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const u = await upload(first, clip);
 
     // Playable with the copy, then the ladder's ffmpeg at work on 240p and 180p.
-    const ladder = await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), 90_000, 20);
+    const ladder = await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), { timeoutMs: 90_000, pollMs: 20 });
     expect(ladder.cmdline).not.toContain('-c:v copy');
     // Some way into it: outputs half-written in scratch.
     await new Promise((r) => setTimeout(r, 1_500));
@@ -282,7 +283,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const clip = await makeClip({ seconds: 30, width: 640, height: 360 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
-    await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), 90_000, 20);
+    await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), { timeoutMs: 90_000, pollMs: 20 });
 
     // The ladder stores its HLS variants, then the master playlist that lists them with the first
     // rendition's, then its MP4s, then the rows: killed as the master lands (inotify), with the
@@ -318,7 +319,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
-    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), 90_000, 5);
+    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
     await killGroup(first);
 
     const second = await startVop(dataDir);
@@ -334,7 +335,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
-    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), 90_000, 5);
+    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
     await killGroup(first);
 
     // The kill landed a moment later than the window this case is about (the ladder's job is
@@ -366,8 +367,8 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
       const p = ffmpegs(first).find(isCopy);
       if (p) process.kill(p.pid, 'SIGSTOP');
       return p;
-    }, 60_000, 1);
-    await waitUntil('the copy to be stopped', () => (groupProcesses(first.pid).find((p) => p.pid === copy.pid)?.state === 'T' ? true : undefined), 5_000, 10);
+    }, { timeoutMs: 60_000, pollMs: 1 });
+    await waitUntil('the copy to be stopped', () => (groupProcesses(first.pid).find((p) => p.pid === copy.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
     expect(await status(first, u)).toBe(6);
     expect((await detail(first, u)).VideoPlayFile).toEqual([]);
     await killGroup(first);
@@ -386,7 +387,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
-    const encode = await waitUntil('the first-rendition encode', () => ffmpegs(first).find(isFirstEncode), 60_000, 10);
+    const encode = await waitUntil('the first-rendition encode', () => ffmpegs(first).find(isFirstEncode), { timeoutMs: 60_000, pollMs: 10 });
     expect(encode.cmdline).not.toContain('-c:v copy');
     await new Promise((r) => setTimeout(r, 500));
     expect(await status(first, u)).toBe(6);

@@ -13,7 +13,8 @@ import type { VopEvents } from '../server/core/events.js';
 import { makeClip } from './helpers/clips.js';
 import { processes, runs } from './helpers/procs.js';
 import { SpecClient } from './helpers/client.js';
-import { listFiles, placeSource, probeVideo, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { listFiles, placeSource, probeVideo, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -101,7 +102,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     }
     // One move to 1; the ladder told the caches and the console.
     expect((await t.vop.stores.videos.statusHistory(id)).map((c) => c.to)).toEqual([8, 5, 6, 1]);
-    await waitUntil('the ladder event', () => (renditionEvents.length > 0 ? true : undefined), 5_000);
+    await waitUntil('the ladder event', () => (renditionEvents.length > 0 ? true : undefined), { timeoutMs: 5_000 });
     expect(renditionEvents).toEqual([{ videoId: id, appId: client.appId, ladder: '', labels: ['180p', '120p'] }]);
     t.vop.events.off('video.renditions', onRenditions);
     // The seek previews' job follows the ladder (processing/storyboardJob.ts; watch-page.test.ts).
@@ -160,7 +161,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     })();
     try {
       await Promise.all(ids.map((id, i) => placeSource(t.vop, id, clips[i]!)));
-      for (const id of ids) expect(await waitForStatus(t.vop, id, [1], 60_000)).toBe(1);
+      for (const id of ids) expect(await waitForStatus(t.vop, id, [1], { timeoutMs: 60_000 })).toBe(1);
     } finally {
       watching = false;
       await watcher;
@@ -182,7 +183,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     try {
       const id = await client.register();
       await placeSource(t.vop, id, await makeClip({ seconds: 2, width: 320, height: 180 }));
-      expect(await waitForStatus(t.vop, id, [1], 30_000, { firstRendition: true })).toBe(1);
+      expect(await waitForStatus(t.vop, id, [1], { timeoutMs: 30_000, firstRendition: true })).toBe(1);
       const ladder = await waitUntil('the ladder job', async () => (await t.vop.stores.jobs.list({ videoId: id, types: ['ladder'] }))[0]);
       expect(ladder.state).toBe('queued');
       expect((await t.admin.request('DELETE', `/videos/${id}`)).status).toBe(200);

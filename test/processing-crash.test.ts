@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
-import { waitUntil } from './helpers/processing.js';
+import { waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -82,17 +82,17 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
     const ffmpegPid = await waitUntil('ffmpeg to be encoding', async () => {
       if ((await status(client)) !== 6) return undefined;
       return recordedPids(dataDir).find((pid) => isRunning(pid) && cmdline(pid).includes('libx264'));
-    }, 30_000, 10);
+    }, { timeoutMs: 30_000, pollMs: 10 });
 
     expect(await first.stop('SIGKILL')).toBeNull();
     // The kernel kills ffmpeg with its parent (setpriv --pdeathsig); give it a moment to go.
-    await waitUntil('ffmpeg to end', () => (recordedPids(dataDir).some(isRunning) ? undefined : true), 5_000);
+    await waitUntil('ffmpeg to end', () => (recordedPids(dataDir).some(isRunning) ? undefined : true), { timeoutMs: 5_000 });
     expect(isRunning(ffmpegPid)).toBe(false);
 
     const second = await startServerProcess(args);
     cleanups.push(async () => void (await second.stop()));
     const client2 = new SpecClient(second.baseUrl, appId, appSecret);
-    await waitUntil('the video to reach 1 or 7', async () => ([1, 7].includes(await status(client2)) ? true : undefined), 60_000, 100);
+    await waitUntil('the video to reach 1 or 7', async () => ([1, 7].includes(await status(client2)) ? true : undefined), { timeoutMs: 60_000, pollMs: 100 });
     const body = (await client2.get('/Api/Video/Get', { Id: videoId })).body;
     expect(body.VideoModel.Status).toBe(1);
     expect(body.VideoModel.Duration).toBe(40);
@@ -104,7 +104,7 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
     const video = await waitUntil('the transcode job to end', async () => {
       const v = (await admin2.request('GET', `/videos/${videoId}`)).body;
       return v.jobs.some((j: { type: string; state: string }) => j.type === 'transcode' && j.state === 'running') ? undefined : v;
-    }, 10_000, 50);
+    }, { timeoutMs: 10_000, pollMs: 50 });
     expect(video.statusHistory.map((c: { to: number }) => c.to)).toEqual([8, 5, 6, 1]);
     expect(video.jobs.filter((j: { type: string }) => j.type === 'transcode')).toMatchObject([{ state: 'succeeded', attempts: 1 }]);
     const media = path.join(dataDir, 'media');
@@ -119,7 +119,8 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
     expect(played.status).toBe(206);
 
     // One final callback, status 1.
-    await waitUntil('the callback', () => (receiver.received.length > 0 ? true : undefined), 30_000);
+    await waitUntil('the callback', () => (receiver.received.length > 0 ? true : undefined), { timeoutMs: 30_000 });
+    // Time for a second callback to arrive, if one were sent: none may.
     await new Promise((r) => setTimeout(r, 500));
     expect(receiver.received.map((f) => [f.VideoId, f.VideoStatus])).toEqual([[videoId, '1']]);
   }, 150_000 /* a 40 s clip encoded twice, on two cores other tests share */);

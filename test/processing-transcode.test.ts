@@ -11,7 +11,8 @@ import { liveProcessCount } from '../server/media/ffmpegRunner.js';
 import { makeDateFolder } from '../server/processing/mediaNames.js';
 import { makeClip, makeTempDir, mp4TopLevelBoxes } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { listFiles, placeSource, probeVideo, storeSource, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { listFiles, placeSource, probeVideo, storeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;

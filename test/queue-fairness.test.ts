@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitForIngest } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 /**
  * Issue 12, items 6 and 8: slots are shared fairly between applications. One application that
@@ -41,15 +42,6 @@ afterEach(async () => {
   await s?.close();
   s = undefined;
 });
-
-/** Polls `read` until `ok` holds of its value (each wait bounded by the test's own timeout). */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('download slots shared between applications', () => {
   it('runs the one pull of an application that queued after another queued four second, not last', async () => {
@@ -95,11 +87,17 @@ async function queueFiveBehindOne() {
     (await server.admin.request('GET', '/jobs?type=download&state=queued,running')).body.jobs as Array<{ id: string; videoId: string; state: string; appId: string }>;
   const aVideos: string[] = [];
   for (const n of [1, 2, 3, 4]) aVideos.push(await a.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/a${n}.mp4` }));
-  await until(queue, (q) => q.length === 4 && q.filter((j) => j.state === 'running').length === 1);
-  await until(async () => asked.length, (n) => n > 0);
+  await waitUntil("A's four pulls queued, one running", async () => {
+    const q = await queue();
+    return q.length === 4 && q.filter((j) => j.state === 'running').length === 1 ? q : notYet(q);
+  });
+  await waitUntil('the first source to be asked for', () => asked.length > 0 || undefined);
   expect(asked).toEqual(['/a1.mp4']);
   const bVideo = await b.register({ SourceFileGetType: 2, SourceFilePath: `${sourceBase}/b1.mp4` });
-  await until(queue, (q) => q.length === 5);
+  await waitUntil("B's pull queued", async () => {
+    const q = await queue();
+    return q.length === 5 ? q : notYet(q);
+  });
   const jobOf = async (videoId: string) => (await queue()).find((j) => j.videoId === videoId)!;
   return { a, b, aVideos, bVideo, queue, jobOf };
 }

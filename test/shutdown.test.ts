@@ -9,7 +9,8 @@ import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const GRACE_MS = 30_000;

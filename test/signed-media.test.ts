@@ -11,7 +11,8 @@ import { KeyRing } from '../server/keys/keyRing.js';
 import { MediaTokens } from '../server/keys/mediaTokens.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, TINY_PROCESSING, waitForStatus } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -25,7 +26,7 @@ let p: string;
 async function playable(client: SpecClient, clip: string): Promise<string> {
   const id = await client.register();
   await placeSource(t.vop, id, clip);
-  await waitForStatus(t.vop, id, [1], 60_000);
+  await waitForStatus(t.vop, id, [1], { timeoutMs: 60_000 });
   return id;
 }
 
@@ -280,10 +281,10 @@ describe('an application that serves signed addresses', () => {
     const url = plain(d.PlayURL) + d.files[0];
     expect((await fetchCode(url)).status).toBe(403);
     expect((await t.admin.request('PATCH', `/apps/${signedApp.appId}`, { mediaAccess: 'public' })).status).toBe(200);
-    const until = Date.now() + 3000;
-    let status = 0;
-    while (Date.now() < until && (status = (await fetchCode(url)).status) !== 200) await new Promise((r) => setTimeout(r, 100));
-    expect(status).toBe(200);
+    await waitUntil('the media to be public', async () => {
+      const { status } = await fetchCode(url);
+      return status === 200 ? true : notYet(status);
+    }, { timeoutMs: 3000, pollMs: 100 });
     expect((await detail(signedApp, b)).PlayURL).not.toContain('/media/s/');
     expect((await t.admin.request('PATCH', `/apps/${signedApp.appId}`, { mediaAccess: 'signed' })).status).toBe(200);
   });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, spawnTs, tempDataDir } from './helpers/server.js';
+import { waitUntil } from './helpers/wait.js';
 
 describe('a signal while the server starts', () => {
   it('shuts down cleanly (exit 0, lock released) when SIGTERM arrives before it says it is listening', async () => {
@@ -10,9 +11,7 @@ describe('a signal while the server starts', () => {
     // The lock is taken inside createServer, after the signal handlers are in place and before
     // the server listens: the window in which a signal used to kill it by default.
     const lock = path.join(dir, 'vop.lock');
-    const deadline = Date.now() + 30_000;
-    while (!fs.existsSync(lock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    expect(fs.existsSync(lock)).toBe(true);
+    await waitUntil('the lock file', () => fs.existsSync(lock) || undefined, { timeoutMs: 30_000, pollMs: 5 });
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output()).toContain('vop stopped cleanly.');

@@ -14,6 +14,7 @@ import { AdminClient, SpecClient } from './helpers/client.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
 import { ADMIN_TOKEN, ROOT, killStrayProcesses, startServerProcess, tempDataDir } from './helpers/server.js';
 import { freePort } from './helpers/ports.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 const groups = new Set<number>();
 afterAll(() => {
@@ -176,9 +177,7 @@ describe.skipIf(process.platform !== 'linux')('npm start under a supervisor', ()
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    const deadline = Date.now() + 60_000;
-    while (acknowledged.size < 100 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    expect(acknowledged.size).toBeGreaterThanOrEqual(100);
+    await waitUntil('100 acknowledged registrations', () => (acknowledged.size >= 100 ? true : notYet(acknowledged.size)), { timeoutMs: 60_000, pollMs: 5 });
 
     // What a supervisor or the OOM killer does, then a restart straight away.
     signalGroup(first.pid, 'SIGKILL');

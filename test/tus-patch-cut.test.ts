@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
 import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 let s: TestServer;
 let clip: Buffer;
@@ -19,16 +20,6 @@ afterAll(async () => {
   expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
   await s.close();
 });
-
-/** Polls `check` every 20 ms until it holds or `ms` have passed; resolves with its last answer. */
-async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const offsetOf = async (url: string) => Number((await tusHead(url)).headers.get('upload-offset'));
 
@@ -49,13 +40,13 @@ describe('a tus PATCH cut off by the client', () => {
     cut.write(clip.subarray(0, half));
     // Watched on disk: a HEAD would ask the PATCH for its lock and so end it.
     const file = s.vop.media.path('incoming', 'tus', id);
-    expect(await until(() => fs.statSync(file).size === half, 10_000)).toBe(true);
+    await waitUntil('the half to be on disk', () => (fs.statSync(file).size === half ? true : notYet(fs.statSync(file).size)), { timeoutMs: 10_000 });
     expect(locks.has(id)).toBe(true);
     cut.destroy();
 
     // Released by the disconnect itself, well before @tus/server's lockDrainTimeout (3 s) would
     // have made the next PATCH wait for it.
-    expect(await until(() => !locks.has(id), 2000)).toBe(true);
+    await waitUntil('the lock to be released', () => !locks.has(id) || undefined, { timeoutMs: 2000 });
     expect(await offsetOf(url)).toBe(half);
 
     // Resumed in two PATCHes from the offset the server gives: the file is exactly the clip.

@@ -118,6 +118,7 @@ describe('reservations of declared bytes', () => {
     const videoId = await c.register();
     expect((await create(s, c, videoId, 8 * MiB)).status).toBe(201);
     expect((await create(s, c, videoId, 8 * MiB)).status).toBe(403);
+    // Past the 1.5 s expiry: time itself is what is tested.
     await new Promise((r) => setTimeout(r, 1700));
     expect((await create(s, c, videoId, 8 * MiB)).status).toBe(201);
   });

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, startHostServer, type HostServer } from './helpers/browser.js';
 import { makeTempDir } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
-import { placeSource, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource } from './helpers/processing.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { execFileSync } from 'node:child_process';
 import { startServer, type TestServer } from './helpers/server.js';
 import { twoLanguages } from './helpers/trackSources.js';
@@ -28,12 +29,12 @@ let signedId: string;
 async function publish(client: SpecClient, file: string): Promise<string> {
   const id = await client.register({ VideoTitle: 'Two "languages" <b>&</b> chapters', Description: 'A test video.' });
   await placeSource(t.vop, id, file);
-  expect(await waitForStatus(t.vop, id, [1, 7], 120_000)).toBe(1);
-  for (let i = 0; i < 240; i++) {
-    if ((await t.vop.stores.videos.renditions(id)).length >= 2) return id;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error('the ladder did not land');
+  expect(await waitForStatus(t.vop, id, [1, 7], { timeoutMs: 120_000 })).toBe(1);
+  await waitUntil('the ladder to land', async () => {
+    const n = (await t.vop.stores.videos.renditions(id)).length;
+    return n >= 2 ? true : notYet(`${n} renditions`);
+  }, { timeoutMs: 60_000, pollMs: 250 });
+  return id;
 }
 
 beforeAll(async () => {
@@ -154,9 +155,7 @@ describe('the watch page of a public application', () => {
       expect(requests.some((u) => u.includes(`/hls/${publicId}/240p/`))).toBe(true);
       // The second audio track's own segments are fetched once it is chosen.
       await frame.waitForFunction(() => !document.querySelector('video')!.paused);
-      await new Promise((r) => setTimeout(r, 1500));
-      await frame.waitForFunction(() => true);
-      expect(requests.some((u) => /\/hls\/[^/]+\/audio-1\/seg_\d+\.ts$/.test(u))).toBe(true);
+      await waitUntil('a segment of the second audio track', () => requests.some((u) => /\/hls\/[^/]+\/audio-1\/seg_\d+\.ts$/.test(u)) || undefined, { timeoutMs: 10_000, pollMs: 50 });
 
       // It plays to its end.
       await frame.evaluate(() => {
@@ -199,7 +198,7 @@ describe('the watch page of a public application', () => {
     const storyboard = await waitUntil('the storyboard', async () => {
       const d = await publicApp.get('/Api/Video/Get', { Id: publicId });
       return (d.body.StoryboardURL as string) || undefined;
-    }, 60_000);
+    }, { timeoutMs: 60_000 });
     expect(storyboard).toMatch(new RegExp(`^${t.baseUrl}/media/text/${publicId}/[0-9a-f]{8}\\.vtt$`));
     const vtt = await (await fetch(storyboard)).text();
     // 8 s of video: a tile every 2 s, 160 px wide, in one sprite of ten by ten.

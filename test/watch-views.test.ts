@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './helpers/browser.js';
 import { ensureConsoleBuilt, logIntoConsole } from './helpers/console.js';
 import { makeClip } from './helpers/clips.js';
-import { placeSource, TINY_PROCESSING, waitForStatus, waitUntil } from './helpers/processing.js';
+import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
+import { waitForStatus, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, killStrayProcesses, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode } from './helpers/server.js';
 
 let browser: Browser;
@@ -37,7 +38,7 @@ beforeAll(async () => {
   const client = await t.newApp('viewed');
   videoId = await client.register({ VideoTitle: 'watched' });
   await placeSource(t.vop, videoId, await makeClip({ seconds: 20, dir: tempDataDir('vop-views-clip-') }));
-  expect(await waitForStatus(t.vop, videoId, [1, 7], 120_000)).toBe(1);
+  expect(await waitForStatus(t.vop, videoId, [1, 7], { timeoutMs: 120_000 })).toBe(1);
   await t.close();
   node = await start();
   [browser] = await Promise.all([launchBrowser(), ensureConsoleBuilt()]);
@@ -73,13 +74,13 @@ describe('views and watch time', () => {
     const counted = await waitUntil('three views written', async () => {
       const v = await admin(node.baseUrl, `/videos/${videoId}/views`);
       return v.views === 3 && v.watchSeconds >= 27 ? v : undefined;
-    }, 30_000);
+    }, { timeoutMs: 30_000 });
     expect(counted.watchSeconds).toBeLessThanOrEqual(36);
     expect(counted.days).toHaveLength(1);
 
     // The first viewer again, in the same tab's session (a reload) and in a new page: no new view.
     await watch('one', 3, first);
-    await waitUntil('the replay written', async () => ((await admin(node.baseUrl, `/videos/${videoId}/views`)).watchSeconds >= counted.watchSeconds + 2 ? true : undefined), 30_000);
+    await waitUntil('the replay written', async () => ((await admin(node.baseUrl, `/videos/${videoId}/views`)).watchSeconds >= counted.watchSeconds + 2 ? true : undefined), { timeoutMs: 30_000 });
     const after = await admin(node.baseUrl, `/videos/${videoId}/views`);
     expect(after.views).toBe(3);
 

@@ -12,7 +12,8 @@ import path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from './helpers/clips.js';
-import { failureDetails, hostEvents, hostPageHtml, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { failureDetails, hostEvents, hostPageHtml, waitForHostEvents, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { waitForStatus } from './helpers/wait.js';
 
 const rig = widgetRig('widget outcomes host');
 

@@ -7,7 +7,8 @@ import path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { screenshotPath } from './helpers/browser.js';
-import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { waitForStatus } from './helpers/wait.js';
 
 const CLOSED = { type: 'failure', value: 'the upload was closed before a file was uploaded' };
 

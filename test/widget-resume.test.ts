@@ -12,7 +12,8 @@ import { launchBrowser, startHostServer, type HostServer } from './helpers/brows
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { hostPageHtml, sha256File, waitForHostEvents, waitForStatus, widgetOptions } from './helpers/widgetHost.js';
+import { hostPageHtml, sha256File, waitForHostEvents, widgetOptions } from './helpers/widgetHost.js';
+import { waitForStatus } from './helpers/wait.js';
 
 /** Small chunks, so that a clip of a megabyte or two takes many PATCH requests. */
 const CHUNK = 64 * 1024;

@@ -10,7 +10,8 @@ import type { VopEvents } from '../server/core/events.js';
 import { screenshotPath } from './helpers/browser.js';
 import type { SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, waitForStatus, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from './helpers/widgetHost.js';
+import { waitForStatus } from './helpers/wait.js';
 
 
 const statusChanges: Array<VopEvents['video.status'][0]> = [];

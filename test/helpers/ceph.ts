@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.js';
+import { notYet, waitUntil } from './wait.js';
 
 /**
  * A real S3 server: Ceph RGW from Debian's packages (`ceph-mon ceph-osd
@@ -176,18 +177,16 @@ rgw data = ${dir}/rgw
 
 /** Waits (bounded) until radosgw answers HTTP at all. */
 async function waitForHttp(endpoint: string, dir: string): Promise<void> {
-  const deadline = Date.now() + RGW_READY_MS;
-  for (;;) {
+  await waitUntil(`radosgw to answer at ${endpoint} (logs in ${dir}/log)`, async () => {
     try {
       const r = await fetch(endpoint, { signal: AbortSignal.timeout(1000) });
       await r.arrayBuffer();
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`radosgw did not answer at ${endpoint} within ${RGW_READY_MS / 1000} s (logs in ${dir}/log)`);
+      return true;
+    } catch (err) {
       if (readPid(dir, 'client.rgw') !== undefined && !alive(readPid(dir, 'client.rgw')!)) throw new Error('radosgw exited during start-up');
-      await new Promise((r) => setTimeout(r, 250));
+      return notYet(err);
     }
-  }
+  }, { timeoutMs: RGW_READY_MS, pollMs: 250 });
 }
 
 function readPid(dir: string, daemon: string): number | undefined {

@@ -4,6 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { VopServer } from '../../server/app.js';
 import type { SpecClient } from './client.js';
+import { notYet, waitUntil } from './wait.js';
 
 /** sha256 of a file, hex. */
 export function sha256File(file: string): string {
@@ -14,17 +15,6 @@ export function sha256(data: Buffer): string {
   return crypto.createHash('sha256').update(data).digest('hex');
 }
 
-/** Resolves with the video's status once it is one of `statuses` (rejects after `timeoutMs`). */
-export async function waitForStatus(vop: VopServer, videoId: string, statuses: number[], timeoutMs = 20_000): Promise<number> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await vop.stores.videos.get(videoId);
-    if (v && statuses.includes(v.status)) return v.status;
-    if (Date.now() > until) throw new Error(`video ${videoId} stayed in status ${v?.status} (wanted ${statuses.join(' or ')})`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** Statuses that end ingest: download failed, waiting for transcoding, not a video. */
 const INGEST_OUTCOMES = [4, 5, 7];
 
@@ -33,14 +23,11 @@ const INGEST_OUTCOMES = [4, 5, 7];
  * transcoder may already have moved it on from 5.
  */
 export async function waitForIngest(vop: VopServer, videoId: string, timeoutMs = 20_000): Promise<number> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+  return waitUntil(`the end of ingest of ${videoId}`, async () => {
     const path = await ingestPath(vop, videoId);
     const last = path.at(-1);
-    if (path.length > 1 && last !== undefined && INGEST_OUTCOMES.includes(last)) return last;
-    if (Date.now() > until) throw new Error(`ingest of ${videoId} did not end (statuses so far: ${path.join(' → ')})`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    return path.length > 1 && last !== undefined && INGEST_OUTCOMES.includes(last) ? last : notYet(`statuses so far: ${path.join(' → ')}`);
+  }, { timeoutMs, pollMs: 25 });
 }
 
 /** The statuses of ingest, oldest first: the history up to the first of 4, 5 or 7. */

@@ -1,6 +1,6 @@
 /**
- * One starter in test/data-dir-lock-race.test.ts: waits for the round's start signal (a file
- * named `go` beside the data directory), takes the data directory's lock, prints WON or LOST, and
+ * One starter in test/data-dir-lock-race.test.ts: says it is loaded (a file `ready-<pid>` beside
+ * the data directory), waits for the round's start signal (a file named `go` there), takes the data directory's lock, prints WON or LOST, and
  * holds a won lock for a while, so that the others try while it is held.
  *
  * Test only: every fs.rmSync waits `rmDelayMs` first. That widens the window between judging a
@@ -20,6 +20,8 @@ fs.rmSync = ((...args: Parameters<typeof fs.rmSync>) => {
 }) as typeof fs.rmSync;
 
 const go = path.join(path.dirname(dir), 'go');
+// Loaded: the test gives the signal once every starter has said so.
+fs.writeFileSync(path.join(path.dirname(dir), `ready-${process.pid}`), '');
 for (let i = 0; i < 5000 && !fs.existsSync(go); i++) pause(2);
 try {
   DataDirLock.acquire(dir);

@@ -1,6 +1,6 @@
 /**
  * Helpers of the processing and delivery tests: a source placed the way ingest leaves it (file at
- * `sources/<id>/source`, `sourceFile` set, then the move to 5), waits on statuses, small ladders.
+ * `sources/<id>/source`, `sourceFile` set, then the move to 5), small ladders. Waits are in wait.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,32 +38,6 @@ export async function placeSource(vop: VopServer, videoId: string, file: string,
   const dest = await storeSource(vop, videoId, file, keepSource);
   if (!(await vop.services.lifecycle.move(videoId, 5))) throw new Error(`could not move ${videoId} to 5`);
   return dest;
-}
-
-/**
- * Resolves with the status once it is one of `statuses`; rejects after `timeoutMs`. Status 1
- * counts once the rest of the ladder has landed too (or gave up), unless `firstRendition`: most
- * tests look at the finished video; the ones about the first rendition ask for it.
- */
-export async function waitForStatus(vop: VopServer, videoId: string, statuses: number[], timeoutMs = 30_000, o: { firstRendition?: boolean } = {}): Promise<number> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await vop.stores.videos.get(videoId);
-    if (v && statuses.includes(v.status) && (v.status !== 1 || o.firstRendition || v.ladder !== 'pending')) return v.status;
-    if (Date.now() > until) throw new Error(`video ${videoId} stayed in status ${v?.status} (wanted ${statuses.join(' or ')}); reason: ${v?.statusReason}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Polls `check` until it returns a value other than undefined. */
-export async function waitUntil<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, pollMs = 20): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
 }
 
 /** ffprobe's view of a file that must be a video. */

@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { nowSeconds, specToken, type SpecClient } from './client.js';
 import { escapeHtml, launchBrowser, startHostServer, type HostServer } from './browser.js';
 import { makeClip } from './clips.js';
@@ -81,19 +81,6 @@ export function failureDetails(page: Page | Frame): Promise<FailureDetail[]> {
 export async function waitForHostEvents(page: Page | Frame, n = 1, timeout = 30_000): Promise<HostEvent[]> {
   await page.waitForFunction((count) => (window as unknown as { events: unknown[] }).events.length >= count, n, { timeout });
   return hostEvents(page);
-}
-
-/** Polls the spec API until the video's Status is one of `statuses`. */
-export async function waitForStatus(app: SpecClient, videoId: string, statuses: number[], timeoutMs = 30_000): Promise<number> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < until) {
-    const r = await app.get('/Api/Video/Get', { Id: videoId });
-    last = r.body?.VideoModel?.Status;
-    if (typeof last === 'number' && statuses.includes(last)) return last;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  expect.fail(`video ${videoId} did not reach status ${statuses.join(' or ')} (last: ${String(last)})`);
 }
 
 export function sha256File(file: string): string {
