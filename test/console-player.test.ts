@@ -124,15 +124,19 @@ describe("a video's player", () => {
     }
   }, 60_000);
 
-  it('plays adaptively by default, switches to an MP4 rendition from the quality menu keeping the position, and shows the cover as poster', async () => {
-    const { ctx, page } = await consolePage();
+  // hls.js empties the element as it is torn down: the position is kept from before that.
+  it.each([
+    { engine: 'native', noNativeHls: false },
+    { engine: 'hls.js', noNativeHls: true },
+  ])('plays adaptively by default ($engine), switches to an MP4 rendition from the quality menu keeping the position, and shows the cover as poster', async ({ engine, noNativeHls }) => {
+    const { ctx, page } = await consolePage({ noNativeHls });
     try {
       await page.goto(`${s.baseUrl}/console/videos/${videoId}`);
       const pb = (await s.admin.request('GET', `/videos/${videoId}/playback`)).body;
       await page.locator('figure.player video[data-engine]').waitFor();
       expect(await page.locator('video').count()).toBe(1);
       const auto = await playFor(page, 0.5);
-      expect(['native', 'hls.js']).toContain(auto.engine);
+      expect(auto.engine).toBe(engine);
       expect(auto.currentTime).toBeGreaterThan(0.4);
       expect(auto.poster).toBe(pb.coverUrl);
 
@@ -207,6 +211,48 @@ describe("a video's player", () => {
       const embed = (await page.locator('code[data-snippet="embed"]').textContent())!;
       expect(embed).toContain('/media/s/');
       expect((await embedPlays(ctx, embed)).currentTime).toBeGreaterThan(0.2);
+    } finally {
+      await ctx.close();
+    }
+  }, 90_000);
+
+  it("keeps a signed video playing from where it was when the page is given a new address for it", async () => {
+    const signedApp = await s.newApp('Rolling site');
+    expect((await s.admin.request('PATCH', `/apps/${signedApp.appId}`, { mediaAccess: 'signed', mediaTtlSeconds: 600 })).status).toBe(200);
+    const previous = client;
+    client = signedApp;
+    const id = await playableVideo('A signed clip that plays on').finally(() => (client = previous));
+    const { ctx, page, requests } = await consolePage({ noNativeHls: true });
+    const masters = () => [...new Set(requests.filter((u) => u.endsWith(`/hls/${id}/master.m3u8`)))];
+    try {
+      await page.goto(`${s.baseUrl}/console/videos/${id}`);
+      await page.locator('figure.player video[data-engine="hls.js"]').waitFor();
+      // A quarter speed, so the 4 s clip is still playing when the new address comes.
+      await page.evaluate(async () => {
+        const v = document.querySelector<HTMLVideoElement>('figure.player video')!;
+        v.muted = true;
+        v.defaultPlaybackRate = v.playbackRate = 0.25;
+        await v.play();
+      });
+      const position = () => page.evaluate(() => {
+        const v = document.querySelector<HTMLVideoElement>('figure.player video')!;
+        return { at: v.currentTime, playing: !v.paused && !v.ended };
+      });
+      await expect.poll(async () => (await position()).at, { timeout: 20_000 }).toBeGreaterThan(0.3);
+      expect(masters()).toHaveLength(1);
+
+      // Another lifetime: the next playback the page loads signs another address. A caption
+      // added from the page reloads it, as every job of the video that changes state does.
+      expect((await s.admin.request('PATCH', `/apps/${signedApp.appId}`, { mediaTtlSeconds: 1200 })).status).toBe(200);
+      const before = (await position()).at;
+      const section = page.getByTestId('captions');
+      await section.getByRole('textbox', { name: 'Language' }).fill('en');
+      await section.getByLabel('File (SRT or WebVTT, UTF-8)').setInputFiles({ name: 'c.srt', mimeType: 'application/x-subrip', buffer: Buffer.from('1\n00:00:00,000 --> 00:00:01,000\nHello\n') });
+      await section.getByRole('button', { name: 'Add', exact: true }).click();
+      await expect.poll(masters, { timeout: 15_000 }).toHaveLength(2);
+      // The player went on from where it was, playing, under the new address.
+      await expect.poll(position, { timeout: 15_000 }).toMatchObject({ at: expect.toSatisfy((at: number) => at > before + 0.1), playing: true });
+      expect(await page.locator('figure.player video').getAttribute('data-engine')).toBe('hls.js');
     } finally {
       await ctx.close();
     }

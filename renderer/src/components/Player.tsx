@@ -66,13 +66,19 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
   const caption = captions.some((c) => c.id === chosenCaption) ? chosenCaption : OFF;
   const captionIds = captions.map((c) => c.id).join(' ');
 
+  // Where the last source was, and whether it played, read before it was torn down: hls.js empties
+  // the element as it goes (position 0, paused), so reading the element afterwards would lose both.
+  const carried = useRef<{ at: number; playing: boolean }>(undefined);
+
   useEffect(() => {
     const video = ref.current;
     if (!video) return;
     let done = false;
     let destroy: (() => void) | undefined;
-    const resumeAt = video.currentTime;
-    const wasPlaying = !video.paused && !video.ended;
+    // A new source keeps the position, and plays if the last one did: a quality chosen, or a new
+    // address for the same stream (a signed application's rolls over as the page reloads).
+    const { at: resumeAt, playing: wasPlaying } = carried.current ?? { at: video.currentTime, playing: !video.paused && !video.ended };
+    carried.current = undefined;
     const resume = () => {
       if (resumeAt > 0) video.currentTime = resumeAt;
       if (wasPlaying) void video.play().catch(() => undefined);
@@ -123,6 +129,7 @@ export function Player({ playback, title, onQuality }: { playback: Playback; tit
     }
     return () => {
       done = true;
+      carried.current = { at: video.currentTime, playing: !video.paused && !video.ended };
       destroy?.();
       video.removeEventListener('loadedmetadata', resume);
     };
