@@ -11,31 +11,26 @@
  * files not yet listed are nobody's (`recover` removes them), and a master playlist stored just
  * before the crash lists only complete variants. The job runs again from the start.
  */
-import crypto from 'node:crypto';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
 import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
-import { LeaseLostError } from '../jobs/turnQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import type { PauseGroup } from '../media/pauseGroup.js';
 import { bitRatesOfPlaylist, cutsOfDurations, MAX_ALIGNED_SEGMENT_SECONDS, parseMasterMedia, parseMasterPlaylist, parseVariantDurations, type MasterMedia, type MasterVariant } from '../media/hls.js';
 import { timeList } from '../media/timeList.js';
 import { VideoStatus } from '../core/videoStatus.js';
-import type { JobRecord } from '../storage/jobRecords.js';
-import { mediaKey, MediaObjectNotFoundError, readSmallObject, type MediaStore } from '../storage/media/mediaStore.js';
+import { mediaKey, readSmallObject, type MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
 import type { LadderState, VideoRecord, VideoStore } from '../storage/types.js';
-import { removeAttemptOutputs, removeCutOffOutputs } from './attemptOutputs.js';
 import { packageHls } from './hlsPackaging.js';
 import { remainingRungs } from './ladderPlan.js';
 import { HLS_MASTER } from './mediaNames.js';
-import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
+import { transcodeOptionsOf, type ProcessingOptions } from './processingOptions.js';
 import { transcodeRenditions } from './renditionOutputs.js';
+import { recoverAttempt, runAttempt, type AttemptKind } from './runAttempt.js';
 import { storeHls, storeRenditions } from './storeOutputs.js';
 import { TRANSCODE_JOB } from './transcodeJob.js';
-import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
+import { ffmpegRunContext, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
 export const LADDER_JOB = 'ladder' satisfies JobType;
@@ -46,6 +41,12 @@ export const LADDER_JOB = 'ladder' satisfies JobType;
  * uploaded while another's ladder encodes still becomes playable at the pace of the machine.
  */
 export const LADDER_NICENESS = 10;
+
+/**
+ * Its attempts (runAttempt.ts): scratch folders `<videoId>-ladder.<token>`, named apart from the
+ * transcode's (whose recover removes `<videoId>.*`); HLS stored besides renditions.
+ */
+const ATTEMPTS: AttemptKind = { label: 'Ladder', tag: '-ladder', areas: ['hls'] };
 
 export interface LadderJobDeps {
   videos: VideoStore;
@@ -63,9 +64,8 @@ export interface LadderJobDeps {
 }
 
 export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_JOB> {
-  const { videos, objects, scratch, options, log } = deps;
+  const { videos, objects, options, log } = deps;
   const transcode = transcodeOptionsOf(options);
-  const dateFolderOf = (job: JobRecord) => deps.dateFolder(job.startedAt ?? Date.now());
   const told = (video: VideoRecord, ladder: LadderState, labels: string[]) =>
     deps.events.emit('video.renditions', { videoId: video.id, appId: video.appId, ladder, labels });
 
@@ -90,53 +90,36 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
         told(video, '', listedLabels);
         return;
       }
-      const dateFolder = dateFolderOf(job);
-      const deadline = new AbortController();
-      let deadlineTimer: NodeJS.Timeout | undefined;
-      let sourceDir: string | undefined;
-      // Its own scratch folder, named apart from the transcode's (whose recover removes `<id>.*`).
-      const attempt = `${videoId}-ladder.${crypto.randomBytes(4).toString('hex')}`;
       const keep = new Set(listed.map((r) => r.file));
-      try {
-        const work = await scratch.fresh('transcode', attempt);
-        const dirs = { play: path.join(work, 'play'), hls: path.join(work, 'hls') };
-        for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
+      await runAttempt(deps, ATTEMPTS, { job, ctx, video, dirs: ['play', 'hls'], keep }, async (attempt) => {
+        const { dirs } = attempt;
         const master = await readMaster(objects, videoId);
-        const sourceKey = sourceKeyOf(video.sourceFile);
-        const made = await objects
-          .withLocalCopy(sourceKey, async (source) => {
-            sourceDir = path.dirname(source);
-            const signal = AbortSignal.any([ctx.signal, deadline.signal]);
-            const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS, ...(deps.pauseGroup ? { pauseGroup: deps.pauseGroup } : {}) });
-            // Judged as a file, not as a source: it was taken on once, and the video is served.
-            const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
-            if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);
-            const rungs = remainingRungs(info, options.ladder, new Set(listedLabels));
-            if (rungs.length === 0) return undefined;
-            const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
-            deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, info.durationSeconds)), timeoutMs);
-            // HLS only where the first rendition made it (options.hls then), beside its variants:
-            // those of the listed renditions only. An attempt cut off after storing its master
-            // playlist (before the rows) left one that also lists the rungs made again now.
-            const alongside = master?.variants.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
-            // The new rungs get keyframes where the listed variants' segments start, and are cut
-            // there: every variant of the master then switches cleanly (media/hls.ts).
-            const cuts = alongside && alongside.length > 0 ? await sharedCuts(objects, videoId, alongside[0]!, log) : undefined;
-            const job = { videoId, source, info, dateFolder, outDir: dirs.play, ffmpeg };
-            const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs, cuts ? { at: cuts } : {});
-            ctx.progress({ percent: TRANSCODE_SHARE });
-            if (alongside && master) {
-              const hlsLog = (line: string) => log(`Ladder of ${videoId}: ${line}`);
-              // The master's audio tracks and subtitles stay; the new variants play with its audio group.
-              const kept = { media: master.media, ...(master.audioRates ? { audioRates: master.audioRates } : {}) };
-              await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, cuts ? { ...kept, alongside, cuts, log: hlsLog } : { ...kept, log: hlsLog });
-            }
-            return { written, hls: master !== undefined };
-          }, { signal: ctx.signal })
-          .catch((err: unknown) => {
-            if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
-            throw err;
-          });
+        const made = await attempt.withSource(async (source) => {
+          const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: attempt.signal, pidFile: deps.pidFile, niceness: LADDER_NICENESS, ...(deps.pauseGroup ? { pauseGroup: deps.pauseGroup } : {}) });
+          // Judged as a file, not as a source: it was taken on once, and the video is served.
+          const info = await deps.tools.probe(source, { timeoutMs: options.probeTimeoutMs, source: false });
+          if (!info.isVideo) throw new PermanentJobError(`the source is no longer readable as a video: ${info.reason}`);
+          const rungs = remainingRungs(info, options.ladder, new Set(listedLabels));
+          if (rungs.length === 0) return undefined;
+          attempt.armDeadline(info.durationSeconds);
+          // HLS only where the first rendition made it (options.hls then), beside its variants:
+          // those of the listed renditions only. An attempt cut off after storing its master
+          // playlist (before the rows) left one that also lists the rungs made again now.
+          const alongside = master?.variants.filter((v) => listedLabels.includes(v.uri.split('/')[0]!));
+          // The new rungs get keyframes where the listed variants' segments start, and are cut
+          // there: every variant of the master then switches cleanly (media/hls.ts).
+          const cuts = alongside && alongside.length > 0 ? await sharedCuts(objects, videoId, alongside[0]!, log) : undefined;
+          const job = { videoId, source, info, dateFolder: attempt.dateFolder, outDir: dirs.play, ffmpeg };
+          const written = await transcodeRenditions(job, options.ladder, transcode, transcodeProgress(ctx), rungs, cuts ? { at: cuts } : {});
+          ctx.progress({ percent: TRANSCODE_SHARE });
+          if (alongside && master) {
+            const hlsLog = (line: string) => log(`Ladder of ${videoId}: ${line}`);
+            // The master's audio tracks and subtitles stay; the new variants play with its audio group.
+            const kept = { media: master.media, ...(master.audioRates ? { audioRates: master.audioRates } : {}) };
+            await packageHls(written, dirs.hls, ffmpeg, options.hlsSegmentSeconds, cuts ? { ...kept, alongside, cuts, log: hlsLog } : { ...kept, log: hlsLog });
+          }
+          return { written, hls: master !== undefined };
+        });
         await ctx.fence();
         if (made) {
           // Variants, then the master playlist that lists them with the ones there; then the files
@@ -150,21 +133,10 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
         }
         await videos.updateMedia(videoId, { ladder: '' });
         told(video, '', (await videos.renditions(videoId)).map((r) => r.label));
-      } catch (err) {
-        if (!(ctx.signal.reason instanceof LeaseLostError)) await removeAttemptOutputs(objects, videoId, dateFolder, keep).catch((e) => log(`Ladder of ${videoId}: clean-up failed: ${String(e)}`));
-        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
-      } finally {
-        clearTimeout(deadlineTimer);
-        await scratch.remove('transcode', attempt).catch((e) => log(`Ladder of ${videoId}: removing its scratch folder failed: ${String(e)}`));
-      }
+      });
     },
 
-    async recover(job) {
-      const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
-      await scratch.removeStartingWith('transcode', `${job.videoId}-ladder.`);
-      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['hls']);
-      if (removed.length > 0) log(`Ladder of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
-    },
+    recover: (job) => recoverAttempt(deps, ATTEMPTS, job),
 
     async onGiveUp(job, reason) {
       // The video stays playable with what it has; the console shows why, and a retry of the job

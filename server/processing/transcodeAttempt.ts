@@ -1,7 +1,8 @@
 /**
  * What the two transcode jobs (transcodeJob.ts, the first rendition; ladderJob.ts, the rest)
- * share about one attempt: its deadline, how its failures read for people, its progress, and
- * the rows its renditions become.
+ * share about one attempt: its deadline, how its failures read for people (both used by
+ * runAttempt.ts, which runs the attempt), its ffmpeg runs, its progress, and the rows its
+ * renditions become.
  */
 import { PermanentJobError, type JobContext } from '../jobs/jobQueue.js';
 import { FfmpegMemoryError, type FfmpegProgress } from '../media/ffmpegRunner.js';

@@ -11,32 +11,28 @@
  * Files come first and rows last, so a crash at any point leaves either the previous state or
  * objects nobody lists (which `recover` removes).
  */
-import crypto from 'node:crypto';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
 import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../jobs/jobQueue.js';
-import { LeaseLostError } from '../jobs/turnQueue.js';
-import type { JobRecord } from '../storage/jobRecords.js';
 import { hasAudioGroup } from '../media/audioTracks.js';
 import { canRepackageAsHls, type TranscodeOptions } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import type { JobType } from '../core/jobTypes.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
-import { MediaObjectNotFoundError, type MediaStore } from '../storage/media/mediaStore.js';
+import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
-import { removeAttemptOutputs, removeCutOffOutputs, removeReplacedRenditions } from './attemptOutputs.js';
+import { removeReplacedRenditions } from './attemptOutputs.js';
 import { writeAudioRenditions } from './audioRenditions.js';
 import { writeCovers } from './coverOutput.js';
 import { replaceSourceTextTracks, storeTextTrack, writeSourceTextTracks } from './textTracks.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { packageHls } from './hlsPackaging.js';
 import { planLadder } from './ladderPlan.js';
-import { transcodeOptionsOf, transcodeTimeoutMs, type ProcessingOptions } from './processingOptions.js';
+import { transcodeOptionsOf, type ProcessingOptions } from './processingOptions.js';
 import { copyRendition, CopyRefused, keepSourceRendition, transcodeRenditions, type FfmpegRunContext } from './renditionOutputs.js';
 import { pickRungs } from '../media/ladder.js';
+import { recoverAttempt, runAttempt, type Attempt, type AttemptKind } from './runAttempt.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
-import { ffmpegRunContext, forPeople, limitFailure, sourceKeyOf, toRecord, TRANSCODE_SHARE, TranscodeTimeout, transcodeProgress } from './transcodeAttempt.js';
+import { ffmpegRunContext, sourceKeyOf, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
 
 /** The job type. */
 export const TRANSCODE_JOB = 'transcode' satisfies JobType;
@@ -47,6 +43,8 @@ export const TRANSCODE_JOB = 'transcode' satisfies JobType;
  */
 const RUNNABLE_FROM: readonly number[] = [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding];
 
+/** Its attempts (runAttempt.ts): scratch folders `<videoId>.<token>`; covers, HLS and text tracks stored besides renditions. */
+const ATTEMPTS: AttemptKind = { label: 'Transcode', tag: '', areas: ['covers', 'hls', 'text'] };
 
 export interface TranscodeJobDeps {
   videos: VideoStore;
@@ -78,10 +76,8 @@ export interface TranscodeJobDeps {
 }
 
 export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof TRANSCODE_JOB> {
-  const { videos, objects, scratch, lifecycle, options, log } = deps;
+  const { videos, objects, lifecycle, options } = deps;
   const transcode = transcodeOptionsOf(options);
-  // An attempt's date folder is that of its start, so `recover` finds what it wrote.
-  const dateFolderOf = (job: JobRecord) => deps.dateFolder(job.startedAt ?? Date.now());
 
   return {
     concurrency: options.concurrency,
@@ -99,61 +95,27 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
       if (video.sourceFile === '') return;
       if (video.status !== VideoStatus.Transcoding && !(await lifecycle.move(videoId, VideoStatus.Transcoding, { from: [VideoStatus.WaitingForTranscoding] }))) return;
 
-      const dateFolder = dateFolderOf(job);
       const previous = (await videos.renditions(videoId)).map((r) => r.file);
       // The rendition files the database lists, which clean-up after a failure must leave alone.
       const listed = new Set(previous);
-      // Armed once the source's length is known: see processing.jobTimeout.
-      const deadline = new AbortController();
-      let deadlineTimer: NodeJS.Timeout | undefined;
-      // Where the source's local file is (ffmpeg's messages name it): cut from failure reasons.
-      let sourceDir: string | undefined;
-      // This attempt's own scratch folder: another attempt on the video never shares it.
-      const attempt = `${videoId}.${crypto.randomBytes(4).toString('hex')}`;
       let rowsWritten = false;
-      // From here to the end of the attempt, this node's ladders wait: the first rendition is
-      // the one a viewer waits for.
-      const releaseLadders = deps.holdLadders?.();
-      try {
-        const work = await scratch.fresh('transcode', attempt);
-        const dirs = { play: path.join(work, 'play'), covers: path.join(work, 'covers'), hls: path.join(work, 'hls'), audio: path.join(work, 'audio'), text: path.join(work, 'text') };
-        for (const dir of Object.values(dirs)) await fsp.mkdir(dir);
-        const sourceKey = sourceKeyOf(video.sourceFile);
-        const made = await objects.withLocalCopy(sourceKey, async (source) => {
-          sourceDir = path.dirname(source);
-          return makeOutputs(deps, {
-            videoId, video, source, dirs, dateFolder, ctx, transcode,
-            signal: AbortSignal.any([ctx.signal, deadline.signal]),
-            armDeadline: (timeoutMs, durationSeconds) => {
-              deadlineTimer = setTimeout(() => deadline.abort(new TranscodeTimeout(timeoutMs, durationSeconds)), timeoutMs);
-            },
-          });
-        }, { signal: ctx.signal }).catch((err: unknown) => {
-          if (err instanceof MediaObjectNotFoundError && err.key === sourceKey) throw new PermanentJobError('the stored source file is missing');
-          throw err;
-        });
-        await storeAndPublish(deps, { videoId, attempt, dirs, made, previous, listed, ctx, onRowsWritten: () => { rowsWritten = true; } });
-      } catch (err) {
+      await runAttempt(deps, ATTEMPTS, {
+        job, ctx, video,
+        dirs: ['play', 'covers', 'hls', 'audio', 'text'],
+        keep: listed,
         // With no rows naming anything of the video, what this attempt stored of HLS and covers
         // goes too (a full second copy of the video, in the bucket, for a video in 7).
-        const unnamed = !rowsWritten && previous.length === 0;
-        // Unless the job is another node's now (cluster mode): the outputs under the video's names
-        // are that node's, and only its own scratch folder is this attempt's to remove.
-        if (!(ctx.signal.reason instanceof LeaseLostError)) await removeAttemptOutputs(objects, videoId, dateFolder, listed, { unnamed }).catch((e) => log(`Transcode of ${videoId}: clean-up failed: ${String(e)}`));
-        throw forPeople(limitFailure(err, deadline.signal, ctx.signal), [scratch.path('transcode', attempt), ...(sourceDir ? [sourceDir] : []), path.dirname(scratch.root)]);
-      } finally {
-        releaseLadders?.();
-        clearTimeout(deadlineTimer);
-        await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
-      }
+        unnamed: () => !rowsWritten && previous.length === 0,
+        // From here to the end of the attempt, this node's ladders wait: the first rendition is
+        // the one a viewer waits for.
+        hold: () => deps.holdLadders?.(),
+      }, async (attempt) => {
+        const made = await attempt.withSource((source) => makeOutputs(deps, { videoId, video, source, ctx, transcode, attempt }));
+        await storeAndPublish(deps, { videoId, attempt, made, previous, listed, ctx, onRowsWritten: () => { rowsWritten = true; } });
+      });
     },
 
-    async recover(job) {
-      const keep = new Set((await videos.renditions(job.videoId)).map((r) => r.file));
-      await scratch.removeStartingWith('transcode', `${job.videoId}.`);
-      const removed = await removeCutOffOutputs(objects, job.videoId, dateFolderOf(job), keep, ['covers', 'hls', 'text']);
-      if (removed.length > 0) log(`Transcode of ${job.videoId}: removed ${removed.length} output(s) of the attempt cut off: ${removed.join(', ')}`);
-    },
+    recover: (job) => recoverAttempt(deps, ATTEMPTS, job),
 
     async onGiveUp(job, reason) {
       if (reason.startsWith(NOT_A_VIDEO_REASON)) {
@@ -175,8 +137,8 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof T
   };
 }
 
-/** An attempt's scratch folders, one for each kind of output. */
-type AttemptDirs = Record<'play' | 'covers' | 'hls' | 'audio' | 'text', string>;
+/** The attempt of a transcode, with a scratch folder for each kind of output. */
+type TranscodeAttempt = Attempt<'play' | 'covers' | 'hls' | 'audio' | 'text'>;
 
 /** One attempt's making of its outputs from the source's local file. */
 interface MakeOutputsArgs {
@@ -184,14 +146,10 @@ interface MakeOutputsArgs {
   video: VideoRecord;
   /** The source's local file. */
   source: string;
-  dirs: AttemptDirs;
-  dateFolder: string;
   ctx: JobContext;
   transcode: TranscodeOptions;
-  /** The job's signal and the attempt's deadline's, either of which stops ffmpeg. */
-  signal: AbortSignal;
-  /** Starts the attempt's deadline: its length depends on the source's, known once it is probed. */
-  armDeadline: (timeoutMs: number, durationSeconds: number) => void;
+  /** Its scratch folders, its date folder, its signal (the job's and the deadline's) and the deadline to arm. */
+  attempt: TranscodeAttempt;
 }
 
 /**
@@ -201,16 +159,16 @@ interface MakeOutputsArgs {
  */
 async function makeOutputs(deps: TranscodeJobDeps, a: MakeOutputsArgs) {
   const { options, log } = deps;
-  const { videoId, video, source, dirs, dateFolder, ctx, transcode } = a;
-  const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: a.signal, pidFile: deps.pidFile });
+  const { videoId, video, source, ctx, transcode } = a;
+  const { dirs, dateFolder } = a.attempt;
+  const ffmpeg = await ffmpegRunContext(deps.tools, options, { signal: a.attempt.signal, pidFile: deps.pidFile });
   // A probe that breaks is a failure to retry (a plain Error), never "not a video". The
   // source is judged again (allow-list, limits): the settings may have changed since it came.
   const info = await deps.tools.probe(source, { timeoutMs: ffmpeg.probeTimeoutMs });
   // Judged here, not at intake (its probe broke then and passed the file on, or the
   // settings changed): refused as intake refuses, by the job's onGiveUp.
   if (!info.isVideo) throw new PermanentJobError(`${NOT_A_VIDEO_REASON}${info.reason}`);
-  const timeoutMs = transcodeTimeoutMs(options, info.durationSeconds);
-  a.armDeadline(timeoutMs, info.durationSeconds);
+  a.attempt.armDeadline(info.durationSeconds);
 
   // What makes the video playable now, and what the ladder job makes after it.
   const split = !video.keepSource && !(await deps.wholeLadderFirst?.(video.appId));
@@ -264,9 +222,8 @@ async function makeOutputs(deps: TranscodeJobDeps, a: MakeOutputsArgs) {
 /** An attempt's making and where its outputs are, as storeAndPublish takes them. */
 interface StoreArgs {
   videoId: string;
-  /** The attempt's scratch name (Scratch's), removed once everything is stored. */
-  attempt: string;
-  dirs: AttemptDirs;
+  /** The attempt: its scratch folders, removed once everything is stored. */
+  attempt: TranscodeAttempt;
   made: Awaited<ReturnType<typeof makeOutputs>>;
   /** The rendition files the rows named before this attempt. */
   previous: string[];
@@ -282,8 +239,9 @@ interface StoreArgs {
  * files first and rows last, so that a crash leaves the previous state or unlisted objects.
  */
 async function storeAndPublish(deps: TranscodeJobDeps, a: StoreArgs): Promise<void> {
-  const { videos, objects, scratch, lifecycle, log } = deps;
-  const { videoId, attempt, dirs, made, previous, listed, ctx } = a;
+  const { videos, objects, lifecycle, log } = deps;
+  const { videoId, attempt, made, previous, listed, ctx } = a;
+  const { dirs } = attempt;
   // A node paused past its lease (cluster mode) stores nothing: the job is another node's now.
   await ctx.fence();
 
@@ -296,9 +254,9 @@ async function storeAndPublish(deps: TranscodeJobDeps, a: StoreArgs): Promise<vo
   await storeRenditions(objects, made.written, ctx.signal);
   for (const t of made.text) await storeTextTrack(objects, t.record, { file: t.path });
   // Everything is stored: the scratch folder goes before the video is said to be ready, so
-  // that a node holds nothing of an attempt once its video is in status 1 (the handler's
-  // finally removes it, again or on failure, and logs a failure to).
-  await scratch.remove('transcode', attempt).catch((e) => log(`Transcode of ${videoId}: removing its scratch folder failed: ${String(e)}`));
+  // that a node holds nothing of an attempt once its video is in status 1 (runAttempt removes it
+  // again at the end, or on failure, and logs a failure to).
+  await attempt.removeScratch();
   await ctx.fence();
 
   const { written, info } = made;
