@@ -16,7 +16,7 @@ import type { Stores } from '../storage/types.js';
 import { ConsoleSessions, sessionSecretKey } from './consoleSessions.js';
 import { JobAdmin } from './jobAdmin.js';
 import { RegistrationExpiry } from './registrationExpiry.js';
-import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
+import { followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
 import { StorageUsage } from './storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from './uploadMonitor.js';
 import { TryUpload } from './tryUpload.js';
@@ -99,8 +99,8 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   // The console's saved settings: the data folder's settings.json embedded; in cluster mode the
   // shared database's document, which this node follows whatever its role (a worker runs no
   // console, yet its transcodes at once are a saved setting).
-  const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
-  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log) : undefined;
+  const saved = sharedSettings(stores.sharedSettings);
+  const unfollow = followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log);
   return {
     sessions,
     gate,
@@ -114,7 +114,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
     disk: () => deps.media.diskUsage(),
     close: () => {
       void expiry.stop();
-      void unfollow?.();
+      void unfollow();
     },
   };
 }

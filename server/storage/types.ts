@@ -295,9 +295,10 @@ export interface SharedSettingsDocument {
 }
 
 /**
- * The console's saved settings in a cluster (PostgreSQL's `console_settings`): one document every
+ * The console's saved settings. In a cluster, PostgreSQL's `console_settings`: one document every
  * node reads at start and follows while it runs, so a save through any node reaches all of them.
- * The embedded mode keeps them in `<dataDir>/settings.json` instead (settings/consoleSettings.ts).
+ * In the embedded mode, `<dataDir>/settings.json` (fileSharedSettings.ts), which only the one
+ * process writes.
  */
 export interface SharedSettingsStore {
   /** Where the settings are kept, as the console names it ("PostgreSQL at host:port, table console_settings"). */
@@ -312,9 +313,11 @@ export interface SharedSettingsStore {
   /** Saves `settings` as the first version only if nothing was ever saved; true if this call did. */
   importOnce(settings: Record<string, unknown>, now: number): Promise<boolean>;
   /**
-   * Calls `onDocument` with the current document once listening, then after every save on any
-   * node (this one's too), and again after a lost connection is back (a save may have been missed
-   * meanwhile). Stop with the returned function.
+   * Tells of saves another process may have made. In a cluster: calls `onDocument` with the
+   * current document once listening, then after every save on any node (this one's too), and
+   * again after a lost connection is back (a save may have been missed meanwhile). A store that
+   * no other process writes (the embedded mode's file) never calls it: this process's own saves
+   * take effect as they are made. Stop with the returned function.
    */
   watch(onDocument: (doc: SharedSettingsDocument) => void, log: (line: string) => void): () => Promise<void>;
 }
@@ -514,10 +517,10 @@ export interface Stores {
    */
   consoleSessions: ConsoleSessionStore;
   /**
-   * The console's saved settings, shared by the nodes of a cluster (PostgreSQL). Absent in the
-   * embedded mode, which keeps them in `<dataDir>/settings.json`.
+   * The console's saved settings: shared by the nodes of a cluster (PostgreSQL), the data folder's
+   * `settings.json` in the embedded mode (fileSharedSettings.ts).
    */
-  sharedSettings?: SharedSettingsStore;
+  sharedSettings: SharedSettingsStore;
   /**
    * The uploads under way and their reserved bytes, shared by the nodes of a cluster (PostgreSQL).
    * Absent in the embedded mode, where the one process keeps them in memory (ingest/uploadLedger.ts).

@@ -9,6 +9,7 @@ import { apiCallerStoreContract } from './apiCallerStore.contract.js';
 import { appStoreContract } from './appStore.contract.js';
 import { callbackStoreContract } from './callbackStore.contract.js';
 import { jobStoreContract } from './jobStore.contract.js';
+import { sharedSettingsStoreContract } from './sharedSettingsStore.contract.js';
 import { signingKeyStoreContract } from './signingKeyStore.contract.js';
 import { storesContract } from './stores.contract.js';
 import type { StoreFactory } from './storesHarness.js';
@@ -33,5 +34,6 @@ export function storesContracts(engine: string, factory: StoreFactory): void {
   viewCountStoreContract(engine, factory);
   windowCountersContract(engine, factory);
   apiCallerStoreContract(engine, factory);
+  sharedSettingsStoreContract(engine, factory);
   storesContract(engine, factory);
 }

@@ -1,4 +1,5 @@
 import { SqlJsViewCounts } from './sqljsViewCounts.js';
+import { FileSharedSettings } from '../fileSharedSettings.js';
 import { MemoryApiCallerStore } from '../memory/memoryApiCallers.js';
 import { MemoryWindowCounters } from '../memory/memoryWindowCounters.js';
 import crypto from 'node:crypto';
@@ -40,6 +41,8 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     // One process counts and sees every call: these need no table (memory/ says why for each).
     counters: new MemoryWindowCounters(),
     apiCallers: new MemoryApiCallerStore(),
+    // Where embedded users have always had them, the data folder's settings.json.
+    sharedSettings: new FileSharedSettings(options.dir),
     // One process makes every change, and drops its own copies as it does (SqlJsAppStore).
     followChanges: () => undefined,
     exportDatabase: async () => {
