@@ -3,9 +3,11 @@ import type { WindowCounters } from '../types.js';
 /**
  * Keys a store keeps by default: 10,000 windows of a 45-character address cost about 1 MB, and
  * the failures of more distinct callers than that within one window are a flood that the oldest
- * of them (the first to end anyway) may leave early.
+ * of them (the first to end anyway) may leave early. Four kinds of key share the one store (the
+ * API's failures per address and per AppId, the admin token's, the registrations), each of which
+ * had 10,000 of its own before; a flood of one kind still pushes out the oldest windows of any.
  */
-export const DEFAULT_MAX_KEYS = 10_000;
+export const DEFAULT_MAX_KEYS = 40_000;
 
 /** One key's window: its count, when it began and when it ends (Unix ms). */
 interface Window {
