@@ -102,9 +102,9 @@ async function buildServer(input: ServerOptionsInput, parts: Parts): Promise<Vop
   const signing = await openSigningKeys(options, foundation, parts);
   const jobs = await openJobQueue(options, foundation, parts);
   // In cluster mode the failure limits and the registration rate count in the shared database.
-  const auth = new AuthService(stores.apps, options.auth, Date.now, stores.counters, stores.apiCallers);
+  const auth = new AuthService(stores, options.auth);
   const apps = new AppService(stores.apps, Date.now, auth);
-  const videos = new VideoService(stores.videos, stores.apps, events, options.videos, Date.now, stores.counters);
+  const videos = new VideoService(stores.videos, stores.apps, stores.counters, events, options.videos);
   const lifecycle = new VideoLifecycle(stores.videos, events);
   const callbacks = await openCallbacks(options, foundation, jobs);
   // One choice of ffmpeg and ffprobe for intake and transcoding alike (media/ffmpegBinaries.ts).

@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_AUTH_OPTIONS, AuthService } from '../server/auth/authService.js';
 import type { AppRecord, AppStore } from '../server/storage/types.js';
+import { MemoryApiCallerStore } from '../server/storage/memory/memoryApiCallers.js';
+import { MemoryWindowCounters } from '../server/storage/memory/memoryWindowCounters.js';
 import { getFrom, nowSeconds, specToken, SpecClient } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -157,11 +159,14 @@ describe('authentication (spec section 5)', () => {
   });
 });
 
+/** What AuthService uses of the stores, the counters and callers as the embedded mode keeps them. */
+const embeddedAuthStores = (apps: AppStore) => ({ apps, counters: new MemoryWindowCounters(), apiCallers: new MemoryApiCallerStore() });
+
 describe('the 600-second window, to the second (AuthService with a fixed clock)', () => {
   const app: AppRecord = { appId: 'a1', name: 'a', secret: 's3cret', callbackUrl: '', disabled: false, apiNetworks: [], createdAt: 0, updatedAt: 0 };
   const store = { get: async (id: string) => (id === app.appId ? app : undefined) } as unknown as AppStore;
   const now = 1_700_000_000_500; // half a second into a second: the server's whole seconds are 1_700_000_000
-  const auth = new AuthService(store, DEFAULT_AUTH_OPTIONS, () => now);
+  const auth = new AuthService(embeddedAuthStores(store), DEFAULT_AUTH_OPTIONS, () => now);
   const creds = (ts: number) => ({ appId: 'a1', timestamp: String(ts), token: specToken(String(ts), app.secret) });
 
   it('accepts a difference of exactly 600 s either way', async () => {
@@ -176,7 +181,7 @@ describe('the 600-second window, to the second (AuthService with a fixed clock)'
 
   it('forgets failures once the window has passed', async () => {
     let t = now;
-    const limited = new AuthService(store, { ...DEFAULT_AUTH_OPTIONS, perAddress: { windowMs: 60_000, maxFailures: 2 } }, () => t);
+    const limited = new AuthService(embeddedAuthStores(store), { ...DEFAULT_AUTH_OPTIONS, perAddress: { windowMs: 60_000, maxFailures: 2 } }, () => t);
     const bad = { appId: 'a1', timestamp: String(Math.floor(now / 1000)), token: 'x' };
     await expect(limited.authenticate(bad, '10.0.0.1')).rejects.toMatchObject({ code: '104' });
     await expect(limited.authenticate(bad, '10.0.0.1')).rejects.toMatchObject({ code: '104' });

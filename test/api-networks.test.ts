@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../server/cli.js';
-import { RecentApiCallers, validApiNetworks } from '../server/auth/apiNetworks.js';
+import { shownAddress, validApiNetworks } from '../server/auth/apiNetworks.js';
+import { MemoryApiCallerStore } from '../server/storage/memory/memoryApiCallers.js';
 import { type SpecClient, specToken, nowSeconds } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { waitForIngest } from './helpers/ingest.js';
@@ -99,19 +100,21 @@ describe('apiNetworks: validation (auth/apiNetworks.ts)', () => {
 });
 
 describe('recent API callers (the console\'s suggestion)', () => {
-  it('keeps the last 8 distinct addresses per application, newest first, IPv4-mapped written as IPv4', () => {
-    const callers = new RecentApiCallers();
-    callers.note('a', '::ffff:10.0.0.1', true, 1);
-    callers.note('a', '::ffff:10.0.0.1', false, 2);
-    expect(callers.of('a')).toEqual([{ address: '10.0.0.1', lastSeen: 2, allowed: false }]);
-    for (let i = 2; i <= 12; i++) callers.note('a', `10.0.0.${i}`, true, 10 + i);
-    callers.note('a', '10.0.0.9', true, 100);
-    const seen = callers.of('a');
+  it('keeps the last 8 distinct addresses per application, newest first, IPv4-mapped written as IPv4', async () => {
+    // The embedded mode's store, given addresses as AuthService shows them.
+    const callers = new MemoryApiCallerStore();
+    const note = (appId: string, address: string, allowed: boolean, at: number) => callers.record(appId, shownAddress(address), allowed, at);
+    await note('a', '::ffff:10.0.0.1', true, 1);
+    await note('a', '::ffff:10.0.0.1', false, 2);
+    expect(await callers.recent('a')).toEqual([{ address: '10.0.0.1', lastSeen: 2, allowed: false }]);
+    for (let i = 2; i <= 12; i++) await note('a', `10.0.0.${i}`, true, 10 + i);
+    await note('a', '10.0.0.9', true, 100);
+    const seen = await callers.recent('a');
     expect(seen.map((c) => c.address)).toEqual(['10.0.0.9', '10.0.0.12', '10.0.0.11', '10.0.0.10', '10.0.0.8', '10.0.0.7', '10.0.0.6', '10.0.0.5']);
     expect(seen[0]!.lastSeen).toBe(100);
-    expect(callers.of('b')).toEqual([]);
+    expect(await callers.recent('b')).toEqual([]);
     seen[0]!.address = 'changed';
-    expect(callers.of('a')[0]!.address).toBe('10.0.0.9');
+    expect((await callers.recent('a'))[0]!.address).toBe('10.0.0.9');
   });
 });
 

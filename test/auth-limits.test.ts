@@ -4,33 +4,41 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressLimitKey } from '../server/core/addressLimitKey.js';
-import { FailureLimiter } from '../server/core/failureLimiter.js';
+import { failureKey } from '../server/auth/authService.js';
+import { MemoryWindowCounters } from '../server/storage/memory/memoryWindowCounters.js';
 import { getFrom } from './helpers/client.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
-describe('FailureLimiter', () => {
-  it('keeps at most maxKeys windows, dropping the oldest', () => {
-    const l = new FailureLimiter({ windowMs: 60_000, maxFailures: 2, maxKeys: 3 });
-    for (const k of ['a', 'b', 'c', 'd']) l.recordFailure(k, 1000);
+describe('the embedded mode\'s counters (MemoryWindowCounters)', () => {
+  it('keeps at most maxKeys windows, dropping the oldest', async () => {
+    const l = new MemoryWindowCounters(3);
+    for (const k of ['a', 'b', 'c', 'd']) await l.hit(k, 60_000, 1000);
     expect(l.size).toBe(3);
-    l.recordFailure('b', 1000);
-    l.recordFailure('b', 1000);
-    expect(l.isLimited('b', 1000)).toBe(true);
-    expect(l.isLimited('a', 1000)).toBe(false); // the oldest went first
+    await l.hit('b', 60_000, 1000);
+    await l.hit('b', 60_000, 1000);
+    // A limit of 2 failures: 'b' is past it.
+    expect(await l.count('b', 60_000, 1000)).toBeGreaterThanOrEqual(2);
+    expect(await l.count('a', 60_000, 1000)).toBe(0); // the oldest went first
   });
 
-  it('sweeps expired windows once per window length, without being asked about them', () => {
-    const l = new FailureLimiter({ windowMs: 1000, maxFailures: 5 });
-    for (let i = 0; i < 500; i++) l.recordFailure(`10.0.${i >> 8}.${i & 255}`, 0);
+  it('sweeps expired windows once per window length, without being asked about them', async () => {
+    const l = new MemoryWindowCounters();
+    for (let i = 0; i < 500; i++) await l.hit(`10.0.${i >> 8}.${i & 255}`, 1000, 0);
     expect(l.size).toBe(500);
-    l.recordFailure('10.9.9.9', 1001);
+    await l.hit('10.9.9.9', 1000, 1001);
     expect(l.size).toBe(1);
   });
 
   it('refuses a maxKeys that is not a whole number above 0', () => {
-    expect(() => new FailureLimiter({ windowMs: 1000, maxFailures: 1, maxKeys: 0 })).toThrow(/maxKeys/);
+    expect(() => new MemoryWindowCounters(0)).toThrow(/maxKeys/);
   });
 });
+
+/** Keys the failure limits of `t`'s embedded counters hold now (addresses, AppIds): bounded whatever callers send. */
+const limiterKeys = (t: TestServer) => {
+  const counters = t.vop.stores.counters as MemoryWindowCounters;
+  return { addresses: counters.keysStartingWith(failureKey('address', '')), apps: counters.keysStartingWith(failureKey('app', '')) };
+};
 
 describe('the key a client is counted under', () => {
   it('is an IPv4 address itself, and an IPv6 address its /64 (one subscriber holds a whole /64)', () => {
@@ -63,7 +71,7 @@ describe('through the spec API', () => {
       expect(['101', '106']).toContain(code);
     }
     // 100 × 60 KB = 6 MB of AppIds went through; none of them is kept.
-    expect(t.vop.services.auth.limiterKeys()).toEqual({ addresses: 1, apps: 0 });
+    expect(limiterKeys(t)).toEqual({ addresses: 1, apps: 0 });
   });
 
   it('keys the per-app limit on an AppId that exists', async () => {
@@ -71,7 +79,7 @@ describe('through the spec API', () => {
     // From another address than the one the test above put past its limit.
     const res = await getFrom('127.0.0.5', `${t.baseUrl}/Api/Video/GetList?${c.query({}, c.auth({ Token: '0'.repeat(32) }))}`);
     expect(res.body.AuthMsg.ResultCode).toBe('104');
-    expect(t.vop.services.auth.limiterKeys().apps).toBe(1);
+    expect(limiterKeys(t).apps).toBe(1);
   });
 });
 

@@ -1,6 +1,5 @@
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '../core/errors.js';
-import { API_CALLERS_PER_APP } from '../storage/types.js';
 
 /**
  * An application's API caller networks (issue 12, item 1). The widget's page gets AppId,
@@ -97,46 +96,9 @@ export interface ApiCaller {
 }
 
 /**
- * The last few distinct addresses each application's authenticated API calls came from, in
- * memory (this process's; in cluster mode AuthService also shares them through the database).
- * Keys are AppIds that passed the token check, so the map is bounded by the applications there are.
+ * A caller's address as the recent callers keep it (ApiCallerStore): IPv4-mapped IPv6 written as
+ * IPv4, anything unparsable cut to 64 characters.
  */
-export class RecentApiCallers {
-  private readonly byApp = new Map<string, ApiCaller[]>();
-  /** The latest caller's address as given, by AppId. */
-  private readonly lastRaw = new Map<string, string>();
-
-  constructor(private readonly perApp = API_CALLERS_PER_APP) {}
-
-  /**
-   * Called on every API call: the usual case, the same caller again, costs no address parsing.
-   * Returns the caller's entry as it now stands.
-   */
-  note(appId: string, address: string, allowed: boolean, now: number): ApiCaller {
-    const latest = this.lastRaw.get(appId);
-    const list = this.byApp.get(appId) ?? [];
-    if (latest === address && list[0]) {
-      list[0].lastSeen = now;
-      list[0].allowed = allowed;
-      return list[0];
-    }
-    this.lastRaw.set(appId, address);
-    const shown = clientIp(address)?.toString() ?? address.slice(0, 64);
-    const i = list.findIndex((c) => c.address === shown);
-    const entry = { address: shown, lastSeen: now, allowed };
-    if (i === 0) {
-      list[0] = entry;
-      return entry;
-    }
-    if (i > 0) list.splice(i, 1);
-    list.unshift(entry);
-    if (list.length > this.perApp) list.length = this.perApp;
-    this.byApp.set(appId, list);
-    return entry;
-  }
-
-  /** Newest first. */
-  of(appId: string): ApiCaller[] {
-    return (this.byApp.get(appId) ?? []).map((c) => ({ ...c }));
-  }
+export function shownAddress(address: string): string {
+  return clientIp(address)?.toString() ?? address.slice(0, 64);
 }

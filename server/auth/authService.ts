@@ -1,8 +1,8 @@
 import { ApiError, RESULT_CODES } from '../core/errors.js';
-import type { ApiCallerStore, AppRecord, AppStore, WindowCounters } from '../storage/types.js';
+import type { AppRecord, Stores } from '../storage/types.js';
 import { addressLimitKey } from '../core/addressLimitKey.js';
-import { type ApiCaller, inApiNetworks, RecentApiCallers } from './apiNetworks.js';
-import { FailureLimiter, type FailureLimitOptions } from '../core/failureLimiter.js';
+import { type ApiCaller, inApiNetworks, shownAddress } from './apiNetworks.js';
+import type { FailureLimitOptions } from '../core/failureLimit.js';
 import { tokenMatches } from '../core/tokens.js';
 
 /** Options of {@link AuthService}. */
@@ -33,11 +33,6 @@ const TIMESTAMP_RE = /^\d{1,12}$/;
 /** Failures that say the AppId names no application: never a key of the per-app limit. */
 const UNKEYED_FAILURES: ReadonlySet<string> = new Set([RESULT_CODES.MISSING_PARAMETER.code, RESULT_CODES.APP_NOT_FOUND.code]);
 
-/** How often a node writes the same recent caller to the shared store (cluster mode). */
-const SHARE_CALLER_EVERY_MS = 60_000;
-/** Callers this node remembers writing; past this the memory starts again (a write more each). */
-const MAX_SHARED_CALLER_KEYS = 10_000;
-
 /**
  * Spec section 5: checks AppId, Timestamp and Token, in that order of cheapness, and limits how
  * often a client may fail.
@@ -48,27 +43,19 @@ const MAX_SHARED_CALLER_KEYS = 10_000;
  * limit only the failing calls change answer (106 instead of the failure), good tokens still pass.
  */
 export class AuthService {
-  private readonly byAddress: FailureLimiter;
-  private readonly byApp: FailureLimiter;
-  private readonly callers = new RecentApiCallers();
-  /** When this node last wrote each caller (`appId\naddress`) to the shared store, and its verdict then. */
-  private readonly sharedAt = new Map<string, { at: number; allowed: boolean }>();
+  /** Per AppId, the latest caller's address as given and as shown: the same caller again costs no address parsing. */
+  private readonly lastCaller = new Map<string, { raw: string; shown: string }>();
 
   /**
-   * `shared`: counters every node of a cluster sees (Stores.counters); the failure limits then
-   * hold across nodes. Absent (the embedded mode): counted in this process.
+   * `stores.counters`: where failures count: in cluster mode every node sees them, so the failure
+   * limits hold across nodes; embedded, this process's memory. `stores.apiCallers`: the recent
+   * callers, every node's in cluster mode.
    */
   constructor(
-    private readonly apps: AppStore,
+    private readonly stores: Pick<Stores, 'apps' | 'counters' | 'apiCallers'>,
     private readonly opts: AuthOptions = DEFAULT_AUTH_OPTIONS,
     private readonly now: () => number = Date.now,
-    private readonly shared?: WindowCounters,
-    /** Cluster mode: the recent callers every node sees (else this process's only). */
-    private readonly sharedCallers?: ApiCallerStore,
-  ) {
-    this.byAddress = new FailureLimiter(opts.perAddress);
-    this.byApp = new FailureLimiter(opts.perApp);
-  }
+  ) {}
 
   /**
    * Resolves with the calling application, or throws an {@link ApiError}.
@@ -107,8 +94,7 @@ export class AuthService {
     }
     if (opts.apiCall) {
       const allowed = inApiNetworks(clientAddress, app.apiNetworks);
-      const caller = this.callers.note(app.appId, clientAddress, allowed, now);
-      if (this.sharedCallers) this.shareCaller(app.appId, caller, now);
+      this.noteCaller(app.appId, clientAddress, allowed, now);
       if (!allowed) {
         throw new ApiError('ACCESS_DENIED', `this application's API calls are accepted only from its API networks (apiNetworks), and ${clientAddress} is not in them`);
       }
@@ -117,44 +103,33 @@ export class AuthService {
   }
 
   /**
-   * The last few addresses an application's API calls came from, newest first: in cluster mode
-   * those every node saw (each `lastSeen` up to {@link SHARE_CALLER_EVERY_MS} behind), otherwise
-   * this process's.
+   * The last few addresses an application's API calls came from, newest first (in cluster mode
+   * those every node saw, each `lastSeen` up to a minute behind: postgres/postgresApiCallers.ts).
    */
   async recentCallers(appId: string): Promise<ApiCaller[]> {
-    return this.sharedCallers ? this.sharedCallers.recent(appId) : this.callers.of(appId);
+    return this.stores.apiCallers.recent(appId);
   }
 
   /**
-   * Writes a caller to the shared store when it is new to this node, its verdict changed, or it
-   * was last written a minute ago or more: at most one write a minute per caller and node, in
-   * the background (an API call never waits for it; a failed write is tried on a later call).
+   * Records the caller in the background: an API call never waits for it, and a failed write
+   * (the database's, in cluster mode) is the store's to try again on a later call.
    */
-  private shareCaller(appId: string, caller: ApiCaller, now: number): void {
-    const key = `${appId}\n${caller.address}`;
-    const last = this.sharedAt.get(key);
-    if (last && last.allowed === caller.allowed && now - last.at < SHARE_CALLER_EVERY_MS) return;
-    // Bounded: apps x their recent addresses in practice; cleared whole if something floods it.
-    if (this.sharedAt.size >= MAX_SHARED_CALLER_KEYS) this.sharedAt.clear();
-    this.sharedAt.set(key, { at: now, allowed: caller.allowed });
-    this.sharedCallers!.record(appId, caller.address, caller.allowed, now).catch(() => this.sharedAt.delete(key));
+  private noteCaller(appId: string, address: string, allowed: boolean, now: number): void {
+    const last = this.lastCaller.get(appId);
+    const shown = last?.raw === address ? last.shown : shownAddress(address);
+    // Keys are AppIds that passed the token check: bounded by the applications there are.
+    if (last?.raw !== address) this.lastCaller.set(appId, { raw: address, shown });
+    this.stores.apiCallers.record(appId, shown, allowed, now).catch(() => undefined);
   }
 
   /** Whether `key` (an address key, or an AppId that exists) has used up its failures. */
   private async isLimited(kind: 'address' | 'app', key: string, now: number): Promise<boolean> {
     const limit = kind === 'address' ? this.opts.perAddress : this.opts.perApp;
-    if (this.shared) return (await this.shared.count(`auth-failures:${kind}:${key}`, limit.windowMs, now)) >= limit.maxFailures;
-    return (kind === 'address' ? this.byAddress : this.byApp).isLimited(key, now);
+    return (await this.stores.counters.count(failureKey(kind, key), limit.windowMs, now)) >= limit.maxFailures;
   }
 
   private async recordFailure(kind: 'address' | 'app', key: string, now: number): Promise<void> {
-    if (this.shared) await this.shared.hit(`auth-failures:${kind}:${key}`, (kind === 'address' ? this.opts.perAddress : this.opts.perApp).windowMs, now);
-    else (kind === 'address' ? this.byAddress : this.byApp).recordFailure(key, now);
-  }
-
-  /** Keys the failure limits hold now in this process (addresses, AppIds): bounded whatever callers send. */
-  limiterKeys(): { addresses: number; apps: number } {
-    return { addresses: this.byAddress.size, apps: this.byApp.size };
+    await this.stores.counters.hit(failureKey(kind, key), (kind === 'address' ? this.opts.perAddress : this.opts.perApp).windowMs, now);
   }
 
   /** The checks alone, without limiting (the widget page reuses them). */
@@ -163,7 +138,7 @@ export class AuthService {
     if (!appId) throw new ApiError('MISSING_PARAMETER', 'AppId');
     if (!timestamp) throw new ApiError('MISSING_PARAMETER', 'Timestamp');
     if (!token) throw new ApiError('MISSING_PARAMETER', 'Token');
-    const app = await this.apps.get(appId);
+    const app = await this.stores.apps.get(appId);
     if (!app) throw new ApiError('APP_NOT_FOUND');
     if (app.disabled) throw new ApiError('APP_DISABLED');
     if (!TIMESTAMP_RE.test(timestamp)) throw new ApiError('TIMESTAMP_MALFORMED', 'Timestamp must be Unix time in whole seconds');
@@ -174,4 +149,9 @@ export class AuthService {
     if (!tokenMatches(token, timestamp, app.secret)) throw new ApiError('SECRET_KEY_ERROR');
     return app;
   }
+}
+
+/** The counter of a failure limit's key: `auth-failures:address:<address key>` or `auth-failures:app:<AppId>`. */
+export function failureKey(kind: 'address' | 'app', key: string): string {
+  return `auth-failures:${kind}:${key}`;
 }

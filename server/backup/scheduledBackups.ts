@@ -47,8 +47,8 @@ export interface ScheduledBackupsDeps {
   /** Media in a full backup: the files themselves, on local disk and in object storage alike. */
   fullMedia: MediaChoice;
   /**
-   * Cluster mode: takes the run named `slot` for this node, or answers false if another node
-   * took it (a row claim in the shared database). Absent: this node runs every slot.
+   * Takes the run named `slot` for this node, or answers false if it was taken (in cluster mode
+   * by another node: a row claim in the shared database). Absent: this node runs every slot.
    */
   claim?: (slot: string, at: number) => Promise<boolean>;
   /** Whether this node runs the schedule at all (false: it only shows it). */

@@ -1,8 +1,8 @@
 /**
  * Backups (docs/backup.md): the database at one instant, the settings files, the media; made on
  * request and on a schedule. The schedule runs on the nodes that serve the console (their folder
- * is the one it lists); in cluster mode each run is claimed once in the shared database, so one
- * node of several makes it.
+ * is the one it lists); each run is claimed once in the counters (in cluster mode the shared
+ * database's, so one node of several makes it; embedded, the one process claims every run).
  */
 import path from 'node:path';
 import type { ServerOptions } from '../config.js';
@@ -35,14 +35,13 @@ export function createBackups(options: ServerOptions, { stores, objects }: Found
     log,
     sealKey,
   );
-  const counters = stores.counters;
   const schedule = new ScheduledBackups({
     backups: service,
     options: options.backups,
     timeZone: options.timeZone,
     fullMedia: 'include',
     runsHere: options.role !== 'worker',
-    claim: counters && (async (slot, at) => (await counters.hit(`backup-schedule:${slot}`, SCHEDULE_CLAIM_WINDOW_MS, at)) === 1),
+    claim: async (slot, at) => (await stores.counters.hit(`backup-schedule:${slot}`, SCHEDULE_CLAIM_WINDOW_MS, at)) === 1,
     log,
   });
   return { service, schedule, part: { name: 'the backup schedule', start: () => schedule.start(), stop: (graceMs) => schedule.stop(graceMs) } };

@@ -6,7 +6,7 @@
  */
 import type { KeyRing } from '../keys/keyRing.js';
 import type { ServerOptions } from '../config.js';
-import { AdminTokenGate, DEFAULT_ADMIN_TOKEN_LIMIT } from './adminTokenGate.js';
+import { AdminTokenGate } from './adminTokenGate.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
@@ -16,7 +16,7 @@ import type { Stores } from '../storage/types.js';
 import { ConsoleSessions, sessionSecretKey } from './consoleSessions.js';
 import { JobAdmin } from './jobAdmin.js';
 import { RegistrationExpiry } from './registrationExpiry.js';
-import { fileSettings, followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
+import { followSharedSettings, sharedSettings, type SavedSettings } from '../settings/savedSettings.js';
 import { StorageUsage } from './storageUsage.js';
 import { UploadMonitor, type TusUploadSource } from './uploadMonitor.js';
 import { TryUpload } from './tryUpload.js';
@@ -68,7 +68,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   const { options, stores } = deps;
   // Sessions live in the database (stores.consoleSessions), so a login outlasts a restart and, in
   // cluster mode, a login, a logout and the admin token's failure limit (stores.counters) hold
-  // across nodes; embedded, the failure limit is this process's.
+  // across nodes.
   // Every node makes the same key from the console key ring and the admin token: a session's
   // secret checks on any of them. Made again only when the ring's key changes (a rotation).
   let made: { ring: Buffer; key: Buffer } | undefined;
@@ -78,7 +78,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
     return made.key;
   };
   const sessions = new ConsoleSessions({}, { store: stores.consoleSessions, secretKey });
-  const gate = new AdminTokenGate(deps.adminToken, DEFAULT_ADMIN_TOKEN_LIMIT, stores.counters);
+  const gate = new AdminTokenGate(deps.adminToken, stores.counters);
   const uploads = new UploadMonitor(deps.tus, stores.videos);
   const videoAdmin = new VideoAdmin({
     videos: stores.videos,
@@ -99,8 +99,8 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
   // The console's saved settings: the data folder's settings.json embedded; in cluster mode the
   // shared database's document, which this node follows whatever its role (a worker runs no
   // console, yet its transcodes at once are a saved setting).
-  const saved = stores.sharedSettings ? sharedSettings(stores.sharedSettings) : fileSettings(options.dataDir);
-  const unfollow = stores.sharedSettings ? followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log) : undefined;
+  const saved = sharedSettings(stores.sharedSettings);
+  const unfollow = followSharedSettings(stores.sharedSettings, { jobs: deps.jobs, options }, deps.log);
   return {
     sessions,
     gate,
@@ -114,7 +114,7 @@ export function createConsoleServices(deps: ConsoleServicesDeps): ConsoleService
     disk: () => deps.media.diskUsage(),
     close: () => {
       void expiry.stop();
-      void unfollow?.();
+      void unfollow();
     },
   };
 }

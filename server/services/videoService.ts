@@ -52,15 +52,12 @@ export class VideoService {
   constructor(
     private readonly videos: VideoStore,
     private readonly apps: AppStore,
+    /** Where the registration rate counts (Stores.counters: every node's in cluster mode). */
+    private readonly counters: WindowCounters,
     private readonly events: VopEventBus,
     private readonly opts: VideoServiceOptions = DEFAULT_VIDEO_OPTIONS,
     private readonly now: () => number = Date.now,
-    /** Counters every node of a cluster sees (Stores.counters): the rate then holds across nodes. */
-    private readonly shared?: WindowCounters,
   ) {}
-
-  /** Per application: registrations left and when they were last counted (token buckets, one per app that exists). */
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
   /**
    * The per-application rate and quota of registrations: checked before anything is written,
@@ -69,25 +66,15 @@ export class VideoService {
    */
   private async admitRegistration(appId: string): Promise<void> {
     const perMinute = this.opts.registrationsPerMinute;
-    if (perMinute > 0 && this.shared) {
-      // Across nodes: a fixed minute counted in the database (each call one upsert), rather than
-      // this process's bucket, which each node would fill on its own.
+    if (perMinute > 0) {
+      // A fixed minute per application, counted in Stores.counters (in cluster mode the database,
+      // each call one upsert, so the rate holds across nodes rather than per node).
       const now = this.now();
-      if ((await this.shared.hit(`registrations:${appId}`, 60_000, now)) > perMinute) {
-        const waitSeconds = Math.max(1, Math.ceil((60_000 - (now % 60_000)) / 1000));
+      const key = `registrations:${appId}`;
+      if ((await this.counters.hit(key, 60_000, now)) > perMinute) {
+        const waitSeconds = Math.max(1, Math.ceil(((await this.counters.windowEnd(key, 60_000, now)) - now) / 1000));
         throw new ApiError('REGISTRATION_RATE_LIMITED', `at most ${perMinute} registrations a minute per application; try again in ${waitSeconds} s`);
       }
-    } else if (perMinute > 0) {
-      const now = this.now();
-      const b = this.buckets.get(appId) ?? { tokens: perMinute, at: now };
-      b.tokens = Math.min(perMinute, b.tokens + ((now - b.at) * perMinute) / 60_000);
-      b.at = now;
-      this.buckets.set(appId, b);
-      if (b.tokens < 1) {
-        const waitSeconds = Math.ceil(((1 - b.tokens) * 60) / perMinute);
-        throw new ApiError('REGISTRATION_RATE_LIMITED', `at most ${perMinute} registrations a minute per application; try again in ${waitSeconds} s`);
-      }
-      b.tokens -= 1;
     }
     const quota = this.opts.maxVideosPerApp;
     if (quota > 0) {

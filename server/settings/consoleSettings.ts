@@ -10,13 +10,11 @@
  * it (the desktop shell's settings or `--data-dir` choose it). In cluster mode the same settings
  * live in the shared database instead, so that every node follows them (savedSettings.ts).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { resolveOptions, type ServerOptions, type ServerOptionsInput } from '../config.js';
 import { ApiError } from '../core/errors.js';
 import type { ConsoleSettings, SettingKey } from '../http/adminApiTypes.js';
-import { atomicOutput } from '../storage/atomicFile.js';
+import { readSettingsFile, SETTINGS_FILE, settingsFile } from '../storage/fileSharedSettings.js';
 import type { LadderRung } from '../media/ladder.js';
 import { LABEL_RE } from '../processing/mediaNames.js';
 import { settingProblemText, type SettingProblem } from './settingProblem.js';
@@ -48,12 +46,8 @@ const KEYS: readonly SettingKey[] = ['publicUrl', 'scriptBaseUrl', 'port', 'ladd
 /** Most rungs a ladder may have: each is one more encode of every source. */
 const MAX_RUNGS = 12;
 
-/** The file's name in the data folder. */
-export const SETTINGS_FILE = 'settings.json';
-
-export function settingsFile(dataDir: string): string {
-  return path.join(dataDir, SETTINGS_FILE);
-}
+// The file, its format and its atomic write are the storage's (storage/fileSharedSettings.ts).
+export { SETTINGS_FILE, settingsFile };
 
 /** The running values, read from the server's resolved options. */
 export function runningSettings(o: ServerOptions, live: { port: number | null; transcodeConcurrency: number; downloadConcurrency: number }): ConsoleSettings {
@@ -79,16 +73,7 @@ export function runningSettings(o: ServerOptions, live: { port: number | null; t
 
 /** What `<dataDir>/settings.json` holds (only the settings changed from the console); {} if none. */
 export function loadSavedSettings(dataDir: string): Partial<ConsoleSettings> {
-  let text: string;
-  try {
-    text = fs.readFileSync(settingsFile(dataDir), 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw err;
-  }
-  const parsed = JSON.parse(text) as unknown;
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${settingsFile(dataDir)} is not a JSON object.`);
-  return pickSettings(parsed as Record<string, unknown>);
+  return pickSettings(readSettingsFile(dataDir));
 }
 
 /** The settings among a saved object's keys (any other key is dropped). */
@@ -227,17 +212,5 @@ function checkShapes(s: Partial<ConsoleSettings>): void {
     }
     // Sorted as the ladder sorts them (largest first), so saved and running compare equal.
     s.ladderRungs = (rungs as LadderRung[]).map((r) => ({ label: r.label, shortSide: r.shortSide, videoBitrateKbps: r.videoBitrateKbps })).sort((a, b) => b.shortSide - a.shortSide);
-  }
-}
-
-/** Writes the settings file: a temporary file, fsynced, renamed over the old one. */
-export async function saveSettings(dataDir: string, settings: Partial<ConsoleSettings>): Promise<void> {
-  const out = atomicOutput(settingsFile(dataDir));
-  try {
-    await fs.promises.writeFile(out.tmpPath, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
-    await out.commit();
-  } catch (err) {
-    await out.abort();
-    throw err;
   }
 }

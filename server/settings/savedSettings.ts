@@ -1,7 +1,9 @@
 /**
  * Where the console's saved settings live, and how a running node follows them (issue 11).
  *
- * Embedded (one process): `<dataDir>/settings.json`, exactly as before. Cluster mode
+ * Both through Stores.sharedSettings. Embedded (one process): `<dataDir>/settings.json`
+ * (storage/fileSharedSettings.ts), exactly as before; nothing else writes it, so there is nothing
+ * to follow. Cluster mode
  * (`databaseUrl`): one document in the shared database (Stores.sharedSettings, PostgreSQL's
  * `console_settings`), because each node has a data folder of its own: every node starts from it
  * (bootstrap.ts, through {@link readClusterSettings}) and follows every save made through any node
@@ -16,7 +18,7 @@ import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { SharedSettingsStore } from '../storage/types.js';
 import type { ServerOptions } from '../config.js';
-import { LIVE_SETTINGS, loadSavedSettings, pickSettings, runningSettings, saveSettings, settingsFile, type ConsoleSettings, type SettingKey } from './consoleSettings.js';
+import { LIVE_SETTINGS, loadSavedSettings, pickSettings, runningSettings, settingsFile, type ConsoleSettings, type SettingKey } from './consoleSettings.js';
 
 /** The saved settings, wherever this node keeps them. */
 export interface SavedSettings {
@@ -31,20 +33,10 @@ export interface SavedSettings {
   change(change: (before: Partial<ConsoleSettings>) => Partial<ConsoleSettings>): Promise<Partial<ConsoleSettings>>;
 }
 
-/** The embedded mode's `<dataDir>/settings.json` (written to a temporary file, fsynced, renamed). */
-export function fileSettings(dataDir: string): SavedSettings {
-  return {
-    where: settingsFile(dataDir),
-    load: async () => loadSavedSettings(dataDir),
-    async change(change) {
-      const next = change(loadSavedSettings(dataDir));
-      await saveSettings(dataDir, next);
-      return next;
-    },
-  };
-}
-
-/** Cluster mode: the document every node shares. */
+/**
+ * The saved settings in Stores.sharedSettings: the document every node shares in cluster mode,
+ * the data folder's `settings.json` in the embedded mode (storage/fileSharedSettings.ts).
+ */
 export function sharedSettings(store: SharedSettingsStore, now: () => number = Date.now): SavedSettings {
   return {
     where: store.where,

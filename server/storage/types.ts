@@ -229,16 +229,21 @@ export interface VideoStore {
 }
 
 /**
- * Counts of events in fixed windows (`windowMs` long, counted from the epoch) that every node
- * sharing the database sees (issue 11, item 5; issue 12): the registration rate and the failure
- * limits then hold across nodes, not per process. Keys are made from values the caller checked
- * (an AppId that exists, an address), never raw request text.
+ * Counts of events in fixed windows, `windowMs` long: the registration rate and the failure
+ * limits. In cluster mode every node sharing the database sees them (issue 11, item 5; issue 12),
+ * so the limits hold across nodes, not per process; there the windows are counted from the epoch
+ * (postgres/postgresCounters.ts). The embedded mode's one process counts in memory, a key's window
+ * beginning at its first hit (memory/memoryWindowCounters.ts says why). Callers rely only on what
+ * both give: hits within one window add up, and a window ends `windowMs` after it began. Keys are
+ * made from values the caller checked (an AppId that exists, an address), never raw request text.
  */
 export interface WindowCounters {
   /** Adds one to `key` in the window `now` falls in; resolves with the count after it. */
   hit(key: string, windowMs: number, now?: number): Promise<number>;
   /** The count of `key` in the window `now` falls in. */
   count(key: string, windowMs: number, now?: number): Promise<number>;
+  /** When the window of `key` that `now` falls in ends (Unix ms): a refused caller is told to wait until then. */
+  windowEnd(key: string, windowMs: number, now?: number): Promise<number>;
 }
 
 /**
@@ -248,7 +253,11 @@ export interface WindowCounters {
  * {@link API_CALLERS_PER_APP} per application, newest first.
  */
 export interface ApiCallerStore {
-  /** Records a call from `address` (as shown: IPv4-mapped IPv6 written as IPv4) at `at`. */
+  /**
+   * Records a call from `address` (as shown: IPv4-mapped IPv6 written as IPv4) at `at`. A store
+   * whose writes cost a round trip may skip the record of a caller it wrote less than a minute
+   * before with the same verdict (PostgreSQL does): its `lastSeen` is then that much behind.
+   */
   record(appId: string, address: string, allowed: boolean, at: number): Promise<void>;
   /** The application's latest callers, newest first. */
   recent(appId: string): Promise<Array<{ address: string; lastSeen: number; allowed: boolean }>>;
@@ -286,9 +295,10 @@ export interface SharedSettingsDocument {
 }
 
 /**
- * The console's saved settings in a cluster (PostgreSQL's `console_settings`): one document every
+ * The console's saved settings. In a cluster, PostgreSQL's `console_settings`: one document every
  * node reads at start and follows while it runs, so a save through any node reaches all of them.
- * The embedded mode keeps them in `<dataDir>/settings.json` instead (settings/consoleSettings.ts).
+ * In the embedded mode, `<dataDir>/settings.json` (fileSharedSettings.ts), which only the one
+ * process writes.
  */
 export interface SharedSettingsStore {
   /** Where the settings are kept, as the console names it ("PostgreSQL at host:port, table console_settings"). */
@@ -303,9 +313,11 @@ export interface SharedSettingsStore {
   /** Saves `settings` as the first version only if nothing was ever saved; true if this call did. */
   importOnce(settings: Record<string, unknown>, now: number): Promise<boolean>;
   /**
-   * Calls `onDocument` with the current document once listening, then after every save on any
-   * node (this one's too), and again after a lost connection is back (a save may have been missed
-   * meanwhile). Stop with the returned function.
+   * Tells of saves another process may have made. In a cluster: calls `onDocument` with the
+   * current document once listening, then after every save on any node (this one's too), and
+   * again after a lost connection is back (a save may have been missed meanwhile). A store that
+   * no other process writes (the embedded mode's file) never calls it: this process's own saves
+   * take effect as they are made. Stop with the returned function.
    */
   watch(onDocument: (doc: SharedSettingsDocument) => void, log: (line: string) => void): () => Promise<void>;
 }
@@ -490,25 +502,25 @@ export interface Stores {
   /** Status callback deliveries and their attempts. */
   callbacks: CallbackStore;
   /**
-   * Counters shared by the nodes of a cluster (PostgreSQL). Absent in the embedded mode, where one
-   * process counts in memory (core/failureLimiter.ts, the registration buckets).
+   * The failure limits' and the registration rate's counters: shared by the nodes of a cluster
+   * (PostgreSQL), in the one process's memory in the embedded mode (memory/memoryWindowCounters.ts).
    */
-  counters?: WindowCounters;
+  counters: WindowCounters;
   /**
-   * Applications' recent API callers, shared by the nodes of a cluster (PostgreSQL). Absent in the
-   * embedded mode, where the one process keeps them in memory (a restart forgets them).
+   * Applications' recent API callers: shared by the nodes of a cluster (PostgreSQL), in the one
+   * process's memory in the embedded mode (a restart forgets them: memory/memoryApiCallers.ts).
    */
-  apiCallers?: ApiCallerStore;
+  apiCallers: ApiCallerStore;
   /**
    * The console's sessions: in the database, so that a restart keeps the console logged in (the
    * embedded sql.js database), shared by the nodes of a cluster (PostgreSQL).
    */
   consoleSessions: ConsoleSessionStore;
   /**
-   * The console's saved settings, shared by the nodes of a cluster (PostgreSQL). Absent in the
-   * embedded mode, which keeps them in `<dataDir>/settings.json`.
+   * The console's saved settings: shared by the nodes of a cluster (PostgreSQL), the data folder's
+   * `settings.json` in the embedded mode (fileSharedSettings.ts).
    */
-  sharedSettings?: SharedSettingsStore;
+  sharedSettings: SharedSettingsStore;
   /**
    * The uploads under way and their reserved bytes, shared by the nodes of a cluster (PostgreSQL).
    * Absent in the embedded mode, where the one process keeps them in memory (ingest/uploadLedger.ts).

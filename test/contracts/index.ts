@@ -5,14 +5,17 @@
  * mode keeps a store in memory; the quick tier) and test/store-contract-postgres.test.ts
  * (PostgreSQL; the full tier). The media store's is mediaStore.contract.ts.
  */
+import { apiCallerStoreContract } from './apiCallerStore.contract.js';
 import { appStoreContract } from './appStore.contract.js';
 import { callbackStoreContract } from './callbackStore.contract.js';
 import { jobStoreContract } from './jobStore.contract.js';
+import { sharedSettingsStoreContract } from './sharedSettingsStore.contract.js';
 import { signingKeyStoreContract } from './signingKeyStore.contract.js';
 import { storesContract } from './stores.contract.js';
 import type { StoreFactory } from './storesHarness.js';
 import { videoStoreContract } from './videoStore.contract.js';
 import { viewCountStoreContract } from './viewCountStore.contract.js';
+import { windowCountersContract } from './windowCounters.contract.js';
 
 export { consoleSessionStoreContract, type ConsoleSessionStorePair } from './consoleSessionStore.contract.js';
 export { uploadReservationStoreContract, type UploadReservationStorePair } from './uploadReservationStore.contract.js';
@@ -29,5 +32,8 @@ export function storesContracts(engine: string, factory: StoreFactory): void {
   callbackStoreContract(engine, factory);
   signingKeyStoreContract(engine, factory);
   viewCountStoreContract(engine, factory);
+  windowCountersContract(engine, factory);
+  apiCallerStoreContract(engine, factory);
+  sharedSettingsStoreContract(engine, factory);
   storesContract(engine, factory);
 }

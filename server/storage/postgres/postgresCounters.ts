@@ -34,6 +34,10 @@ export class PostgresWindowCounters implements WindowCounters {
     const { rows } = await this.db.query<{ n: number }>('SELECT n FROM rate_windows WHERE key = $1 AND window_start = $2', [key, windowStart(now, windowMs)]);
     return rows[0] ? Number(rows[0].n) : 0;
   }
+
+  async windowEnd(_key: string, windowMs: number, now = this.clock()): Promise<number> {
+    return windowStart(now, windowMs) + windowMs;
+  }
 }
 
 /** The start of the window `now` falls in. */

@@ -1,4 +1,7 @@
 import { SqlJsViewCounts } from './sqljsViewCounts.js';
+import { FileSharedSettings } from '../fileSharedSettings.js';
+import { MemoryApiCallerStore } from '../memory/memoryApiCallers.js';
+import { MemoryWindowCounters } from '../memory/memoryWindowCounters.js';
 import crypto from 'node:crypto';
 import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
@@ -35,6 +38,11 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     signingKeys: new SqlJsSigningKeys(db),
     consoleSessions: new SqlJsConsoleSessionStore(db),
     views: new SqlJsViewCounts(db),
+    // One process counts and sees every call: these need no table (memory/ says why for each).
+    counters: new MemoryWindowCounters(),
+    apiCallers: new MemoryApiCallerStore(),
+    // Where embedded users have always had them, the data folder's settings.json.
+    sharedSettings: new FileSharedSettings(options.dir),
     // One process makes every change, and drops its own copies as it does (SqlJsAppStore).
     followChanges: () => undefined,
     exportDatabase: async () => {
