@@ -11,8 +11,6 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapServer } from '../server/bootstrap.js';
-import { DOWNLOAD_JOB } from '../server/ingest/downloadJob.js';
-import { TRANSCODE_JOB } from '../server/processing/transcodeJob.js';
 import { SETTINGS_FILE } from '../server/settings/consoleSettings.js';
 import { parseStartArgs } from '../server/startArgs.js';
 import type { VopServer } from '../server/app.js';
@@ -77,10 +75,10 @@ describe('console settings across nodes', () => {
       // The ladder waits for a restart on every node, as the console says on the node that saved it.
       expect(view.pendingRestart).toEqual(['ladderRungs']);
     }), EVENTUALLY);
-    expect(b.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3);
+    expect(b.vop.jobs.concurrency('transcode')).toBe(3);
     // A worker serves no console, yet transcodes: its queue follows too.
-    await waitUntil("A's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3)), EVENTUALLY);
-    expect(a.vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3);
+    await waitUntil("A's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency('transcode')).toBe(3)), EVENTUALLY);
+    expect(a.vop.jobs.concurrency('transcode')).toBe(3);
     // Saved in the database, which the console names; nothing in A's data folder.
     expect(put.body.settingsFile).toMatch(/PostgreSQL at 127\.0\.0\.1:\d+, table console_settings/);
     expect(fs.existsSync(path.join(a.dataDir, SETTINGS_FILE))).toBe(false);
@@ -92,10 +90,10 @@ describe('console settings across nodes', () => {
     // B's save keeps what A saved before it: one document, not one per node.
     expect(put.body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
     await waitUntil("B's save to reach A", passing(async () => {
-      expect(a.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4);
+      expect(a.vop.jobs.concurrency('download')).toBe(4);
       expect((await a.admin.request('GET', '/settings')).body.saved).toEqual({ ladderRungs: LADDER, transcodeConcurrency: 3, pullAllow: ['127.0.0.0/8'], downloadConcurrency: 4 });
     }), EVENTUALLY);
-    await waitUntil("B's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency(DOWNLOAD_JOB)).toBe(4)), EVENTUALLY);
+    await waitUntil("B's save to reach the worker", passing(() => expect(worker.vop.jobs.concurrency('download')).toBe(4)), EVENTUALLY);
     // A refused value on one node saves nothing anywhere.
     expect((await a.admin.request('PUT', '/settings', { transcodeConcurrency: 0 })).status).toBe(400);
     expect((await b.admin.request('GET', '/settings')).body.saved.transcodeConcurrency).toBe(3);
@@ -106,7 +104,7 @@ describe('console settings across nodes', () => {
     expect(vop.options.processing.ladder.rungs).toEqual(LADDER);
     expect(vop.options.processing.concurrency).toBe(3);
     expect(vop.options.ingest.pull.concurrency).toBe(4);
-    expect(vop.jobs.concurrency(TRANSCODE_JOB)).toBe(3);
+    expect(vop.jobs.concurrency('transcode')).toBe(3);
     const view = (await admin.request('GET', '/settings')).body;
     expect(view.running.ladderRungs).toEqual(LADDER);
     expect(view.pendingRestart).toEqual([]);

@@ -15,6 +15,7 @@ import { ladderView } from '../server/console/ladderView.js';
 import { resolveLadderOptions } from '../server/media/ladder.js';
 import type { JobRecord } from '../server/storage/jobRecords.js';
 import type { RenditionRecord, VideoRecord } from '../server/storage/types.js';
+import type { JobType } from '../server/core/jobTypes.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { collectEvents } from './helpers/console.js';
@@ -36,7 +37,7 @@ beforeAll(async () => {
   // The scheduler queues ladders through this same queue (TranscodeScheduler.ensureLadder).
   const jobs = s.vop.jobs;
   const enqueue = jobs.enqueue.bind(jobs);
-  jobs.enqueue = ((type: string, payload: never, o: { runAfter?: number } = {}) =>
+  jobs.enqueue = ((type: JobType, payload: never, o: { runAfter?: number } = {}) =>
     enqueue(type, payload, type === 'ladder' && holdLadders ? { ...o, runAfter: Date.now() + 3_600_000 } : o)) as typeof jobs.enqueue;
   const res = await fetch(`${s.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${s.vop.adminToken}` }, signal: stream.signal });
   expect(res.status).toBe(200);

@@ -7,6 +7,7 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobType } from '../server/core/jobTypes.js';
 import { launchBrowser } from './helpers/browser.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
@@ -30,7 +31,7 @@ beforeAll(async () => {
   // The scheduler queues ladders through this same queue (TranscodeScheduler.ensureLadder).
   const jobs = s.vop.jobs;
   const enqueue = jobs.enqueue.bind(jobs);
-  jobs.enqueue = ((type: string, payload: never, o: { runAfter?: number } = {}) =>
+  jobs.enqueue = ((type: JobType, payload: never, o: { runAfter?: number } = {}) =>
     enqueue(type, payload, type === 'ladder' && holdLadders ? { ...o, runAfter: Date.now() + 3_600_000 } : o)) as typeof jobs.enqueue;
   ctx = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-US' });
   page = await ctx.newPage();

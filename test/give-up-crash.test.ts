@@ -8,9 +8,7 @@
  * leaves) through the stores, in the data folder of a real server that is then started.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DOWNLOAD_JOB } from '../server/ingest/downloadJob.js';
 import type { JobRecord } from '../server/storage/jobRecords.js';
-import { TRANSCODE_JOB } from '../server/processing/transcodeJob.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
 import type { VideoRecord } from '../server/storage/types.js';
 import { startCallbackReceiver } from './helpers/callbackReceiver.js';
@@ -58,20 +56,20 @@ describe('a stop between a job\'s end and its video\'s move', () => {
     // Transcode failed for good; killed before the video's move to 7.
     await stores.videos.insert(video('v-failed', 5));
     await stores.videos.setStatus('v-failed', 6, { now: t0 + 1_000 });
-    await stores.jobs.insert(job('v-failed', TRANSCODE_JOB, 'failed', 'the source is broken', t0 + 2_000));
+    await stores.jobs.insert(job('v-failed', 'transcode', 'failed', 'the source is broken', t0 + 2_000));
     // Transcode cancelled while queued; killed before the move.
     await stores.videos.insert(video('v-cancelled', 5));
-    await stores.jobs.insert(job('v-cancelled', TRANSCODE_JOB, 'cancelled', '', t0 + 2_000));
+    await stores.jobs.insert(job('v-cancelled', 'transcode', 'cancelled', '', t0 + 2_000));
     // Failed, moved to 7, then an admin's retry moved it back to 5 and was killed before queueing the job again.
     await stores.videos.insert(video('v-retried', 5));
     await stores.videos.setStatus('v-retried', 6, { now: t0 + 1_000 });
-    await stores.jobs.insert(job('v-retried', TRANSCODE_JOB, 'failed', 'first failure', t0 + 2_000));
+    await stores.jobs.insert(job('v-retried', 'transcode', 'failed', 'first failure', t0 + 2_000));
     await stores.videos.setStatus('v-retried', 7, { now: t0 + 2_001, reason: 'transcoding failed: first failure' });
     await stores.videos.setStatus('v-retried', 5, { now: t0 + 3_000 });
     // A pull that failed for good; killed before the move to 4.
     await stores.videos.insert(video('v-pull-failed', 2, 2));
     await stores.videos.setStatus('v-pull-failed', 3, { now: t0 + 1_000 });
-    await stores.jobs.insert(job('v-pull-failed', DOWNLOAD_JOB, 'failed', 'the address answered 404', t0 + 2_000));
+    await stores.jobs.insert(job('v-pull-failed', 'download', 'failed', 'the address answered 404', t0 + 2_000));
     // A pull registered; killed before its job was queued.
     await stores.videos.insert(video('v-pull-unqueued', 2, 2));
     await stores.close();
@@ -82,7 +80,7 @@ describe('a stop between a job\'s end and its video\'s move', () => {
     // The detail lists every job of the video, the status callbacks' too: the queue's work only.
     const detail = async (id: string) => {
       const body = (await admin.request('GET', `/videos/${id}`)).body;
-      return { ...body, jobs: body.jobs.filter((j: { type: string }) => j.type === TRANSCODE_JOB || j.type === DOWNLOAD_JOB) };
+      return { ...body, jobs: body.jobs.filter((j: { type: string }) => j.type === 'transcode' || j.type === 'download') };
     };
 
     const failed = await waitUntil('v-failed to reach 7', async () => ((await detail('v-failed')).video.status === 7 ? detail('v-failed') : undefined), { timeoutMs: 20_000, pollMs: 50 });
@@ -102,14 +100,14 @@ describe('a stop between a job\'s end and its video\'s move', () => {
       const d = await detail('v-retried');
       return d.jobs.length === 2 ? d : undefined;
     }, { timeoutMs: 20_000, pollMs: 50 });
-    expect(retried.jobs.map((j: { type: string }) => j.type)).toEqual([TRANSCODE_JOB, TRANSCODE_JOB]);
+    expect(retried.jobs.map((j: { type: string }) => j.type)).toEqual(['transcode', 'transcode']);
 
     // The registration's download is queued now (and refused: loopback is not pulled from by default).
     const unqueued = await waitUntil('v-pull-unqueued to get its download', async () => {
       const d = await detail('v-pull-unqueued');
       return d.jobs.length === 1 ? d : undefined;
     }, { timeoutMs: 20_000, pollMs: 50 });
-    expect(unqueued.jobs[0].type).toBe(DOWNLOAD_JOB);
+    expect(unqueued.jobs[0].type).toBe('download');
     await waitUntil('v-pull-unqueued to end its download', async () => ((await detail('v-pull-unqueued')).video.status === 4 ? true : undefined), { timeoutMs: 20_000, pollMs: 50 });
 
     // The moves the stop cut off reach the application as any move does: one callback each.

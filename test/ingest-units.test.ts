@@ -286,7 +286,7 @@ describe('upload credentials', () => {
 describe('job queue: permanent failures', () => {
   it('a handler that throws PermanentJobError gives up at once, without using its retries', async () => {
     const stores = await openSqlJsStores({ dir: tempDataDir() });
-    const queue = new JobQueue(stores.jobs, new VopEventBus(), () => undefined);
+    const queue = new JobQueue<string>(stores.jobs, new VopEventBus(), () => undefined);
     const attempts: string[] = [];
     const gaveUp: string[] = [];
     for (const [type, err] of [['never', new PermanentJobError('404')], ['later', new Error('503')]] as const) {

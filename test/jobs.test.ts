@@ -13,7 +13,7 @@ afterEach(async () => {
 
 async function openQueue(dir = tempDataDir()) {
   const stores = await openSqlJsStores({ dir });
-  const queue = new JobQueue(stores.jobs, new VopEventBus(), () => undefined);
+  const queue = new JobQueue<string>(stores.jobs, new VopEventBus(), () => undefined);
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -176,7 +176,7 @@ describe('job queue', () => {
     const events = new VopEventBus();
     const told: unknown[] = [];
     events.on('job.recovered', (e) => told.push(e));
-    const queue = new JobQueue(stores.jobs, events, () => undefined);
+    const queue = new JobQueue<string>(stores.jobs, events, () => undefined);
     closers.push(async () => {
       await queue.stop();
       await stores.close();

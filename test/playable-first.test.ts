@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VopEvents } from '../server/core/events.js';
+import type { JobType } from '../server/core/jobTypes.js';
 import { makeClip } from './helpers/clips.js';
 import { processes, runs } from './helpers/procs.js';
 import { SpecClient } from './helpers/client.js';
@@ -178,7 +179,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     // The ladder job is queued an hour ahead, so the deletion finds it waiting.
     const jobs = t.vop.jobs;
     const enqueue = jobs.enqueue.bind(jobs);
-    jobs.enqueue = ((type: string, payload: never, o: { runAfter?: number } = {}) =>
+    jobs.enqueue = ((type: JobType, payload: never, o: { runAfter?: number } = {}) =>
       enqueue(type, payload, type === 'ladder' ? { ...o, runAfter: Date.now() + 3_600_000 } : o)) as typeof jobs.enqueue;
     try {
       const id = await client.register();

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { ApiError } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
-import type { JobType, JobPayloads } from '../core/jobTypes.js';
+import type { JobPayloads } from '../core/jobTypes.js';
 import type { JobHandlers, JobQueue, TypedJob } from '../jobs/jobQueue.js';
 import { backoffDelay, NO_RETRY } from '../core/retry.js';
 import type { JobStore } from '../storage/jobRecords.js';
@@ -14,9 +14,6 @@ import type { CallbackOptions } from './options.js';
 import { toDeliveryViews, type DeliveryView } from './deliveryView.js';
 import { CALLBACK_STATUSES } from '../storage/outbox.js';
 import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from '../storage/callbackRecords.js';
-
-/** The job type of one delivery attempt. */
-export const CALLBACK_JOB = 'callback' satisfies JobType;
 
 export { CALLBACK_STATUSES };
 
@@ -78,7 +75,7 @@ export class CallbackService {
     this.store = deps.store;
     this.now = deps.now ?? Date.now;
     this.jobs = {
-      [CALLBACK_JOB]: {
+      callback: {
         concurrency: deps.options.concurrency,
         // A failed attempt queues the next one itself (see attempt): the job is never retried.
         retry: NO_RETRY,
@@ -105,7 +102,7 @@ export class CallbackService {
    */
   async reconcile(): Promise<void> {
     const live = new Set<string>();
-    for (const job of await this.deps.jobStore.list({ types: [CALLBACK_JOB], states: ['queued', 'running'], limit: 1_000_000 })) live.add(job.id);
+    for (const job of await this.deps.jobStore.list({ types: ['callback'], states: ['queued', 'running'], limit: 1_000_000 })) live.add(job.id);
     const held = await this.store.listHeld({ limit: 1_000_000, dueBefore: Number.MAX_SAFE_INTEGER });
     this.deadClaims = held.filter((d) => d.attemptJob !== TEST_HOLDER && !live.has(d.attemptJob));
   }
@@ -313,9 +310,9 @@ export class CallbackService {
   private async queue(ds: DeliveryRecord[]): Promise<number> {
     if (ds.length === 0) return 0;
     const jobs = await this.deps.jobs.enqueueMany(
-      CALLBACK_JOB,
+      'callback',
       ds.map((d) => {
-        const payload: JobPayloads[typeof CALLBACK_JOB] = { deliveryId: d.id, series: d.series, attempt: d.seriesAttempts + 1 };
+        const payload: JobPayloads['callback'] = { deliveryId: d.id, series: d.series, attempt: d.seriesAttempts + 1 };
         return { payload, opts: { videoId: d.kind === 'status' ? d.videoId : '', runAfter: d.nextAttemptAt ?? 0 } };
       }),
     );
@@ -332,7 +329,7 @@ export class CallbackService {
    * from a node that stopped), the job still holds its attempt and sends it again, with the same
    * delivery id: the receiver de-duplicates on `webhook-id`.
    */
-  private async attemptJob(job: TypedJob<typeof CALLBACK_JOB>, signal: AbortSignal): Promise<void> {
+  private async attemptJob(job: TypedJob<'callback'>, signal: AbortSignal): Promise<void> {
     const p = job.payload;
     const d = await this.store.get(p.deliveryId);
     if (!d || d.state !== 'pending' || d.series !== p.series || d.seriesAttempts + 1 !== p.attempt) return;
@@ -406,7 +403,7 @@ export class CallbackService {
    * job that failed without recording its attempt (failed attempts record themselves first) frees
    * it, and the next sweep queues it again.
    */
-  private async jobGaveUp(job: TypedJob<typeof CALLBACK_JOB>, reason: string): Promise<void> {
+  private async jobGaveUp(job: TypedJob<'callback'>, reason: string): Promise<void> {
     const p = job.payload;
     if (reason !== 'cancelled') {
       await this.store.releaseAttempt(p.deliveryId, job.id);

@@ -1,11 +1,8 @@
 import { ApiError } from '../core/errors.js';
-import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { LadderView } from '../http/adminApiTypes.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
 import type { LadderOptions } from '../media/ladder.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
-import { LADDER_JOB } from '../processing/ladderJob.js';
-import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
 import type { Page, RenditionRecord, StatusChange, VideoRecord, VideoSearch, VideoStore } from '../storage/types.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
@@ -76,7 +73,7 @@ export class VideoAdmin {
       this.deps.videos.renditions(video.id),
       this.deps.jobStore.list({ videoId: video.id, limit: 50 }),
       // Apart: a video's callbacks may push its ladder job out of the latest 50.
-      this.deps.jobStore.list({ videoId: video.id, types: [LADDER_JOB], limit: 1 }),
+      this.deps.jobStore.list({ videoId: video.id, types: ['ladder'], limit: 1 }),
     ]);
     return { video, statusHistory, renditions, jobs, ladder: ladderView(video, renditions, ladderJobs[0], this.deps.ladder()) };
   }
@@ -117,7 +114,7 @@ export class VideoAdmin {
     if (video.status === VideoStatus.TranscodingFailed) {
       // An uploaded file that was not a video is deleted: the video takes another upload instead.
       if (!video.sourceFile) throw new ApiError('VIDEO_STATE_CONFLICT', 'its source file is not stored (a file that was not a video is deleted); upload another file');
-      const job = await this.lastEnded(videoId, TRANSCODE_JOB);
+      const job = await this.lastEnded(videoId, 'transcode');
       // Without a failed job (the file was refused at intake), the move to 5 queues a new one.
       const ok = job ? await this.deps.retryTranscode(job) : await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForTranscoding, { from: [VideoStatus.TranscodingFailed], reason });
       if (!ok) throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; reload it');
@@ -127,8 +124,8 @@ export class VideoAdmin {
       if (!(await this.deps.lifecycle.move(videoId, VideoStatus.WaitingForDownload, { from: [VideoStatus.DownloadFailed], reason }))) {
         throw new ApiError('VIDEO_STATE_CONFLICT', 'the video changed meanwhile; reload it');
       }
-      const job = await this.lastEnded(videoId, DOWNLOAD_JOB);
-      if (!job || !(await this.deps.jobs.retry(job.id))) await this.deps.jobs.enqueue(DOWNLOAD_JOB, { videoId }, { videoId });
+      const job = await this.lastEnded(videoId, 'download');
+      if (!job || !(await this.deps.jobs.retry(job.id))) await this.deps.jobs.enqueue('download', { videoId }, { videoId });
       return { video: await this.require(videoId), action: 'download' };
     }
     throw new ApiError('VIDEO_STATE_CONFLICT', 'only a video whose download (4) or transcoding (7) failed can be retried');

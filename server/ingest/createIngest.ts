@@ -11,7 +11,7 @@ import type { LocalMediaStore } from '../storage/mediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { S3MediaStore } from '../storage/media/s3MediaStore.js';
 import type { Stores } from '../storage/types.js';
-import { DOWNLOAD_JOB, downloadJob, resumeDownloads } from './downloadJob.js';
+import { downloadJob, resumeDownloads } from './downloadJob.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { IngestService } from './ingestService.js';
 import { allowEntriesThatNarrowNothing } from './pullPolicy.js';
@@ -109,13 +109,13 @@ export async function createIngest(deps: IngestDeps): Promise<Ingest> {
     log,
   });
 
-  const jobs = { [DOWNLOAD_JOB]: downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }) };
+  const jobs = { download: downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }) };
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
     log(`WARNING: ingest.pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use ingest.pull.deny (the console's Settings, Pull: denied networks) to keep pulls off other networks.`);
   }
   deps.events.on('video.registered', ({ videoId, sourceType }) => {
     if (sourceType !== SourceFileGetType.Download) return;
-    deps.jobs.enqueue(DOWNLOAD_JOB, { videoId }, { videoId }).catch((err) => log(`Ingest: queueing the download of ${videoId} failed: ${String(err)}`));
+    deps.jobs.enqueue('download', { videoId }, { videoId }).catch((err) => log(`Ingest: queueing the download of ${videoId} failed: ${String(err)}`));
   });
   // What was registered before this moment has no event still to come to the listener above:
   // start() queues the pulls of those that have no job.

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ApiError, RESULT_CODES } from '../core/errors.js';
 import type { VopEventBus } from '../core/events.js';
-import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobContext, type JobQueue, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import { unsettledEnd } from '../videos/unsettledJobs.js';
@@ -13,9 +12,6 @@ import type { VideoStore } from '../storage/types.js';
 import { DownloadError, downloadToFile } from './httpDownload.js';
 import type { IngestService } from './ingestService.js';
 import { PullPolicy } from './pullPolicy.js';
-
-/** The job type of a pull from a URL (SourceFileGetType 2). */
-export const DOWNLOAD_JOB = 'download' satisfies JobType;
 
 /** How often a download reports progress. */
 const PROGRESS_EVERY_MS = 500;
@@ -37,7 +33,7 @@ export interface DownloadJobDeps {
  * Transient failures are retried by the queue with `pull.retry`; permanent ones give up at
  * once. A download cut by a stop runs again from the start (`recover` drops the partial file).
  */
-export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<typeof DOWNLOAD_JOB> {
+export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<'download'> {
   const pull = deps.ingest.options.pull;
   const policy = deps.policy ?? new PullPolicy(pull);
   const partial = (videoId: string) => deps.media.path('incoming', videoId, 'download.part');
@@ -146,13 +142,13 @@ export async function resumeDownloads(deps: {
   for (const id of await stores.videos.idsByStatus([VideoStatus.WaitingForDownload, VideoStatus.Downloading])) {
     const video = await stores.videos.get(id);
     if (!video || video.createdAt >= deps.startedAt) continue;
-    if ((await stores.jobs.list({ states: ['queued', 'running'], types: [DOWNLOAD_JOB], videoId: id, limit: 1 })).length > 0) continue;
-    const ended = await unsettledEnd(stores, id, DOWNLOAD_JOB, [VideoStatus.WaitingForDownload]);
+    if ((await stores.jobs.list({ states: ['queued', 'running'], types: ['download'], videoId: id, limit: 1 })).length > 0) continue;
+    const ended = await unsettledEnd(stores, id, 'download', [VideoStatus.WaitingForDownload]);
     if (ended) {
       await jobs.settle(ended);
       settled++;
     } else {
-      await jobs.enqueue(DOWNLOAD_JOB, { videoId: id }, { videoId: id });
+      await jobs.enqueue('download', { videoId: id }, { videoId: id });
       queued++;
     }
   }

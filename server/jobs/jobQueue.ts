@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { VopEventBus } from '../core/events.js';
-import type { PayloadOf } from '../core/jobTypes.js';
+import type { JobType, PayloadOf } from '../core/jobTypes.js';
 import { assertRetryConfig, backoffDelay } from '../core/retry.js';
 import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
 import { ClusterScheduler, type ClusterJobs } from './clusterScheduler.js';
@@ -41,7 +41,7 @@ const PROGRESS_SAVE_MS = 5_000;
  * claims one job under a lease; a node that dies or stops answering loses its lease and another
  * node takes the job over, from the start, after `recover`.
  */
-export class JobQueue {
+export class JobQueue<Types extends string = JobType> {
   private defs = new Map<string, JobTypeDefinition>();
   private running = new Map<string, RunningJob>();
   private seq = 0;
@@ -77,15 +77,16 @@ export class JobQueue {
   }
 
   /** Registers a handler for every job type vop runs, in the order given (the server's composition). */
-  registerAll(handlers: JobHandlers): void {
+  registerAll(this: JobQueue<JobType>, handlers: JobHandlers): void {
     for (const type of Object.keys(handlers) as Array<keyof JobHandlers>) this.register(type, handlers[type]);
   }
 
   /**
    * Registers the handler of `type`; jobs of a type with no handler here are not run by this node.
-   * The server registers through registerAll; a type of its own is for the queue's tests.
+   * The server registers through registerAll. `Types` is vop's job types, so a name that is not
+   * one fails to compile here and in enqueue; the queue's own tests make a `JobQueue<string>`.
    */
-  register<T extends string>(type: T, typed: JobTypeDefinition<T>): void {
+  register<T extends Types>(type: T, typed: JobTypeDefinition<T>): void {
     // The store gives back what enqueue wrote for this type: the payload has its type's shape.
     const def = typed as unknown as JobTypeDefinition;
     if (!Number.isInteger(def.concurrency) || def.concurrency < 1) throw new Error(`Job type ${type}: concurrency must be at least 1.`);
@@ -126,13 +127,13 @@ export class JobQueue {
     }));
   }
 
-  async enqueue<T extends string>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
+  async enqueue<T extends Types>(type: T, payload: PayloadOf<T>, opts: EnqueueOptions = {}): Promise<JobRecord> {
     const [job] = await this.enqueueMany(type, [{ payload, opts }]);
     return job!;
   }
 
   /** Enqueues many jobs of one type in one store write (start-up catch-up queues thousands). */
-  async enqueueMany<T extends string>(type: T, items: Array<{ payload: PayloadOf<T>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
+  async enqueueMany<T extends Types>(type: T, items: Array<{ payload: PayloadOf<T>; opts?: EnqueueOptions }>): Promise<JobRecord[]> {
     const def = this.defs.get(type);
     if (!def) throw new Error(`No handler for job type ${type}.`);
     await this.numbering();

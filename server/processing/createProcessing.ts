@@ -17,9 +17,9 @@ import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { makeDateFolder } from './mediaNames.js';
 import { HlsPresence, detailExtras, playFiles, type VideoPlayFile } from './playbackView.js';
 import { sourcePolicyOf, type ProcessingOptions } from './processingOptions.js';
-import { LADDER_JOB, ladderJob } from './ladderJob.js';
-import { STORYBOARD_JOB, storyboardJob } from './storyboardJob.js';
-import { TRANSCODE_JOB, transcodeJob } from './transcodeJob.js';
+import { ladderJob } from './ladderJob.js';
+import { storyboardJob } from './storyboardJob.js';
+import { transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
 
 export interface ProcessingDeps {
@@ -102,7 +102,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
   const ladders = new PauseGroup();
   // Registered by the composition with every other type's (JobQueue.registerAll).
   const jobs: Processing['jobs'] = {
-    [TRANSCODE_JOB]: transcodeJob({
+    transcode: transcodeJob({
       videos: stores.videos,
       objects,
       scratch,
@@ -116,8 +116,8 @@ export function createProcessing(deps: ProcessingDeps): Processing {
       holdLadders: () => ladders.hold(),
       log,
     }),
-    [LADDER_JOB]: ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
-    [STORYBOARD_JOB]: storyboardJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, pidFile, pauseGroup: ladders, log }),
+    ladder: ladderJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, dateFolder: makeDateFolder(deps.timeZone), pidFile, pauseGroup: ladders, log }),
+    storyboard: storyboardJob({ videos: stores.videos, objects, scratch, tools, options, events: deps.events, pidFile, pauseGroup: ladders, log }),
   };
   const scheduler = new TranscodeScheduler(deps.jobs, stores.jobs, stores.videos, deps.lifecycle, log);
   scheduler.listen(deps.events);

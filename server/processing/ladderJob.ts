@@ -12,7 +12,6 @@
  * before the crash lists only complete variants. The job runs again from the start.
  */
 import type { VopEventBus } from '../core/events.js';
-import type { JobType } from '../core/jobTypes.js';
 import { PermanentJobError, type JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
 import type { PauseGroup } from '../media/pauseGroup.js';
@@ -29,11 +28,7 @@ import { transcodeOptionsOf, type ProcessingOptions } from './processingOptions.
 import { transcodeRenditions } from './renditionOutputs.js';
 import { recoverAttempt, runAttempt, type AttemptKind } from './runAttempt.js';
 import { storeHls, storeRenditions } from './storeOutputs.js';
-import { TRANSCODE_JOB } from './transcodeJob.js';
 import { ffmpegRunContext, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
-
-/** The job type. */
-export const LADDER_JOB = 'ladder' satisfies JobType;
 
 /**
  * The niceness of the ladder's ffmpeg runs: a first rendition (the server's own niceness, 0) gets
@@ -63,7 +58,7 @@ export interface LadderJobDeps {
   log: (line: string) => void;
 }
 
-export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_JOB> {
+export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<'ladder'> {
   const { videos, objects, options, log } = deps;
   const transcode = transcodeOptionsOf(options);
   const told = (video: VideoRecord, ladder: LadderState, labels: string[]) =>
@@ -75,7 +70,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<typeof LADDER_
     runsOn: 'workers',
     retry: options.retry,
     // First renditions go first: no ladder starts while a video waits to become playable.
-    yieldsTo: [TRANSCODE_JOB],
+    yieldsTo: ['transcode'],
 
     async handle(job, ctx) {
       const videoId = job.videoId;

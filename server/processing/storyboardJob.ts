@@ -9,7 +9,6 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { VopEventBus } from '../core/events.js';
-import type { JobType } from '../core/jobTypes.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { JobTypeDefinition } from '../jobs/jobQueue.js';
 import type { FfmpegTools } from '../media/ffmpegTools.js';
@@ -24,9 +23,6 @@ import type { ProcessingOptions } from './processingOptions.js';
 import { runOptions } from './renditionOutputs.js';
 import { newTextTrackId, removeTextTrackFiles, storeTextTrack } from './textTracks.js';
 import { ffmpegRunContext } from './transcodeAttempt.js';
-import { TRANSCODE_JOB } from './transcodeJob.js';
-
-export const STORYBOARD_JOB = 'storyboard' satisfies JobType;
 
 export interface StoryboardJobDeps {
   videos: Pick<VideoStore, 'get' | 'renditions' | 'textTracks' | 'addTextTrack' | 'removeTextTrack'>;
@@ -42,13 +38,13 @@ export interface StoryboardJobDeps {
   now?: () => number;
 }
 
-export function storyboardJob(deps: StoryboardJobDeps): JobTypeDefinition<typeof STORYBOARD_JOB> {
+export function storyboardJob(deps: StoryboardJobDeps): JobTypeDefinition<'storyboard'> {
   const { videos, objects, scratch, tools, options, log } = deps;
   return {
     concurrency: 1,
     // It needs ffmpeg: a cluster's API nodes leave it to the workers.
     runsOn: 'workers',
-    yieldsTo: [TRANSCODE_JOB],
+    yieldsTo: ['transcode'],
     retry: { maxRetries: 1, baseDelayMs: 5_000, maxDelayMs: 30_000, jitter: true },
 
     async handle(job, ctx) {

@@ -15,7 +15,6 @@ import { PermanentJobError, type JobContext, type JobTypeDefinition } from '../j
 import { hasAudioGroup } from '../media/audioTracks.js';
 import { canRepackageAsHls, type TranscodeOptions } from '../media/transcodeArgs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
-import type { JobType } from '../core/jobTypes.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
@@ -33,9 +32,6 @@ import { pickRungs } from '../media/ladder.js';
 import { recoverAttempt, runAttempt, type Attempt, type AttemptKind } from './runAttempt.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
 import { ffmpegRunContext, sourceKeyOf, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
-
-/** The job type. */
-export const TRANSCODE_JOB = 'transcode' satisfies JobType;
 
 /**
  * Statuses a transcode job works from: 5 (queued by the move to 5, or retried by an admin, who
@@ -75,7 +71,7 @@ export interface TranscodeJobDeps {
   log: (line: string) => void;
 }
 
-export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<typeof TRANSCODE_JOB> {
+export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<'transcode'> {
   const { videos, objects, lifecycle, options } = deps;
   const transcode = transcodeOptionsOf(options);
 

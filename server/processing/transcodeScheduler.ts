@@ -14,9 +14,6 @@ import { unsettledEnd } from '../videos/unsettledJobs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { VideoStore } from '../storage/types.js';
-import { LADDER_JOB } from './ladderJob.js';
-import { STORYBOARD_JOB } from './storyboardJob.js';
-import { TRANSCODE_JOB } from './transcodeJob.js';
 
 export class TranscodeScheduler {
   /** Videos whose check-then-enqueue is under way: two events at once must not make two jobs. */
@@ -58,8 +55,8 @@ export class TranscodeScheduler {
     this.pending.add(key);
     try {
       const video = await this.videos.get(videoId);
-      if (video?.status !== VideoStatus.Normal || video.ladder === 'pending' || (await this.liveJob(videoId, STORYBOARD_JOB))) return false;
-      await this.jobs.enqueue(STORYBOARD_JOB, { videoId }, { videoId });
+      if (video?.status !== VideoStatus.Normal || video.ladder === 'pending' || (await this.liveJob(videoId, 'storyboard'))) return false;
+      await this.jobs.enqueue('storyboard', { videoId }, { videoId });
       return true;
     } finally {
       this.pending.delete(key);
@@ -76,8 +73,8 @@ export class TranscodeScheduler {
     this.pending.add(key);
     try {
       const video = await this.videos.get(videoId);
-      if (video?.status !== VideoStatus.Normal || video.ladder !== 'pending' || (await this.liveJob(videoId, LADDER_JOB))) return false;
-      await this.jobs.enqueue(LADDER_JOB, { videoId }, { videoId });
+      if (video?.status !== VideoStatus.Normal || video.ladder !== 'pending' || (await this.liveJob(videoId, 'ladder'))) return false;
+      await this.jobs.enqueue('ladder', { videoId }, { videoId });
       return true;
     } finally {
       this.pending.delete(key);
@@ -90,7 +87,7 @@ export class TranscodeScheduler {
     this.pending.add(videoId);
     try {
       if (await this.liveJob(videoId)) return false;
-      await this.jobs.enqueue(TRANSCODE_JOB, { videoId }, { videoId });
+      await this.jobs.enqueue('transcode', { videoId }, { videoId });
       return true;
     } finally {
       this.pending.delete(videoId);
@@ -114,7 +111,7 @@ export class TranscodeScheduler {
   }
 
   /** The queued or running job of `type` (by default the transcode) of `videoId`, if any. */
-  private async liveJob(videoId: string, type: string = TRANSCODE_JOB) {
+  private async liveJob(videoId: string, type: string = 'transcode') {
     return (await this.jobStore.list({ states: ['queued', 'running'], types: [type], videoId, limit: 1 }))[0];
   }
 
@@ -128,7 +125,7 @@ export class TranscodeScheduler {
       if (!(await this.videos.get(id))?.sourceFile || (await this.liveJob(id))) continue;
       // Its job ended for good and a crash kept the video from hearing it: the give-up is
       // finished (the video goes to 7 with the job's reason), not the work done again.
-      const ended = await unsettledEnd({ jobs: this.jobStore, videos: this.videos }, id, TRANSCODE_JOB, [VideoStatus.WaitingForTranscoding]);
+      const ended = await unsettledEnd({ jobs: this.jobStore, videos: this.videos }, id, 'transcode', [VideoStatus.WaitingForTranscoding]);
       if (ended) {
         await this.jobs.settle(ended);
         settled++;

@@ -7,9 +7,6 @@ import type { JobProgress, JobQueue } from '../jobs/jobQueue.js';
 import type { JobRecord, JobState } from '../storage/jobRecords.js';
 import type { Processing } from '../processing/createProcessing.js';
 import { defaultTranscodeConcurrency } from '../processing/processingOptions.js';
-import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
-import { LADDER_JOB } from '../processing/ladderJob.js';
-import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { JobAdmin } from '../console/jobAdmin.js';
 import type { VideoAdmin } from '../console/videoAdmin.js';
 
@@ -102,7 +99,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
   r.post('/jobs/:id/retry', async (req, res) => {
     const job = await load(req.params.id);
     // A transcode's video goes back to 5 with it (see TranscodeScheduler.retry).
-    const retried = job.type === TRANSCODE_JOB ? await deps.processing.scheduler.retry(job) : await jobs.retry(job.id);
+    const retried = job.type === 'transcode' ? await deps.processing.scheduler.retry(job) : await jobs.retry(job.id);
     if (!retried) throw new ApiError('JOB_STATE_CONFLICT', `a ${job.state} job cannot be retried`);
     res.json(view(await load(job.id)));
   });
@@ -153,7 +150,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
     if (!Number.isInteger(concurrency) || (concurrency as number) < 1 || (concurrency as number) > MAX_CONCURRENCY) {
       throw new ApiError('INVALID_PARAMETER', `concurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
     }
-    jobs.setConcurrency(TRANSCODE_JOB, concurrency as number);
+    jobs.setConcurrency('transcode', concurrency as number);
     res.json(await processingViewOf(deps));
   });
 
@@ -171,7 +168,7 @@ export function adminJobsRouter(deps: AdminJobsDeps): Router {
  * The statuses of the videos whose jobs of a type are queued or running (spec section 3). A
  * ladder's video is in 1, with every playable video: its few are read one by one instead.
  */
-const ACTIVE_STATUSES: Record<string, number[]> = { [TRANSCODE_JOB]: [5, 6], [DOWNLOAD_JOB]: [2, 3] };
+const ACTIVE_STATUSES: Record<string, number[]> = { transcode: [5, 6], download: [2, 3] };
 
 /** Live progress of running jobs by id. */
 function liveProgress(jobs: JobQueue): Map<string, JobProgress> {
@@ -218,16 +215,16 @@ async function processingViewOf(deps: AdminJobsDeps) {
   const { jobs } = deps;
   const p = deps.processing.options;
   return {
-    concurrency: jobs.concurrency(TRANSCODE_JOB),
+    concurrency: jobs.concurrency('transcode'),
     defaultConcurrency: defaultTranscodeConcurrency(),
     preset: p.preset,
     crf: p.crf,
     hls: p.hls,
     ladder: p.ladder,
-    running: jobs.live().filter((l) => l.job.type === TRANSCODE_JOB).length,
+    running: jobs.live().filter((l) => l.job.type === 'transcode').length,
     // The ladder's are set by option only (processing.ladderConcurrency); shown beside.
-    ladderConcurrency: jobs.concurrency(LADDER_JOB) ?? deps.processing.options.ladderConcurrency,
-    ladderRunning: jobs.live().filter((l) => l.job.type === LADDER_JOB).length,
+    ladderConcurrency: jobs.concurrency('ladder') ?? deps.processing.options.ladderConcurrency,
+    ladderRunning: jobs.live().filter((l) => l.job.type === 'ladder').length,
     binaries: await deps.processing.tools.status(),
   };
 }

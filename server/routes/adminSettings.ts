@@ -1,9 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import express, { type Router } from 'express';
 import type { ServerOptions } from '../config.js';
-import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import { LIVE_SETTINGS, mergeSettingsChange, runningSettings, SettingError, type ConsoleSettings, type SettingKey } from '../settings/consoleSettings.js';
 import { applyLiveSettings, type SavedSettings } from '../settings/savedSettings.js';
 
@@ -32,8 +30,8 @@ export function adminSettingsRouter(deps: AdminSettingsDeps): Router {
   const running = (): ConsoleSettings =>
     runningSettings(options, {
       port: deps.boundAddress()?.port ?? null,
-      transcodeConcurrency: jobs.concurrency(TRANSCODE_JOB) ?? options.processing.concurrency,
-      downloadConcurrency: jobs.concurrency(DOWNLOAD_JOB) ?? options.ingest.pull.concurrency,
+      transcodeConcurrency: jobs.concurrency('transcode') ?? options.processing.concurrency,
+      downloadConcurrency: jobs.concurrency('download') ?? options.ingest.pull.concurrency,
     });
   const view = (saved: Partial<ConsoleSettings>) => {
     const now = running();

@@ -14,8 +14,6 @@
 import path from 'node:path';
 import type { RetryConfig } from '../core/retry.js';
 import type { JobQueue } from '../jobs/jobQueue.js';
-import { DOWNLOAD_JOB } from '../ingest/downloadJob.js';
-import { TRANSCODE_JOB } from '../processing/transcodeJob.js';
 import type { SharedSettingsStore } from '../storage/types.js';
 import type { ServerOptions } from '../config.js';
 import { LIVE_SETTINGS, loadSavedSettings, pickSettings, runningSettings, settingsFile, type ConsoleSettings, type SettingKey } from './consoleSettings.js';
@@ -50,8 +48,8 @@ export function sharedSettings(store: SharedSettingsStore, now: () => number = D
 
 /** The job type each live setting sets the concurrency of. */
 const LIVE_JOB_TYPES: Partial<Record<SettingKey, string>> = {
-  transcodeConcurrency: TRANSCODE_JOB,
-  downloadConcurrency: DOWNLOAD_JOB,
+  transcodeConcurrency: 'transcode',
+  downloadConcurrency: 'download',
 };
 
 /**
