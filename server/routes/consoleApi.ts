@@ -67,7 +67,10 @@ export interface ConsoleApi {
   session: Router;
   /** The rest: mount at `/admin/api` behind requireAdmin and the JSON parser. */
   router: Router;
-  /** Ends the open event streams, the sweep of expired registrations and the following of shared settings (call first when the server closes). */
+  /**
+   * Ends the open event streams (call first when the server closes, so that they do not hold its
+   * close). The console services behind them are a part of their own, stopped in its turn.
+   */
   closeAll(): void;
 }
 
@@ -105,9 +108,6 @@ export function createConsoleApi(deps: ConsoleApiDeps): ConsoleApi {
     gate,
     session: adminSessionRouter({ gate, allowRemote: options.adminRemote, sessions, publicUrl: options.publicUrl }),
     router,
-    closeAll: () => {
-      events.closeAll();
-      services.close();
-    },
+    closeAll: () => events.closeAll(),
   };
 }
