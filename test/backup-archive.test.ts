@@ -7,6 +7,7 @@ import { BackupWriter } from '../server/backup/backupArchive.js';
 import { TAIL_BYTES } from '../server/backup/backupSeal.js';
 import { readBackup } from '../server/backup/backupReader.js';
 import { tempDataDir } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 async function archive(file: string, small = false): Promise<Buffer> {
   const w = new BackupWriter(fs.createWriteStream(file));
@@ -79,7 +80,8 @@ describe('the backup archive', () => {
 
   it('ends the archive without a seal when a part fails', async () => {
     const file = path.join(dir, 'failed.tar');
-    const w = new BackupWriter(fs.createWriteStream(file));
+    const out = fs.createWriteStream(file);
+    const w = new BackupWriter(out);
     await w.add({ name: 'database/vop.db', data: Buffer.from('x') });
     const failing = new Readable({
       read() {
@@ -88,7 +90,8 @@ describe('the backup archive', () => {
     });
     await expect(w.add({ name: 'media/play/x.mp4', size: 10, stream: failing })).rejects.toThrow(/disk gone/);
     await expect(w.finish({})).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 50));
+    // What was written is on disk: the file stream holds nothing more (or has closed).
+    await waitUntil("the archive's bytes written to the file", () => out.closed || out.writableLength === 0 || notYet({ buffered: out.writableLength }), { timeoutMs: 5_000 });
     expect((await readBackup(file)).problems.length).toBeGreaterThan(0);
   });
 });

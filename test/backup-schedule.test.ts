@@ -191,6 +191,7 @@ describe('scheduled backups on a real server', () => {
     schedule.start();
     try {
       expect(schedule.view().daily.next).toBe('2026-06-01T10:05:00.000Z');
+      // Time is the subject: five ticks (20 ms) before its time, no backup is made.
       await new Promise((r) => setTimeout(r, 100));
       expect(schedule.view().last.daily).toBeUndefined();
       now = Date.parse('2026-06-01T10:05:00Z');

@@ -13,7 +13,7 @@ import { startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { makeClip } from './helpers/clips.js';
 import { sha256File } from './helpers/ingest.js';
 import { listFiles, placeSource, TINY_PROCESSING } from './helpers/processing.js';
-import { waitForStatus, waitUntil } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { killStrayProcesses, ROOT, signalGroup, spawnTs, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 import type { SpecClient } from './helpers/client.js';
 
@@ -85,14 +85,17 @@ describe('a backup taken while registrations go on', () => {
         acked.push({ id, at: Date.now() });
       }
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // Some registrations acknowledged before the backup begins.
+    await waitUntil('registrations acknowledged before the backup', () => acked.length >= 20 || notYet(acked.length), { timeoutMs: 30_000 });
     began = Date.now();
     try {
       const made = await cli(['backup', '--data-dir', s.dataDir, '--admin-token', s.admin.token, '--out', file]);
       ended = Date.now();
       expect(made.code, made.output).toBe(0);
       expect(made.output).toContain(s.baseUrl); // through the serving server, found from the data folder
-      await new Promise((r) => setTimeout(r, 200));
+      // And some after it ended.
+      const after = acked.length;
+      await waitUntil('registrations acknowledged after the backup', () => acked.length >= after + 20 || notYet(acked.length - after), { timeoutMs: 30_000 });
     } finally {
       stop = true;
       await Promise.all(clients);

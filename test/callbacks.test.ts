@@ -239,8 +239,8 @@ describe('status callback', () => {
     await t.admin.request('PATCH', `/apps/${app.appId}`, { callbackUrl: rx.url });
     await t.close();
     const t2 = await boot({ dataDir: t.dataDir });
-    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
-    await new Promise((r) => setTimeout(r, 100));
+    // The start-up catch-up has finished (what it would queue is queued), and its jobs have run: none may be sent.
+    expect(await t2.vop.services.callbacks.startCatchUp()).toEqual({ created: 0, requeued: 0 });
     await t2.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(0);
     expect((await deliveries(t2, app.appId)).map((x) => x.state)).toEqual(['skipped']);
@@ -404,8 +404,8 @@ describe('status callback', () => {
 
     // A third start finds nothing to send: no second callback.
     const t3 = await boot({ dataDir });
-    // Time for the start-up sweep to queue a delivery, if it would: none may be sent.
-    await new Promise((r) => setTimeout(r, 100));
+    // The start-up catch-up has finished (what it would queue is queued), and its jobs have run: none may be sent.
+    expect(await t3.vop.services.callbacks.startCatchUp()).toEqual({ created: 0, requeued: 0 });
     await t3.vop.jobs.idle(['callback']);
     expect(rx.received).toHaveLength(1);
     expect(await deliveries(t3, app.appId)).toHaveLength(1);

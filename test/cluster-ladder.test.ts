@@ -19,15 +19,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnOfLease } from '../server/jobs/turnQueue.js';
 import { parseMasterPlaylist } from '../server/media/hls.js';
 import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
-import { startCallbackReceiver } from './helpers/callbackReceiver.js';
+import { settledDeliveries, startCallbackReceiver } from './helpers/callbackReceiver.js';
 import { clusterNodeEnv, startCeph, type TestCeph } from './helpers/ceph.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { probe } from './helpers/probe.js';
-import { processes, runs, type Proc } from './helpers/procs.js';
-import { waitUntil } from './helpers/wait.js';
+import { processes, runs, scratchOutputs, type Proc } from './helpers/procs.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 const LEASE_MS = 4_000;
@@ -158,8 +158,8 @@ describe('cluster mode: the ladder after the first rendition', () => {
     expect(await holdsOf(holder)).toContainEqual(expect.objectContaining({ id: before.id, lease: before.lease }));
     const { rows: listedBefore } = await db.query<{ label: string }>('SELECT label FROM renditions WHERE video_id = $1', [videoId]);
     expect(listedBefore.map((r) => r.label)).toEqual(['360p']);
-    // Some way into the encode.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Some way into the encode: outputs half-written in the holder's scratch folder.
+    await waitUntil('outputs half-written in scratch', () => scratchOutputs(encode).some((f) => f.size > 0) || notYet(scratchOutputs(encode)), { timeoutMs: 60_000 });
 
     signalGroup(holder.pid, 'SIGKILL');
     const killedAt = Date.now();
@@ -235,8 +235,8 @@ describe('cluster mode: the ladder after the first rendition', () => {
 
     // One status-1 callback (the ladder sends none).
     await waitUntil('the status-1 callback', () => (receiver.received.some((c) => c.VideoId === videoId && c.VideoStatus === '1') ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
-    // Time for a second callback to arrive, if one were sent: none may.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Every delivery final, its attempts recorded: a second callback, if one were sent, has arrived.
+    expect((await settledDeliveries(new AdminClient(api.baseUrl, ADMIN_TOKEN), app.appId, { videoId })).map((d) => [d.videoStatus, d.state])).toEqual([[1, 'delivered']]);
     expect(receiver.received.filter((c) => c.VideoId === videoId).map((c) => c.VideoStatus)).toEqual(['1']);
   }, 300_000);
 });

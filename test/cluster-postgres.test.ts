@@ -12,7 +12,7 @@ import { openPostgresStores } from '../server/storage/postgres/openPostgresStore
 import { IDLE_IN_TRANSACTION_MS } from '../server/storage/postgres/postgresDatabase.js';
 import { SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
-import { waitUntil } from './helpers/wait.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let pg: TestPostgres;
@@ -105,7 +105,8 @@ describe('cluster mode: metadata in PostgreSQL', () => {
       databaseConnectRetry: { maxRetries: 40, baseDelayMs: 50, maxDelayMs: 100, jitter: false },
       log: (l) => logs.push(l),
     });
-    await new Promise((r) => setTimeout(r, 300));
+    // The database is made only once the server has tried it and is waiting (what it tells the operator is this test's subject).
+    await waitUntil('the server waiting for the database', () => logs.some((l) => l.startsWith(`Waiting for the database at 127.0.0.1:${pg.port} …`)) || notYet(logs.slice(-2)), { timeoutMs: 10_000 });
     await pg.createDatabase(name);
     const vop = await starting;
     await vop.close(100);

@@ -23,6 +23,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnOfLease } from '../server/jobs/turnQueue.js';
 import { openS3MediaStore, type S3MediaStore } from '../server/storage/media/s3MediaStore.js';
+import { settledDeliveries } from './helpers/callbackReceiver.js';
 import { clusterNodeEnv, startCeph, type TestCeph } from './helpers/ceph.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
@@ -268,8 +269,9 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     // The cut-off attempt does not count against the job's tries.
     expect(job.attempts).toBe(before.attempts);
     await waitUntil('the status-1 callback', () => (callbacksFor(videoId, '1').length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
-    // Exactly one, its id the receiver can de-duplicate on: time for a second one to arrive, if any would.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Exactly one, its id the receiver can de-duplicate on. Its delivery final, its attempts
+    // recorded: a second one, if any were sent, has arrived.
+    expect((await settledDeliveries(new AdminClient(api1.baseUrl, ADMIN_TOKEN), app.appId, { videoId })).map((d) => [d.videoStatus, d.state])).toEqual([[1, 'delivered']]);
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     expect(callbacksFor(videoId, '1')[0]![2]).not.toBe('');
     // The outputs are in the bucket, listed by the rows, and nothing of the killed attempt is left.
@@ -305,7 +307,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
       if (ffmpegIn(holder, videoId).length > 0) return undefined;
       return (await holdsOf(holder)).some((h) => h.id === before.id) ? undefined : true;
     }, { timeoutMs: 30_000, pollMs: 100 });
-    // Time for a late write of the woken worker to land, if it made one: none may.
+    // Time is the subject: a late write of the woken worker, if it made one after letting go, would land within 2 s; none may.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(left.objects.length).toBeGreaterThan(4);
     expect(await objectsOf(videoId)).toEqual(left.objects);
@@ -316,8 +318,8 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
       const j = await transcodeJob(videoId);
       return j.state === 'running' ? undefined : j;
     }, { timeoutMs: 10_000, pollMs: 50 })).toMatchObject({ state: 'succeeded', lease: '', attempts: before.attempts });
-    // Time for a second status-1 callback to arrive, if the take-over sent one: none may.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // The video's delivery final, its attempts recorded: a second status-1 callback, if the take-over sent one, has arrived.
+    expect((await settledDeliveries(new AdminClient(api1.baseUrl, ADMIN_TOKEN), app.appId, { videoId })).map((d) => [d.videoStatus, d.state])).toEqual([[1, 'delivered']]);
     expect(callbacksFor(videoId, '1')).toHaveLength(1);
     // The woken worker is still a worker: it serves /healthz and takes the next job.
     expect((await fetch(`${holder.baseUrl}/healthz`)).status).toBe(200);

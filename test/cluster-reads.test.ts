@@ -11,6 +11,7 @@ import { RESULT_CODES } from '../server/core/errors.js';
 import { SpecClient } from './helpers/client.js';
 import { startPostgres, type TestPostgres } from './helpers/postgres.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 let pgServer: TestPostgres;
 const servers: TestServer[] = [];
@@ -38,13 +39,10 @@ const RELAY_BOUND_MS = 1_000;
 /** Polls `call` until its ResultCode is `code`, for at most {@link RELAY_BOUND_MS}; resolves with how long it took. */
 async function soonAnswers(call: () => Promise<{ body: { AuthMsg?: { ResultCode?: string } } }>, code: string): Promise<number> {
   const started = Date.now();
-  let last: string | undefined;
-  while (Date.now() - started < RELAY_BOUND_MS) {
-    last = (await call()).body.AuthMsg?.ResultCode;
-    if (last === code) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`still answered ${last} after ${RELAY_BOUND_MS} ms, expected ${code}`);
+  return waitUntil(`ResultCode ${code} within ${RELAY_BOUND_MS} ms`, async () => {
+    const last = (await call()).body.AuthMsg?.ResultCode;
+    return last === code ? Date.now() - started : notYet(last);
+  }, { timeoutMs: RELAY_BOUND_MS, pollMs: 10 });
 }
 
 async function list(c: SpecClient, params: Record<string, string | number> = {}): Promise<{ total: number; ids: string[]; statuses: number[] }> {
@@ -107,10 +105,10 @@ describe('cluster reads: copies on each node that other nodes’ changes reach',
       expect(cut.rowCount).toBeGreaterThanOrEqual(2);
       expect((await a.admin.request('PATCH', `/apps/${onA.appId}`, { disabled: true })).status).toBe(200);
       // Both nodes listen again (the relay tries after a quarter of a second), and B has not read meanwhile.
-      for (let polls = 0; (await listeners()) < before; polls++) {
-        if (polls > 500) throw new Error('the nodes did not listen again');
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitUntil('the nodes to listen again', async () => {
+        const n = await listeners();
+        return n >= before || notYet({ listening: n, before });
+      }, { timeoutMs: 10_000, pollMs: 20 });
     } finally {
       await admin.end();
     }

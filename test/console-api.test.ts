@@ -135,7 +135,7 @@ describe('events (GET /admin/api/events)', () => {
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 10 });
     bus.emit('job.progress', { jobId: 'j2', type: 'transcode', videoId: 'v2', percent: 90 });
     bus.emit('job.state', { jobId: 'j2', type: 'transcode', videoId: 'v2', state: 'succeeded', error: '' });
-    // Time for the held-back report to be sent, if it were: it may not.
+    // Time is the subject: past the pacer's interval, when the held-back report would be sent, if it were: it may not.
     await new Promise((r) => setTimeout(r, 400));
     expect(got.filter((e) => e.data.jobId === 'j2').map((e) => e.event)).toEqual(['job.progress', 'job.state']);
 
@@ -160,6 +160,7 @@ describe('videos', () => {
       ['Birds', 'ann', other],
     ] as const) {
       ids.push(await client.register({ VideoTitle: title, createUser: user }));
+      // Time is the subject: each video created in a later millisecond, so that "newest first" has one order.
       await new Promise((r) => setTimeout(r, 5));
     }
     const search = async (q: string) => (await s.admin.request('GET', `/videos${q}`)).body;

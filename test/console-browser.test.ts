@@ -168,6 +168,7 @@ describe('the console in Chromium', () => {
     try {
       await hostCtx.route('**/widget/upload?*', (route) => route.continue({ url: `${route.request().url()}&chunkSize=${CHUNK}` }));
       await hostCtx.route('**/upload/tus/**', async (route) => {
+        // Time is the subject: a slow link, so that the upload is seen moving.
         if (route.request().method() === 'PATCH') await new Promise((r) => setTimeout(r, PATCH_DELAY_MS));
         await route.continue();
       });

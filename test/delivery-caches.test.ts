@@ -23,7 +23,7 @@ import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
-import { waitForStatus } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -127,11 +127,10 @@ describe('the cache of playable videos', () => {
     expect((await statuses([play]))[0]).toBe(206);
     expect(await t.vop.stores.videos.setStatus(v.id, 0)).toBe(true);
     const changed = Date.now();
-    let status = 206;
-    while (status === 206 && Date.now() - changed < 3000) {
-      status = (await statuses([play]))[0]!;
-      if (status === 206) await new Promise((r) => setTimeout(r, 50));
-    }
+    const status = await waitUntil('the play request refused', async () => {
+      const now = (await statuses([play]))[0]!;
+      return now === 206 ? notYet(now) : now;
+    }, { timeoutMs: 3_000, pollMs: 50 });
     expect(status).toBe(404);
     expect(Date.now() - changed).toBeLessThan(1500);
   });
@@ -174,7 +173,8 @@ describe('the open-file cache', () => {
     fs.writeFileSync(`${onDisk}.new`, Buffer.from('renamed into place by another process'));
     fs.renameSync(`${onDisk}.new`, onDisk);
     await expect.poll(body, { interval: 20, timeout: 2000 }).toBe('renamed into place by another process');
-    // Rewritten in place, same length: the change time and modification time say so.
+    // Rewritten in place, same length: the change time and modification time say so. Time is the
+    // subject: 20 ms on, so that the times differ.
     await new Promise((resolve) => setTimeout(resolve, 20));
     fs.writeFileSync(onDisk, Buffer.from('RENAMED INTO PLACE BY ANOTHER PROCESS'));
     await expect.poll(body, { interval: 20, timeout: 2000 }).toBe('RENAMED INTO PLACE BY ANOTHER PROCESS');

@@ -193,12 +193,13 @@ describe('files kept open (OpenFileCache)', () => {
     expect(store.openFiles.size).toBe(1);
     expect(store.openFiles.cachedBytes).toBe(5000);
     expect(held()).toBe(true); // kept open for the next request
-    // Asked for again within the period: kept through the next sweep.
+    // Asked for again within the period: kept through the next sweep. Time is the subject here:
+    // the sleeps are set against the 100 ms inactive period.
     await new Promise((r) => setTimeout(r, 60));
     store.openLocalFileSync(key)!.release();
     await new Promise((r) => setTimeout(r, 80));
     expect(store.openFiles.size).toBe(1);
-    // Then nobody asks: gone after at most two periods, descriptor closed.
+    // Then nobody asks: gone after at most two periods (and a margin), descriptor closed.
     await new Promise((r) => setTimeout(r, 250));
     expect(store.openFiles.size).toBe(0);
     expect(store.openFiles.cachedBytes).toBe(0);

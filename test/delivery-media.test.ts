@@ -18,7 +18,7 @@ import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeClip, makeTempDir, testBinaries } from './helpers/clips.js';
 import type { SpecClient } from './helpers/client.js';
 import { listFiles, placeSource, TINY_PROCESSING } from './helpers/processing.js';
-import { waitForStatus } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 let t: TestServer;
@@ -277,7 +277,8 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
           req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? resolve() : reject(err)));
         });
       }
-      await new Promise((r) => setTimeout(r, 300));
+      // The server lets go of each hung-up answer's file: the descriptors come back.
+      await waitUntil('the descriptors of the hung-up answers closed', () => openFds() <= fdsBefore || notYet({ open: openFds(), before: fdsBefore }), { timeoutMs: 5_000 });
       expect(openFds()).toBeLessThanOrEqual(fdsBefore);
       expect((await get(`${playUrl}${videoUrl}`)).status).toBe(200);
       expect(t.logs.filter((l) => /Error/.test(l))).toEqual([]);

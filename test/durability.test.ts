@@ -13,6 +13,7 @@ import { DurableDatabase } from '../server/storage/sqljs/durableDatabase.js';
 import { MIGRATIONS } from '../server/storage/sqljs/migrations.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { ADMIN_TOKEN, killStrayProcesses, runToExit, startServer, startServerProcess, tempDataDir, type ServerProcess } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 afterAll(() => killStrayProcesses());
 
@@ -99,7 +100,7 @@ describe('acknowledged writes survive SIGKILL (child process)', () => {
       }
     };
     for (let i = 0; i < 8; i++) acknowledged.push(fire());
-    while (expected.size < 120 + 150 && running > 0) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil('270 registrations acknowledged (or every client stopped)', () => expected.size >= 120 + 150 || running === 0 || notYet({ acknowledged: expected.size, running }), { timeoutMs: 120_000, pollMs: 5 });
     expect(expected.size, 'registrations failed before the kill').toBeGreaterThanOrEqual(270);
     killed = true;
     p.child.kill('SIGKILL');

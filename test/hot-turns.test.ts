@@ -13,6 +13,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REQUESTS_PER_TURN, hotPaths, type HotHandler } from '../server/http/hotPaths.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 interface Run {
   /** The turn (counted by a setImmediate chain) each request was handled in, by its number. */
@@ -80,7 +81,7 @@ async function run(n: number, perTurn?: number): Promise<Run> {
       const s = net.connect(port, '127.0.0.1', () => resolve(s));
     })),
   );
-  for (let tries = 0; connected < n && tries < 1000; tries++) await new Promise((resolve) => setTimeout(resolve, 2));
+  await waitUntil(`the server to have taken in ${n} connections`, () => connected >= n || notYet({ connected }), { timeoutMs: 5_000, pollMs: 2 });
   expect(connected).toBe(n);
   const replies = sockets.map(
     (s) =>
@@ -99,7 +100,8 @@ async function run(n: number, perTurn?: number): Promise<Run> {
   setImmediate(tick);
   sockets.forEach((s, i) => s.write(`GET /t?i=${i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
   r.answers = await Promise.all(replies);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  // The connection opened while the first request was handled: taken in by now, or soon after.
+  await waitUntil('the late connection taken in', () => r.order.includes('late') || notYet(r.order.slice(-3)), { timeoutMs: 5_000, pollMs: 2 });
   ticking = false;
   for (const s of sockets) s.destroy();
   late?.destroy();

@@ -81,7 +81,7 @@ describe.runIf(process.platform === 'linux')('uploads that name other files, and
           const cap = addressSpaceCap(p.pid);
           if (cap !== undefined) caps.add(cap);
         }
-        await new Promise((r) => setTimeout(r, 2));
+        await new Promise((r) => setTimeout(r, 2)); // the sampling interval
       }
     })();
     try {

@@ -4,7 +4,7 @@ import type { SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from './helpers/ingest.js';
 import { startServer, type TestServer } from './helpers/server.js';
-import { waitUntil } from './helpers/wait.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 /** Small limits so that "too large" needs no gigabytes. */
 const FLASH_MAX = 400_000;
@@ -179,7 +179,7 @@ describe('tus protocol edge cases', () => {
   });
 
   it('concurrent PATCHes on one upload never interleave: the second waits for the lock, then gets 409', async () => {
-    const { url, videoId } = await newUpload();
+    const { url, videoId, file } = await newUpload();
     const half = Math.floor(clip.length / 2);
     // PATCH A announces the whole file but sends only half, then stalls (a slow client).
     const a = openTusPatch(url, clip.length);
@@ -188,7 +188,11 @@ describe('tus protocol edge cases', () => {
       a.on('error', () => resolve(-1));
     });
     a.write(clip.subarray(0, half));
-    await new Promise((r) => setTimeout(r, 300));
+    // A holds the upload: its first bytes are in the upload's file.
+    await waitUntil("PATCH A's first bytes in the upload's file", () => {
+      const size = fs.existsSync(file) ? fs.statSync(file).size : -1;
+      return size > 0 || notYet({ size });
+    });
 
     // PATCH B with the same offset and different bytes.
     const other = Buffer.alloc(clip.length, 0x55);

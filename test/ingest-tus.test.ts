@@ -275,6 +275,7 @@ describe('upload sessions (the upload page credential)', () => {
       const videoId = await c.register();
       const auth = c.auth();
       const session = await short.vop.services.ingest.openUploadSession({ appId: auth.AppId, timestamp: auth.Timestamp, token: auth.Token }, videoId, {}, '127.0.0.1');
+      // Past the credential's 50 ms life: time itself is what is tested.
       await new Promise((r) => setTimeout(r, 80));
       const created = await tusCreate(short.baseUrl, 100, { 'X-Upload-Credential': session.credential });
       expect(created.res.status).toBe(401);

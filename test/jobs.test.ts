@@ -38,6 +38,7 @@ describe('job queue', () => {
         concurrent++;
         maxConcurrent = Math.max(maxConcurrent, concurrent);
         order.push(String(job.payload.name));
+        // Time is the subject: each job works 5 ms, long enough for a second to overlap if the queue let it.
         await new Promise((r) => setTimeout(r, 5));
         concurrent--;
       },

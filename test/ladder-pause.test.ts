@@ -87,7 +87,7 @@ describe('a ladder gives way to first renditions', () => {
       const mine = ffmpegChildren().find((c) => c.pid === ladder.pid);
       if (v?.status === 1 || v?.status === 7 || !mine) break;
       if (v?.status === 6) states.add(mine.state);
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 20)); // the sampling interval: states are seen over time
     }
     expect(await waitForStatus(t.vop, second, [1, 7], { timeoutMs: 60_000, firstRendition: true })).toBe(1);
     // Stopped while the first rendition was made…

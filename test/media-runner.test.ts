@@ -132,6 +132,7 @@ describe('ffmpeg runner', () => {
     const { pid: ffmpegPid, parent } = await childServerRunningFfmpeg({ pidFile, dieWithParent: false });
     parent.kill('SIGKILL');
     await new Promise((r) => parent.once('exit', r));
+    // Time is the subject: nothing ends it within 300 ms of its parent's death (a parent-death signal would have).
     await new Promise((r) => setTimeout(r, 300));
     expect(isAlive(ffmpegPid), 'an orphan ffmpeg is left').toBe(true);
 

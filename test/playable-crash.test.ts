@@ -20,12 +20,13 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMasterPlaylist } from '../server/media/hls.js';
 import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
+import { settledDeliveries } from './helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from './helpers/client.js';
 import { makeClip } from './helpers/clips.js';
 import { multipartUpload } from './helpers/ingest.js';
 import { probe } from './helpers/probe.js';
-import { processes, runs, type Proc } from './helpers/procs.js';
-import { waitUntil } from './helpers/wait.js';
+import { processes, runs, scratchOutputs, type Proc } from './helpers/procs.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './helpers/server.js';
 
 /** Three rungs: a 640x360 source is copied as 360p and the ladder encodes 240p and 180p. */
@@ -234,8 +235,9 @@ async function expectWholeLadder(node: GroupNode, dataDir: string, u: Upload, o:
 
   // One status callback, status 1 (the ladder sends none).
   await waitUntil('the status-1 callback', () => (u.receiver.received.length > 0 ? true : undefined), { timeoutMs: 30_000, pollMs: 50 });
-  // Time for a second callback to arrive, if one were sent: none may.
-  await new Promise((r) => setTimeout(r, 1_000));
+  // Every delivery final, its attempts recorded: a second callback, if one were sent, has arrived.
+  const deliveries = await settledDeliveries(new AdminClient(node.baseUrl, ADMIN_TOKEN), u.app.appId);
+  expect(deliveries.map((d) => [d.videoId, d.videoStatus, d.state])).toEqual([[u.videoId, 1, 'delivered']]);
   const ones = u.receiver.received.filter((c) => c.videoId === u.videoId && c.status === '1');
   expect(u.receiver.received.every((c) => c.videoId === u.videoId && c.status === '1')).toBe(true);
   expect(new Set(ones.map((c) => c.webhookId)).size).toBe(1);
@@ -257,7 +259,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const ladder = await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), { timeoutMs: 90_000, pollMs: 20 });
     expect(ladder.cmdline).not.toContain('-c:v copy');
     // Some way into it: outputs half-written in scratch.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await waitUntil('outputs half-written in scratch', () => scratchOutputs(ladder).some((f) => f.size > 0) || notYet(scratchOutputs(ladder)), { timeoutMs: 60_000 });
     expect(ffmpegs(first).find((p) => p.pid === ladder.pid)).toBeDefined();
     const before = await detail(first, u);
     expect(before.VideoModel.Status).toBe(1);
@@ -389,7 +391,8 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
 
     const encode = await waitUntil('the first-rendition encode', () => ffmpegs(first).find(isFirstEncode), { timeoutMs: 60_000, pollMs: 10 });
     expect(encode.cmdline).not.toContain('-c:v copy');
-    await new Promise((r) => setTimeout(r, 500));
+    // Some way into it: outputs half-written in scratch.
+    await waitUntil('outputs half-written in scratch', () => scratchOutputs(encode).some((f) => f.size > 0) || notYet(scratchOutputs(encode)), { timeoutMs: 60_000 });
     expect(await status(first, u)).toBe(6);
     expect(ffmpegs(first).some(isLadderEncode)).toBe(false);
     await killGroup(first);

@@ -157,7 +157,7 @@ describe('a video is playable with its first rendition, and its ladder lands aft
     const watcher = (async () => {
       while (watching) {
         for (const p of processes((q) => runs(q, 'ffmpeg') && q.cmdline.includes('-ladder.'))) niceness.add(p.nice);
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 20)); // the sampling interval
       }
     })();
     try {

@@ -10,7 +10,7 @@ import { afterEach, expect, it } from 'vitest';
 import { makeClip } from './helpers/clips.js';
 import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from './helpers/ingest.js';
 import { placeSource, TINY_PROCESSING } from './helpers/processing.js';
-import { waitForStatus } from './helpers/wait.js';
+import { notYet, waitForStatus, waitUntil } from './helpers/wait.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const GRACE_MS = 30_000;
@@ -26,6 +26,27 @@ afterEach(async () => {
 /** Resolves with 'closed' if `closing` settles within 5 s, 'still open' otherwise (it took all of GRACE_MS before). */
 function closedSoon(closing: Promise<unknown>): Promise<string> {
   return Promise.race([closing.then(() => 'closed'), new Promise<string>((r) => setTimeout(() => r('still open'), 5_000))]);
+}
+
+/** Resolves once the PATCH to `url` has its first `bytes` written to the upload's file: it is in flight in the server. */
+async function patchUnderWay(s: TestServer, url: string, bytes: number): Promise<void> {
+  const file = s.vop.media.path('incoming', 'tus', new URL(url).pathname.split('/').pop()!);
+  await waitUntil(`the PATCH's first ${bytes} bytes in the upload's file`, () => {
+    const size = fs.existsSync(file) ? fs.statSync(file).size : -1;
+    return size >= bytes || notYet({ size });
+  });
+}
+
+/** Resolves once the server's port refuses new connections: its close has begun. */
+async function closeBegun(s: TestServer): Promise<void> {
+  const port = Number(new URL(s.baseUrl).port);
+  await waitUntil('the port to refuse connections', () =>
+    new Promise<true | ReturnType<typeof notYet>>((resolve) => {
+      const c = net.connect(port, '127.0.0.1');
+      c.once('connect', () => (c.destroy(), resolve(notYet('accepted'))));
+      c.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' || notYet(err.code)));
+    }),
+  );
 }
 
 /** A server of its own, with a tus upload of 2,000 bytes created for a fresh video; resolves with both. */
@@ -52,10 +73,12 @@ it('close() lets a request in flight finish, then returns without waiting out th
     patch.on('error', reject);
   });
   patch.write(Buffer.alloc(500, 1));
-  await new Promise((r) => setTimeout(r, 200));
+  await patchUnderWay(s, url, 500);
 
   let closed = false;
   const closing = s.vop.close(GRACE_MS).then(() => (closed = true));
+  await closeBegun(s);
+  // Time is the subject: the close does not end within 200 ms while the PATCH is in flight.
   await new Promise((r) => setTimeout(r, 200));
   expect(closed).toBe(false); // the PATCH is still in flight
   patch.end(Buffer.alloc(500, 2));
@@ -129,9 +152,9 @@ it('answers a request that reaches an open connection after the close began with
       'Content-Type: application/offset+octet-stream\r\nContent-Length: 1000\r\n\r\n' +
       'x'.repeat(500),
   );
-  await new Promise((r) => setTimeout(r, 200));
+  await patchUnderWay(s, url, 500);
   const closing = s.vop.close(GRACE_MS);
-  await new Promise((r) => setTimeout(r, 100));
+  await closeBegun(s);
   socket.write(`${'y'.repeat(500)}GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
   await ended; // the server ends the connection after the second answer
 

@@ -15,6 +15,7 @@ import { mediaKey, type MediaStore } from '../server/storage/media/mediaStore.js
 import { LocalMediaStore } from '../server/storage/mediaStore.js';
 import { makeTempDir } from './helpers/clips.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { notYet, waitUntil } from './helpers/wait.js';
 
 /** Resolves when `socket` closes, with how long that took; rejects after `ms`. */
 function closedWithin(socket: net.Socket, ms: number): Promise<number> {
@@ -281,10 +282,18 @@ describe('connections per address', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     // …and a connection that closes makes room again.
     held[0]!.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const again = await open('127.0.0.2');
-    again.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    expect(await new Promise<string>((resolve) => again.once('data', (d: Buffer) => resolve(d.toString())))).toMatch(/^HTTP\/1\.1 200/);
+    // Once the server has seen it go, a new connection from that address is answered (one it
+    // refuses meanwhile is closed at once, and counts no more).
+    const again = await waitUntil('a connection from 127.0.0.2 answered again', async () => {
+      const s = await open('127.0.0.2');
+      s.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      const answer = await new Promise<string>((resolve) => {
+        s.once('data', (d: Buffer) => resolve(d.toString()));
+        s.once('close', () => resolve('closed'));
+      });
+      return answer.startsWith('HTTP/1.1 ') ? answer : notYet(answer);
+    });
+    expect(again).toMatch(/^HTTP\/1\.1 200/);
   });
 
   it('allows 256 by default and refuses a limit below 1', () => {

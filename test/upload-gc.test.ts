@@ -49,6 +49,7 @@ function collections(output: string): Collections {
  */
 async function settledOutput(p: ServerProcess): Promise<string> {
   expect((await fetch(`${p.baseUrl}/healthz`)).status).toBe(200);
+  // A bounded wait: no line marks the end of what the process wrote before the round trip.
   await new Promise((r) => setTimeout(r, 200));
   return p.output();
 }

@@ -109,6 +109,7 @@ describe('views and watch time', () => {
   it('survive the server killed with SIGKILL and started again at once', async () => {
     const before = await admin(node.baseUrl, `/videos/${videoId}/views`);
     // Written: the counter writes every 2 s; what the console shows includes what is not written yet.
+    // Time is the subject: past one write period (no answer tells what is written and what is not).
     await new Promise((r) => setTimeout(r, 2_500));
     signalGroup(node.pid, 'SIGKILL');
     await node.exited;
@@ -127,6 +128,7 @@ describe('views and watch time', () => {
     // One report claiming an hour at once adds only what could have been played since the first.
     const before = await admin(node.baseUrl, `/videos/${videoId}/views`);
     expect((await post('{"s":"abcdefgh","w":3600}')).status).toBe(204);
+    // Time is the subject: the counter's 2 s write period passes, and what it added is read after.
     await new Promise((r) => setTimeout(r, 2_500));
     const after = await admin(node.baseUrl, `/videos/${videoId}/views`);
     expect(after.watchSeconds - before.watchSeconds).toBeLessThanOrEqual(16);

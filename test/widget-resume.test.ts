@@ -77,6 +77,7 @@ beforeEach(async () => {
   await context.route(
     (url) => isTus(url),
     async (route) => {
+      // Time is the subject: a slow link (PATCH_DELAY_MS), slow enough to interrupt mid-way.
       if (route.request().method() === 'PATCH') await new Promise((r) => setTimeout(r, PATCH_DELAY_MS));
       await route.continue().catch(() => undefined); // the page may be gone (reload) by now
     },

@@ -6,6 +6,7 @@ import { buffer } from 'node:stream/consumers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MediaObjectChangedError, MediaObjectNotFoundError, mediaKey, type MediaStore } from '../../server/storage/media/mediaStore.js';
 import { tempDataDir } from '../helpers/server.js';
+import { notYet, waitUntil } from '../helpers/wait.js';
 
 /**
  * The contract of MediaStore (server/storage/media/mediaStore.ts), written once and run against
@@ -218,13 +219,12 @@ export function mediaStoreContract(name: string, factory: MediaStoreFactory): vo
       const put = s.put(key, { stream: stalled });
       put.catch(() => undefined);
       await s.put(mediaKey('play', '20261123', 'vid1_480p.mp4'), { stream: streamOf(bytes(10)) });
-      let removed: string[] = [];
-      for (let i = 0; i < 200 && removed.length === 0; i++) {
+      const removed = await waitUntil('the stalled put found incomplete and removed', async () => {
         // Another video's names are not touched.
         expect(await s.removeIncomplete('play/20261123', 'vid2_')).toEqual([]);
-        removed = await s.removeIncomplete('play/20261123', 'vid1_');
-        if (removed.length === 0) await new Promise((r) => setTimeout(r, 50));
-      }
+        const r = await s.removeIncomplete('play/20261123', 'vid1_');
+        return r.length > 0 ? r : notYet(r);
+      }, { timeoutMs: 10_000, pollMs: 50 });
       expect(removed).toHaveLength(1);
       expect(removed[0]).toContain('vid1_720p.mp4');
       stalled.destroy(new Error('source broke off'));

@@ -3,6 +3,7 @@
  * ffprobe (which step runs, at which niceness, how many at once) read them here.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 
 export interface Proc {
   pid: number;
@@ -42,3 +43,30 @@ export function processes(keep: (p: Proc) => boolean = () => true): Proc[] {
 
 /** Whether `p` runs the program named `name` (ffmpeg, ffprobe), whatever its directory. */
 export const runs = (p: Proc, name: string): boolean => p.program === name || p.program.endsWith(`/${name}`);
+
+/**
+ * The files in the scratch folders an ffmpeg writes its outputs to (the folders of the arguments
+ * under a `scratch` folder in its command line), with their sizes: bytes there say that it is
+ * some way into its encode.
+ */
+export function scratchOutputs(p: Proc): Array<{ file: string; size: number }> {
+  const dirs = new Set(p.cmdline.split(' ').filter((a) => a.includes(`${path.sep}scratch${path.sep}`)).map((a) => path.dirname(a)));
+  const found: Array<{ file: string; size: number }> = [];
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir, { recursive: true }) as string[];
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        const st = fs.statSync(path.join(dir, name));
+        if (st.isFile()) found.push({ file: path.join(dir, name), size: st.size });
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return found;
+}
