@@ -63,7 +63,9 @@ async function boot(options: Parameters<typeof startServer>[0] = {}): Promise<Te
   closers.push(async () => {
     await t.close();
     // Nothing went wrong behind the scenes (a listener or a job's bookkeeping failing logs here).
-    expect(t.logs.filter((l) => !/^Status callbacks: \d+ missing deliveries created/.test(l))).toEqual([]);
+    // What the machine's ffmpeg lacks is said once the tools are resolved, in the background: it
+    // shows or not by how fast that was (cached by an earlier file of the worker), not by callbacks.
+    expect(t.logs.filter((l) => !/^Status callbacks: \d+ missing deliveries created/.test(l) && !l.startsWith('WARNING: Processing:'))).toEqual([]);
   });
   return t;
 }
