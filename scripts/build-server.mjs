@@ -8,7 +8,7 @@
 // stay in node_modules (sql.js finds its wasm file there, the ffmpeg packages their binaries).
 // The server finds widget/ and renderer/dist two folders up from its file, which holds for
 // dist/server/main.js as for server/routes/*.ts. Tests and `npm run vop` still run the
-// TypeScript directly; test/startup.test.ts runs this bundle.
+// TypeScript directly; test/composition/startup.test.ts runs this bundle.
 //
 // `--if-stale` (npm start) builds only when a source the last build read (esbuild's metafile,
 // kept beside the bundle) is newer than the bundle, or gone. When dist/ cannot be written (an
@@ -20,7 +20,7 @@
 // bucket) goes to chunks under dist/server/chunks/, with the packages they import. Bundled into
 // main.js, those packages' imports were hoisted to its top and the AWS SDK loaded in the embedded
 // default too (some 30 MB more heap, and V8 then collected differently under uploads; see
-// test/upload-gc.test.ts). Chunks are written before main.js, and main.js is renamed in last.
+// test/ingest/upload-gc.test.ts). Chunks are written before main.js, and main.js is renamed in last.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -88,7 +88,7 @@ export async function buildServer() {
  * The flags, and why: `--enable-source-maps`, so that stack traces name the TypeScript sources;
  * `--expose-gc`, so that durableDatabase.ts's releaseImage() frees an export's copy at once;
  * `--initial-old-space-size=128`, a 128 MB floor under V8's old-generation limit, without which
- * every upload ran a full collection each 20 to 28 MB (test/upload-gc.test.ts says why).
+ * every upload ran a full collection each 20 to 28 MB (test/ingest/upload-gc.test.ts says why).
  */
 export function startNodeFlags() {
   const start = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;

@@ -1,7 +1,7 @@
 /**
  * The console's languages (issue 13, item 6): English and Simplified Chinese, one typed catalogue
  * each (messages/en.ts, messages/zh-CN.ts; the Chinese one must have every key of the English one,
- * which the compiler and test/console-i18n.test.ts check). The language is the one the admin chose
+ * which the compiler and test/console/console-i18n.test.ts check). The language is the one the admin chose
  * (remembered in this browser), else the browser's first that we have, else English.
  */
 import { useSyncExternalStore } from 'react';

@@ -8,7 +8,7 @@
 
 /**
  * The built-in containers: what phones, cameras, screen recorders, browsers, editors, DVDs,
- * camcorders and the usual downloads produce (the sources of test/media-sources.test.ts and a few
+ * camcorders and the usual downloads produce (the sources of test/media/media-sources.test.ts and a few
  * more of their kind).
  */
 export const BUILT_IN_CONTAINERS: readonly string[] = Object.freeze([

@@ -48,7 +48,7 @@ export interface AllowedFormats {
 
 /**
  * The built-in allow-list: what phones, cameras, screen recorders, browsers, editors, DVDs,
- * camcorders and the usual downloads produce (the sources of test/media-sources.test.ts and a few
+ * camcorders and the usual downloads produce (the sources of test/media/media-sources.test.ts and a few
  * more of their kind).
  */
 export const DEFAULT_ALLOWED_FORMATS: Readonly<AllowedFormats> = Object.freeze({

@@ -19,7 +19,7 @@
  *
  * Measured on a test source made SDR → HLG (and → PQ) the BT.2408 way: the tone-mapped frame's
  * mean luma and saturation are within 10 % of the SDR original's; without it, its saturation is a
- * third of the original's (test/media-hdr.test.ts).
+ * third of the original's (test/media/media-hdr.test.ts).
  */
 import type { VideoInfo } from './probe.js';
 

@@ -4,8 +4,8 @@ import { appRecord, freshStoresPerTest, insertApp, type StoreFactory } from './s
 
 /**
  * The contract of the applications (server/storage/types.ts AppStore), written once and run
- * against every engine (test/store-contract-embedded.test.ts: sql.js;
- * test/store-contract-postgres.test.ts: PostgreSQL), the way tus-node-server runs one suite
+ * against every engine (test/storage/store-contract-embedded.test.ts: sql.js;
+ * test/storage/store-contract-postgres.test.ts: PostgreSQL), the way tus-node-server runs one suite
  * against every store. An engine passes it by what its methods answer, never by how it stores
  * them.
  */

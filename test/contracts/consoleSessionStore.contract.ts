@@ -5,8 +5,8 @@ import type { ConsoleSessionStore } from '../../server/storage/types.js';
 /**
  * The contract of the console's session stores (server/storage/types.ts ConsoleSessionStore),
  * written once and run against each: this process's memory and the embedded sql.js database
- * (test/store-contract-embedded.test.ts), and PostgreSQL, where two nodes are two pools on one
- * database (test/store-contract-postgres.test.ts). A store passes by what it answers, never by
+ * (test/storage/store-contract-embedded.test.ts), and PostgreSQL, where two nodes are two pools on one
+ * database (test/storage/store-contract-postgres.test.ts). A store passes by what it answers, never by
  * how it keeps sessions.
  */
 

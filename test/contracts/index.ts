@@ -1,8 +1,8 @@
 /**
  * The storage contracts: one suite per store interface (`<interface>.contract.ts`), each a
  * function that declares its tests against the store an engine's file hands it. The engines'
- * files run them: test/store-contract-embedded.test.ts (sql.js, and memory where the embedded
- * mode keeps a store in memory; the quick tier) and test/store-contract-postgres.test.ts
+ * files run them: test/storage/store-contract-embedded.test.ts (sql.js, and memory where the embedded
+ * mode keeps a store in memory; the quick tier) and test/storage/store-contract-postgres.test.ts
  * (PostgreSQL; the full tier). The media store's is mediaStore.contract.ts.
  */
 import { apiCallerStoreContract } from './apiCallerStore.contract.js';

@@ -10,8 +10,8 @@ import { notYet, waitUntil } from '../helpers/wait.js';
 
 /**
  * The contract of MediaStore (server/storage/media/mediaStore.ts), written once and run against
- * every implementation: local disk (test/media-store-contract-local.test.ts, quick tier) and S3 on
- * a real Ceph RGW (test/media-store-contract-s3.test.ts, full tier), the way tus-node-server runs
+ * every implementation: local disk (test/storage/media-store-contract-local.test.ts, quick tier) and S3 on
+ * a real Ceph RGW (test/storage/media-store-contract-s3.test.ts, full tier), the way tus-node-server runs
  * one suite against every store. A store passes by what its methods answer, never by how it keeps
  * the bytes.
  */

@@ -6,7 +6,7 @@ import { freshStoresPerTest, type StoreFactory } from './storesHarness.js';
  * The contract of the console's saved settings (server/storage/types.ts SharedSettingsStore), run
  * against every engine: the embedded mode's `settings.json`, PostgreSQL's `console_settings`.
  * `watch` is not in it: only a store that another process writes tells of saves (PostgreSQL's is
- * tested in test/cluster-settings.test.ts).
+ * tested in test/console/cluster-settings.test.ts).
  */
 export function sharedSettingsStoreContract(engine: string, factory: StoreFactory): void {
   describe(`SharedSettingsStore contract: ${engine}`, () => {

@@ -4,8 +4,8 @@ import { freshStoresPerTest, type StoreFactory } from './storesHarness.js';
 
 /**
  * The contract of the signing keys (server/storage/types.ts SigningKeyStore), written once and run
- * against every engine (test/store-contract-embedded.test.ts: sql.js;
- * test/store-contract-postgres.test.ts: PostgreSQL), the way tus-node-server runs one suite
+ * against every engine (test/storage/store-contract-embedded.test.ts: sql.js;
+ * test/storage/store-contract-postgres.test.ts: PostgreSQL), the way tus-node-server runs one suite
  * against every store. An engine passes it by what its methods answer, never by how it stores
  * them.
  */

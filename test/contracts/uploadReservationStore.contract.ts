@@ -4,8 +4,8 @@ import type { ReservationView, UploadReservation, UploadReservationStore } from 
 /**
  * The contract of the upload reservations' stores (server/storage/types.ts
  * UploadReservationStore), written once and run against both: the embedded mode's ledger in this
- * process's memory (test/store-contract-embedded.test.ts), and PostgreSQL, where two nodes are two
- * pools on one database (test/store-contract-postgres.test.ts). A store passes by what it
+ * process's memory (test/storage/store-contract-embedded.test.ts), and PostgreSQL, where two nodes are two
+ * pools on one database (test/storage/store-contract-postgres.test.ts). A store passes by what it
  * answers, never by how it keeps reservations.
  */
 

@@ -7,7 +7,7 @@ import { freshStoresPerTest, insertApp, type StoreFactory } from './storesHarnes
 /**
  * The contract of the videos, their status history, renditions and text tracks
  * (server/storage/types.ts VideoStore), written once and run against every engine
- * (test/store-contract-embedded.test.ts: sql.js; test/store-contract-postgres.test.ts:
+ * (test/storage/store-contract-embedded.test.ts: sql.js; test/storage/store-contract-postgres.test.ts:
  * PostgreSQL), the way tus-node-server runs one suite against every store. An engine passes it by
  * what its methods answer, never by how it stores them.
  */

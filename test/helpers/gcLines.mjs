@@ -1,4 +1,4 @@
-// Loaded with --import into a vop under test (test/upload-gc.test.ts): a line on stderr for each
+// Loaded with --import into a vop under test (test/ingest/upload-gc.test.ts): a line on stderr for each
 // collection V8 makes, "vop-gc major" (mark-compact) or "vop-gc minor" (scavenge). Not V8's own
 // --trace-gc: it prints through C's stdio, which holds lines back while stdout is a pipe, so they
 // reached the test late or in another upload's window. Node writes to a pipe at once on Linux.

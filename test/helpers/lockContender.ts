@@ -1,5 +1,5 @@
 /**
- * One starter in test/data-dir-lock-race.test.ts: says it is loaded (a file `ready-<pid>` beside
+ * One starter in test/composition/data-dir-lock-race.test.ts: says it is loaded (a file `ready-<pid>` beside
  * the data directory), waits for the round's start signal (a file named `go` there), takes the data directory's lock, prints WON or LOST, and
  * holds a won lock for a while, so that the others try while it is held.
  *

@@ -52,7 +52,7 @@
 
   // ---- messages ----
   // Every text the page shows, in English and Simplified Chinese (the same keys: ZH_CN's type is
-  // EN's, which `npx tsc -p widget` checks, and test/console-i18n.test.ts finds no sentence outside
+  // EN's, which `npx tsc -p widget` checks, and test/console/console-i18n.test.ts finds no sentence outside
   // this block). The page speaks the browser's language; what it posts to the host page (the
   // `reason` of onFailure and onError) stays English, as host pages may read it.
 
@@ -178,7 +178,7 @@
   const lang = (navigator.languages?.length ? navigator.languages : [navigator.language]).map((l) => l.toLowerCase()).find((l) => l.startsWith('zh') || l.startsWith('en'))?.startsWith('zh') ? 'zh-CN' : 'en';
   /** What the page says, in its language. */
   const T = lang === 'zh-CN' ? ZH_CN : EN;
-  // Both catalogues, for test/console-languages.test.ts to compare in a real page.
+  // Both catalogues, for test/console/console-languages.test.ts to compare in a real page.
   Object.defineProperty(window, 'vopUploadMessages', { value: Object.freeze({ en: EN, 'zh-CN': ZH_CN }) });
   // ---- end of messages ----
 

@@ -1,6 +1,6 @@
 /**
  * The console's English messages: every string a person sees, by page. messages/zh-CN.ts has the
- * same keys (its type is this one's), and test/console-i18n.test.ts fails on a key missing from
+ * same keys (its type is this one's), and test/console/console-i18n.test.ts fails on a key missing from
  * either or a hard-coded string in a page. Messages with figures are functions.
  */
 import type { AttemptFailure } from '../../../server/callbacks/attemptFailure.js';

@@ -1,6 +1,6 @@
 /**
  * 控制台的简体中文文案：与 messages/en.ts 键完全相同（类型即英文目录的类型），
- * test/console-i18n.test.ts 检查两者一致。
+ * test/console/console-i18n.test.ts 检查两者一致。
  */
 import type { SettingProblem } from '../../../server/settings/settingProblem.js';
 import type { AttemptFailure } from '../../../server/callbacks/attemptFailure.js';
@@ -8,7 +8,7 @@ import type { Messages, ResultCodeWords } from './en.js';
 
 const rungParts: Record<string, string> = { label: '名称', shortSide: '短边', videoBitrateKbps: '视频码率' };
 
-/** 服务器结果代码（server/core/errors.ts）的中文说法；test/console-i18n.test.ts 检查每个代码都有。 */
+/** 服务器结果代码（server/core/errors.ts）的中文说法；test/console/console-i18n.test.ts 检查每个代码都有。 */
 const resultCodes: ResultCodeWords = {
   '1': '成功。',
   '100': (d) => (d ? `缺少参数：${d}` : '缺少必需的参数。'),

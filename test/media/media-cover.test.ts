@@ -1,0 +1,183 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import { buildCoverArgs, buildKeyframeSamplesArgs, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../../server/media/cover.js';
+import { run } from '../../server/media/ffmpegRunner.js';
+import { imageLuma, makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
+
+/** Pixel size of an image, straight from ffprobe (probe() rightly calls an image "not a video"). */
+async function imageSize(file: string): Promise<{ width: number; height: number }> {
+  const { ffprobe } = await testBinaries();
+  const { stdout } = await promisify(execFile)(ffprobe.path, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'json', file]);
+  const s = (JSON.parse(stdout) as { streams: Array<{ width: number; height: number }> }).streams[0]!;
+  return { width: s.width, height: s.height };
+}
+
+/** A clip whose keyframes x264 places every `gop` frames (x264's default is 250), opening on `black` seconds of black. */
+async function gopClip(dir: string, o: { seconds: number; gop: number; black: number; fps?: number }): Promise<string> {
+  const fps = o.fps ?? 30;
+  const file = path.join(dir, `gop${o.gop}-${o.seconds}s.mp4`);
+  await run([
+    '-f', 'lavfi', '-i', `color=c=black:s=640x360:r=${fps}:d=${o.black}`,
+    '-f', 'lavfi', '-i', `testsrc2=s=640x360:r=${fps}:d=${o.seconds - o.black}`,
+    '-filter_complex', '[0:v][1:v]concat=n=2:v=1:a=0[v]', '-map', '[v]',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-g', String(o.gop), '-sc_threshold', '0', '-pix_fmt', 'yuv420p', '-y', file,
+  ]);
+  return file;
+}
+
+describe('covers from keyframes', () => {
+  it('takes every moment from its keyframe in one ffmpeg run, with keyframes every 8.3 s (x264 defaults), skipping a black opening', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 60, gop: 250, black: 7 });
+    const out = path.join(dir, 'cover.jpg');
+    const chosen = await extractCover(clip, out, 60);
+    expect(chosen.runs).toBe(1);
+    expect(chosen.blank).toBe(false);
+    expect(await imageSize(out)).toEqual({ width: 640, height: 360 });
+    const luma = await imageLuma(out);
+    expect(luma.mean).toBeGreaterThan(40);
+    expect(luma.stdDev).toBeGreaterThan(10);
+    // Only the cover is left: no candidate picture, no sample.
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
+  });
+
+  it('samples the first moment (in the black opening) as blank from its keyframe, and keeps a picture', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 20, gop: 30, black: 3 });
+    const { chosen, samples, runs } = await pickCoverTime(clip, 20);
+    expect(runs).toBe(1);
+    expect(samples).toHaveLength(6);
+    expect(samples[0]!.blank).toBe(true);
+    expect(chosen.blank).toBe(false);
+  });
+
+  it('takes the moments no keyframe reaches (a single keyframe) from the start window, decoded once: two runs in all', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 6, gop: 100_000, black: 1 });
+    const out = path.join(dir, 'cover.jpg');
+    const chosen = await extractCover(clip, out, 6);
+    // The keyframe run and the window's; the cover is one of their pictures, no run of its own.
+    expect(chosen.runs).toBe(2);
+    expect(chosen.blank).toBe(false);
+    expect((await imageLuma(out)).stdDev).toBeGreaterThan(10);
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
+  });
+
+  it('takes every moment of a long video with a single keyframe from its first 10 s, and still finds a picture', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 40, gop: 100_000, black: 2 });
+    const { chosen, samples, runs } = await pickCoverTime(clip, 40);
+    expect(runs).toBe(2);
+    // No moment has a keyframe before the next: all six spread over the first 10 s, the first in the black opening.
+    expect(samples).toHaveLength(6);
+    expect(samples.slice(1).every((s) => s.atSeconds <= FALLBACK_WINDOW_SECONDS)).toBe(true);
+    expect(samples[0]!.blank).toBe(true);
+    expect(chosen.blank).toBe(false);
+    expect(new Set(samples.map((s) => s.atSeconds)).size).toBe(6);
+  });
+
+  it('reads the start window once, from its first frame, for the moments it gives', () => {
+    const args = buildWindowSamplesArgs('/m/src.ts', 10, [
+      { atSeconds: 2.5, sample: '/w/w0.gray', cover: '/w/w0.jpg' },
+      { atSeconds: 5, sample: '/w/w1.gray', cover: '/w/w1.jpg' },
+    ], { inputFormat: 'mpegts' });
+    expect(args.filter((a) => a === '-i')).toHaveLength(1);
+    expect(args.slice(0, args.indexOf('-i'))).toEqual(expect.arrayContaining(['-t', '10.000', '-f', 'mpegts']));
+    expect(args).not.toContain('-skip_frame');
+    const graph = args[args.indexOf('-filter_complex') + 1]!;
+    expect(graph).toContain('setpts=PTS-STARTPTS,split=2[w0][w1]');
+    expect(graph).toContain('[w1]trim=start=5.000,trim=end_frame=1');
+    // Deinterlaced where the frames around the moment still reach the filter, not as a lone frame.
+    const interlaced = buildWindowSamplesArgs('/m/src.vob', 1, [{ atSeconds: 0.5, sample: '/w/w0.gray', cover: '/w/w0.jpg' }], { deinterlace: true });
+    expect(interlaced[interlaced.indexOf('-filter_complex') + 1]).toMatch(/\[w0\]trim=start=0\.500,bwdif=[^;\[]*,trim=end_frame=1,split=2/);
+  });
+
+  it('reads only keyframes, each within reach of its moment', () => {
+    const args = buildKeyframeSamplesArgs('/m/src.mp4', [
+      { atSeconds: 0, withinSeconds: 6, sample: '/m/k0.gray', cover: '/m/k0.jpg' },
+      { atSeconds: 6, withinSeconds: 9, sample: '/m/k1.gray', cover: '/m/k1.jpg' },
+    ]);
+    expect(args.filter((a) => a === 'nokey')).toHaveLength(2);
+    expect(args[args.indexOf('-ss') + 1]).toBe('6.000');
+    expect(args[args.indexOf('-filter_complex') + 1]).toContain('[1:v:0]trim=end=9.000:end_frame=1');
+  });
+});
+
+describe('covers', () => {
+  it('deinterlaces the cover frame when asked (a source not known progressive), before squaring the pixels', () => {
+    const vf = (deinterlace: boolean) => {
+      const args = buildCoverArgs('/media/src.vob', 1, '/media/cover.jpg', 2, deinterlace);
+      return args[args.indexOf('-vf') + 1];
+    };
+    expect(vf(false)).toBe('scale=iw*sar:ih,setsar=1');
+    expect(vf(true)).toBe('bwdif=mode=send_frame:parity=auto:deint=interlaced,scale=iw*sar:ih,setsar=1');
+  });
+
+  it('skips a black opening and saves a full-size JPEG of a real picture', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 3, width: 320, height: 180, blackLeadSeconds: 1 });
+    expect((await imageLuma(clip)).mean, 'the clip really opens on black').toBeLessThan(5);
+
+    const { chosen, samples } = await pickCoverTime(clip, 3);
+    expect(samples.some((s) => s.blank), 'some samples fell in the black second').toBe(true);
+    expect(chosen.atSeconds).toBeGreaterThanOrEqual(1);
+    expect(chosen.blank).toBe(false);
+
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 3);
+    expect(await imageSize(cover)).toEqual({ width: 320, height: 180 });
+    const luma = await imageLuma(cover);
+    expect(luma.mean).toBeGreaterThan(40);
+    expect(luma.stdDev).toBeGreaterThan(10);
+  });
+
+  it('still gives a cover when the whole video is black', async () => {
+    const clip = await makeClip({ seconds: 2, width: 160, height: 90, blackLeadSeconds: 1.9 });
+    const { chosen } = await pickCoverTime(clip, 1.5, { sampleFractions: [0.2, 0.5] });
+    expect(chosen.blank).toBe(true);
+    const cover = path.join(makeTempDir(), 'black.jpg');
+    await extractCover(clip, cover, 1.5, { sampleFractions: [0.2, 0.5] });
+    expect(await imageSize(cover)).toEqual({ width: 160, height: 90 });
+  });
+
+  it('resizes to exactly each size of spec section 2.3, cropping to fill', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 1, width: 320, height: 180 });
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 1);
+    expect(Object.keys(COVER_SIZES)).toEqual(['2', '3', '4', '5', '6', '7']);
+    await Promise.all(
+      Object.entries(COVER_SIZES).map(async ([t, size]) => {
+        const out = path.join(dir, `cover-t${t}.jpg`);
+        await resizeCover(cover, out, size.width, size.height);
+        expect(await imageSize(out), `t=${t}`).toEqual(size);
+        expect((await imageLuma(out)).stdDev, `t=${t} is a picture, not a blank`).toBeGreaterThan(10);
+      }),
+    );
+  });
+
+  it('makes every size in one ffmpeg run, each exactly as a run of its own does', async () => {
+    const dir = makeTempDir();
+    const clip = await makeClip({ seconds: 1, width: 320, height: 180 });
+    const cover = path.join(dir, 'cover.jpg');
+    await extractCover(clip, cover, 1);
+    const outs = Object.entries(COVER_SIZES).map(([t, size]) => ({ path: path.join(dir, `set-t${t}.jpg`), ...size }));
+    await resizeCoverSet(cover, outs);
+    for (const o of outs) {
+      expect(await imageSize(o.path), o.path).toEqual({ width: o.width, height: o.height });
+      expect((await imageLuma(o.path)).stdDev, `${o.path} is a picture, not a blank`).toBeGreaterThan(10);
+    }
+    expect(() => buildResizeCoverSetArgs(cover, [])).toThrow(/No cover sizes/);
+  });
+
+  it('judges frames by their luma', () => {
+    expect(lumaStats(new Uint8Array([0, 255]))).toEqual({ mean: 127.5, stdDev: 127.5 });
+    expect(isBlankFrame({ mean: 3, stdDev: 1 })).toBe(true); // black
+    expect(isBlankFrame({ mean: 250, stdDev: 2 })).toBe(true); // white
+    expect(isBlankFrame({ mean: 120, stdDev: 2 })).toBe(true); // one flat grey
+    expect(isBlankFrame({ mean: 110, stdDev: 40 })).toBe(false);
+  });
+});
