@@ -24,7 +24,7 @@ import type { BackupService } from './backup/backupService.js';
 import type { MediaAccess } from './services/mediaAccess.js';
 import type { ScheduledBackups } from './backup/scheduledBackups.js';
 import { VideoService } from './services/videoService.js';
-import type { LocalMediaStore } from './storage/mediaStore.js';
+import type { LocalMediaRoot } from './storage/media/localMediaRoot.js';
 import type { MediaStore } from './storage/media/mediaStore.js';
 import type { Stores } from './storage/types.js';
 import { VideoLifecycle } from './videos/videoLifecycle.js';
@@ -49,7 +49,7 @@ export interface VopServer {
   adminToken: string;
   stores: Stores;
   events: VopEventBus;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /** Media as objects (issue 11): what every part reads and writes through, on local disk or S3. */
   objects: MediaStore;
   jobs: JobQueue;

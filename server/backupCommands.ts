@@ -18,7 +18,7 @@ import { MEDIA_CHOICES, writeBackup, type BackupManifest, type MediaChoice } fro
 import { VOP_VERSION } from './core/version.js';
 import { lockHolder } from './storage/dataDirLock.js';
 import { fsyncFile } from './storage/fsync.js';
-import { LocalMediaStore } from './storage/mediaStore.js';
+import { LocalMediaRoot } from './storage/media/localMediaRoot.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
 import { runningServerUrl } from './storage/serverAddress.js';
 import { databaseAddress } from './storage/postgres/postgresDatabase.js';
@@ -211,7 +211,7 @@ async function backup(args: BackupArgs, io: BackupCommandIo): Promise<number> {
       if (!fs.existsSync(path.join(args.dataDir, 'vop.db'))) throw new Error(`${path.resolve(args.dataDir)} holds no vop database (no vop.db): is --data-dir right? (A cluster is backed up through one of its nodes: --server <its URL>.)`);
       const stores = await openSqlJsStores({ dir: args.dataDir });
       try {
-        const objects = new LocalObjectMediaStore(new LocalMediaStore(args.dataDir));
+        const objects = new LocalObjectMediaStore(new LocalMediaRoot(args.dataDir));
         await writeBackup(out, { stores, objects, dataDir: args.dataDir, mode: 'embedded', vopVersion: VOP_VERSION }, { media: args.media ?? 'include', sealKey: args.sealKey });
       } finally {
         await stores.close();

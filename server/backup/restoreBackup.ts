@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import { DataDirLock } from '../storage/dataDirLock.js';
 import { fsyncDir, fsyncFile, writeFileSynced } from '../storage/fsync.js';
 import { splitMediaKey } from '../storage/media/mediaStore.js';
-import { LocalMediaStore } from '../storage/mediaStore.js';
+import { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import { markRestoreFinished, markRestoreStarted, unfinishedRestore } from '../storage/restoreMarker.js';
 import { rebuildSqliteImage } from '../storage/sqljs/imageRebuild.js';
 import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
@@ -93,7 +93,7 @@ export async function restoreIntoDataDir(file: string, dataDir: string, options:
       }
     }
     markRestoreStarted(dir, { from: path.resolve(file), startedAt: new Date().toISOString() });
-    const media = new LocalMediaStore(dir);
+    const media = new LocalMediaRoot(dir);
     let files = 0;
     let bytes = 0;
     const written = (size: number) => {

@@ -25,7 +25,7 @@ import { uploadApiRouter } from '../routes/uploadApi.js';
 import type { RequestOrigin } from '../routes/videoApi.js';
 import { widgetRouter } from '../routes/widget.js';
 import type { AppService } from '../services/appService.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 
 /** An app with vop's settings and no route yet (the fast path reads its query parser). */
 export function createExpressApp(): Express {
@@ -44,7 +44,7 @@ export interface RoutesDeps {
   ownNames: RequestHandler;
   baseUrl: (req: RequestOrigin) => string;
   ingest: Ingest;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   auth: AuthService;
   /** The video API's and the watch page's routers (composition/delivery.ts). */
   delivery: Router[];

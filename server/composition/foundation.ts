@@ -6,7 +6,7 @@
 import type { ServerOptions } from '../config.js';
 import { VopEventBus } from '../core/events.js';
 import { listenActivity } from '../logging/activityLog.js';
-import { LocalMediaStore } from '../storage/mediaStore.js';
+import { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import { LocalObjectMediaStore } from '../storage/media/localObjectMediaStore.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import { VideoMedia } from '../storage/media/videoMedia.js';
@@ -19,7 +19,7 @@ export interface Foundation {
   stores: Stores;
   events: VopEventBus;
   /** The data directory's media folder (uploads under way, scratch, the embedded mode's objects). */
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /** Media as objects, on local disk or S3: what every feature reads and writes through. */
   objects: MediaStore;
   videoMedia: VideoMedia;
@@ -62,7 +62,7 @@ export async function openFoundation(options: ServerOptions, parts: Parts): Prom
     // Applications are read on every API call: this node keeps copies, dropped as the relay hears of changes.
     stores.followChanges(relay);
   }
-  const media = new LocalMediaStore(options.dataDir);
+  const media = new LocalMediaRoot(options.dataDir);
   if (s3) log(`Media in object storage: ${options.objectStorage!.endpoint}, bucket ${options.objectStorage!.bucket}.`);
   const objects: MediaStore = s3 ?? new LocalObjectMediaStore(media);
   return { stores, events, media, objects, videoMedia: new VideoMedia(objects, media) };

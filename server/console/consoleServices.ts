@@ -11,7 +11,7 @@ import type { JobQueue } from '../jobs/jobQueue.js';
 import type { Processing } from '../processing/createProcessing.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoMedia } from '../storage/media/videoMedia.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import type { Stores } from '../storage/types.js';
 import { ConsoleSessions, sessionSecretKey } from './consoleSessions.js';
 import { JobAdmin } from './jobAdmin.js';
@@ -31,7 +31,7 @@ export interface ConsoleServicesDeps {
   consoleKeys: Pick<KeyRing, 'signing'>;
   stores: Stores;
   jobs: JobQueue;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /** A video's media wherever they live (deletion). */
   videoMedia: VideoMedia;
   /** Media as objects: the overview's storage figures are counted through it (MediaStore.list). */

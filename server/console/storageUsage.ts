@@ -1,5 +1,5 @@
 import type { MediaStore } from '../storage/media/mediaStore.js';
-import type { MediaArea } from '../storage/mediaStore.js';
+import type { MediaArea } from '../storage/media/localMediaRoot.js';
 import type { StorageArea, StorageUsageView } from './housekeepingViews.js';
 
 /** The kinds of media the overview counts, by the media store's areas. */

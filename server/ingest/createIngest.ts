@@ -7,7 +7,7 @@ import type { RetryConfig } from '../core/retry.js';
 import type { AuthService } from '../auth/authService.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { SourceFileGetType } from '../core/videoStatus.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { S3MediaStore } from '../storage/media/s3MediaStore.js';
 import type { Stores } from '../storage/types.js';
@@ -30,7 +30,7 @@ export interface IngestDeps {
   publicUrl?: string;
   auth: AuthService;
   stores: Stores;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /** Where sources are kept once complete (local disk or S3); with S3, tus uploads under way live there too. */
   objects: MediaStore;
   /** Cluster mode's database (the stores' databaseUrl): tus locks uploads there, so every node sees the lock. */

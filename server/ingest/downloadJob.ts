@@ -7,7 +7,7 @@ import type { JobRecord, JobStore } from '../storage/jobRecords.js';
 import { unsettledEnd } from '../videos/unsettledJobs.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { VideoStatus } from '../core/videoStatus.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import type { VideoStore } from '../storage/types.js';
 import { DownloadError, downloadToFile } from './httpDownload.js';
 import type { IngestService } from './ingestService.js';
@@ -19,7 +19,7 @@ const PROGRESS_EVERY_MS = 500;
 export interface DownloadJobDeps {
   ingest: IngestService;
   videos: VideoStore;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   lifecycle: VideoLifecycle;
   /** Swap point for tests (DNS answers); the options' allow and deny lists by default. */
   policy?: PullPolicy;

@@ -2,7 +2,7 @@ import { addressLimitKey } from '../core/addressLimitKey.js';
 import { ApiError } from '../core/errors.js';
 import type { AuthService } from '../auth/authService.js';
 import { SourceFileGetType, VIDEO_ID_RE } from '../core/videoStatus.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import type { AppRecord, AppStore, ReservationView, UploadReservation, UploadReservationStore, VideoRecord, VideoStore } from '../storage/types.js';
 import type { IngestOptions, UploadType } from './ingestOptions.js';
 import { formatBytes } from '../core/formatBytes.js';
@@ -50,7 +50,7 @@ export interface IngestServiceDeps {
   auth: AuthService;
   apps: AppStore;
   videos: VideoStore;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   intake: SourceIntake;
   credentials: UploadCredentials;
   options: IngestOptions;

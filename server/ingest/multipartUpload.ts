@@ -9,7 +9,7 @@ import { clientAddress } from '../http/clientAddress.js';
 import { ParamBag } from '../http/params.js';
 import { VideoStatus } from '../core/videoStatus.js';
 import type { AuthService } from '../auth/authService.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import { formatBytes } from '../core/formatBytes.js';
 import type { IngestService } from './ingestService.js';
 import { receiveMeter } from './receiveMeter.js';
@@ -35,7 +35,7 @@ export interface MultipartUploadDeps {
   ingest: IngestService;
   /** Checks the spec values as an API call, with the application's API networks. */
   auth: Pick<AuthService, 'authenticate'>;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
 }
 
 /**

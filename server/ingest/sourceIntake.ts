@@ -6,7 +6,7 @@ import { defaultFfmpegBinaries } from '../media/ffmpegBinaries.js';
 import { ProbeError, probe, type ProbeResult } from '../media/probe.js';
 import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { NOT_A_VIDEO_REASON, SourceFileGetType, VIDEO_ID_RE, VideoStatus } from '../core/videoStatus.js';
-import type { LocalMediaStore } from '../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import { mediaKey, type MediaStore } from '../storage/media/mediaStore.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
@@ -54,7 +54,7 @@ export interface IntakeResult {
 export interface SourceIntakeDeps {
   videos: VideoStore;
   /** This node's disk: where a complete file is claimed (`sources/<videoId>/source`). */
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /**
    * Where sources are kept: on local disk the claimed file is already the object; elsewhere
    * (S3) it is handed over to the store once claimed.

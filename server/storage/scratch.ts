@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isPathInsideDirectory } from './mediaStore.js';
+import { isPathInsideDirectory } from './media/localMediaRoot.js';
 
 /** What a node works on locally before its results go to the media store. */
 export type ScratchKind =

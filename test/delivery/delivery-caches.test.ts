@@ -19,7 +19,7 @@ import { MediaDeliveryService } from '../../server/services/mediaDelivery.js';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 import { mediaKey } from '../../server/storage/media/mediaStore.js';
 import { ObjectInfoCache } from '../../server/storage/media/objectInfoCache.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { makeClip } from '../helpers/clips.js';
 import type { SpecClient } from '../helpers/client.js';
 import { placeSource, TINY_PROCESSING } from '../helpers/processing.js';
@@ -213,7 +213,7 @@ async function serveObject(send: (req: http.IncomingMessage, res: http.ServerRes
 
 describe('the cache of objects’ info (stores without local files)', () => {
   it('asks the store once per GET and not at all per HEAD; a replaced object is asked for anew, a removed one is a 404', async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const key = mediaKey('hls', 'v1', '360p', 'seg_00000.ts');
     const first = crypto.randomBytes(50_000);
@@ -279,7 +279,7 @@ describe('the cache of objects’ info (stores without local files)', () => {
     const [date, file] = v.videoUrl.split('/') as [string, string];
     const key = mediaKey('play', date, file);
     // The server's own media, through a store without local files (as S3 is): the service keeps objects' info then.
-    const store = new LocalObjectMediaStore(new LocalMediaStore(t.vop.options.dataDir));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(t.vop.options.dataDir));
     (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const tokens = new MediaTokens(await KeyRing.open({ store: t.vop.stores.signingKeys, purpose: 'media', events: t.vop.events, log: () => {} }));
     const delivery = new MediaDeliveryService({ videos: t.vop.stores.videos, apps: t.vop.stores.apps, tokens, objects: store, covers: t.vop.services.processing.covers, events: t.vop.events });
@@ -317,7 +317,7 @@ describe('the cache of objects’ info (stores without local files)', () => {
   });
 
   it("drops a video's objects on its status event", async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     const objectInfo = new ObjectInfoCache({ ttlMs: 60_000, maxObjects: 2 });
     const keys = [mediaKey('covers', 'video-a', 'cover.jpg'), mediaKey('hls', 'video-a', 'master.m3u8'), mediaKey('covers', 'video-b', 'cover.jpg')];
     for (const key of keys) await store.put(key, { stream: Readable.from([Buffer.from(key)]) });

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, UnsafeMediaKeyError, type LocalMediaFile } from '../../server/storage/media/mediaStore.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { tempDataDir } from '../helpers/server.js';
 
 const open: LocalMediaFile[] = [];
@@ -24,7 +24,7 @@ function read(fd: number, length: number, position = 0): Buffer {
 
 describe('LocalObjectMediaStore.openLocalFileSync', () => {
   it("opens an object with stat's info, and keeps reading that file when a put replaces it", async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     const key = mediaKey('hls', 'v1', '180p', 'seg_000.ts');
     await store.put(key, { stream: Readable.from([Buffer.from('first bytes')]) });
     const opened = store.openLocalFileSync(key)!;
@@ -43,7 +43,7 @@ describe('LocalObjectMediaStore.openLocalFileSync', () => {
   });
 
   it('answers undefined for no object (missing, or a folder under the name), and refuses unsafe keys', () => {
-    const local = new LocalMediaStore(tempDataDir());
+    const local = new LocalMediaRoot(tempDataDir());
     const store = new LocalObjectMediaStore(local);
     expect(store.openLocalFileSync(mediaKey('play', '20260101', 'none.mp4'))).toBeUndefined();
     fs.mkdirSync(local.path('hls', 'v2', '180p'), { recursive: true });
@@ -62,7 +62,7 @@ describe("the local store's cache of recently read blocks (LocalMediaFile.readSy
   const bytes = crypto.randomBytes(3 * BLOCK + 1000); // three whole blocks and a short last one
 
   async function storeWith(blockCacheBytes: number, content = bytes) {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes, validMs: 0 });
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes, validMs: 0 });
     const key = mediaKey('hls', 'v3', '360p', 'seg_00000.ts');
     await store.put(key, { stream: Readable.from([content]) });
     return { store, key };
@@ -151,7 +151,7 @@ describe("the local store's cache of recently read blocks (LocalMediaFile.readSy
 
 describe('files kept open (OpenFileCache)', () => {
   it('sees a change made beside the store within validMs, and answers the old file whole until then; its own writes at once', async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes: 1024 * 1024, validMs: 300 });
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()), { maxFiles: 10, inactiveMs: 10_000, blockCacheBytes: 1024 * 1024, validMs: 300 });
     const key = mediaKey('hls', 'v5', '360p', 'index.m3u8');
     await store.put(key, { stream: Readable.from([Buffer.from('first version')]) });
     const text = () => {
@@ -176,7 +176,7 @@ describe('files kept open (OpenFileCache)', () => {
   });
 
   it('closes a file nobody asked for during one to two of its inactive periods, and its blocks go with it', async () => {
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()), { maxFiles: 10, inactiveMs: 100, blockCacheBytes: 1024 * 1024, validMs: 0 });
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()), { maxFiles: 10, inactiveMs: 100, blockCacheBytes: 1024 * 1024, validMs: 0 });
     const key = mediaKey('covers', 'v4', 'cover.jpg');
     await store.put(key, { stream: Readable.from([crypto.randomBytes(5000)]) });
     const file = store.openLocalFileSync(key)!;

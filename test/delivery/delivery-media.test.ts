@@ -14,7 +14,7 @@ import { CACHED_READ_MAX_BYTES, parseRange, sendMediaObject, SYNC_READ_MAX_BYTES
 import { COVER_SIZES } from '../../server/media/cover.js';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, type MediaStore } from '../../server/storage/media/mediaStore.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
 import type { SpecClient } from '../helpers/client.js';
 import { listFiles, placeSource, TINY_PROCESSING } from '../helpers/processing.js';
@@ -289,7 +289,7 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
   });
 
   it('reads nothing for a client that left before the answer began, small body or large', async () => {
-    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     if (way === 'stat and openRange') (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const key = mediaKey('play', '20260101', 'big.mp4');
     const source = path.join(makeTempDir(), 'big.bin');

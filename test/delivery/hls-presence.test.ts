@@ -5,16 +5,16 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { VopEventBus } from '../../server/core/events.js';
 import { HlsPresence } from '../../server/processing/playbackView.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 
 describe('HlsPresence: which videos have an HLS master playlist, from one listing', () => {
   let dir: string;
-  let media: LocalMediaStore;
+  let media: LocalMediaRoot;
   let events: VopEventBus;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-hls-'));
-    media = new LocalMediaStore(dir);
+    media = new LocalMediaRoot(dir);
     events = new VopEventBus();
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { resolveOptions } from '../../server/config.js';
 import { CACHED_READ_MAX_BYTES, sendMediaObject } from '../../server/http/fileResponse.js';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 import { mediaKey, type MediaStore } from '../../server/storage/media/mediaStore.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { makeTempDir } from '../helpers/clips.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
@@ -37,7 +37,7 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a client that stops 
     const file = path.join(dir, 'big.bin');
     // Larger than what loopback's socket buffers take in at once.
     fs.writeFileSync(file, Buffer.alloc(64 * 1024 * 1024, 7));
-    const local = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const local = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     const store: MediaStore = local;
     if (way === 'stat and openRange') (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const key = mediaKey('play', '20260101', 'big.mp4');
@@ -97,7 +97,7 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady cl
     const file = path.join(dir, 'big.bin');
     const size = 8 * 1024 * 1024;
     fs.writeFileSync(file, Buffer.alloc(size, 3));
-    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store: MediaStore = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     if (way === 'stat and openRange') (store as { openLocalFileSync?: unknown }).openLocalFileSync = undefined;
     const key = mediaKey('play', '20260101', 'steady.mp4');
     await store.put(key, { file });
@@ -155,7 +155,7 @@ describe('a mid-sized answer (an HLS segment: read whole, sent in one write)', (
     const file = path.join(dir, 'segment.ts');
     const body = Buffer.alloc(CACHED_READ_MAX_BYTES, 9); // more than a Unix socket's buffer takes in at once
     fs.writeFileSync(file, body);
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     const key = mediaKey('hls', 'v1', '360p', 'seg_00000.ts');
     await store.put(key, { file });
     const socketPath = path.join(dir, 'http.sock');
@@ -216,7 +216,7 @@ describe('a slow store', () => {
     const dir = makeTempDir('vop-slow-store-');
     const file = path.join(dir, 'object.bin');
     fs.writeFileSync(file, Buffer.alloc(3 * 64 * 1024, 5));
-    const store = new LocalObjectMediaStore(new LocalMediaStore(tempDataDir()));
+    const store = new LocalObjectMediaStore(new LocalMediaRoot(tempDataDir()));
     const key = mediaKey('play', '20260101', 'object.mp4');
     await store.put(key, { file });
     // As a far bucket answers: each chunk after a pause longer than the send timeout.

@@ -10,7 +10,7 @@
  * - No circle of imports anywhere in the tree, inside a folder included.
  * - Routes reach services, never stores: what a route may import from the storage layer is the
  *   shape of a record (`VideoRecord`, `VideoSearch`), as a type; no store interface or
- *   implementation (`VideoStore`, `Stores`, `MediaStore`, `LocalMediaStore`…), from anywhere.
+ *   implementation (`VideoStore`, `Stores`, `MediaStore`, `LocalMediaRoot`…), from anywhere.
  *   The services are composed from the stores outside `server/routes/` (composition/,
  *   console/consoleServices.ts).
  */
@@ -68,7 +68,7 @@ describe('layering: routes reach services, never stores', () => {
     expect(layeringProblems("import type { JobRecord, JobStore } from '../jobs/types.js';")).toHaveLength(1);
     expect(layeringProblems("import { type Stores } from '../storage/types.js';")).toHaveLength(1);
     expect(layeringProblems("import { openStores } from '../storage/openStores.js';")).toHaveLength(1);
-    expect(layeringProblems("import type {\n  AppRecord,\n  LocalMediaStore as Disk,\n} from '../storage/mediaStore.js';")).toHaveLength(1);
+    expect(layeringProblems("import type {\n  AppRecord,\n  LocalMediaRoot as Disk,\n} from '../storage/mediaStore.js';")).toHaveLength(1);
     expect(layeringProblems("import type { VideoRecord, VideoSearch } from '../storage/types.js';")).toEqual([]);
     expect(layeringProblems("import { type VideoRecord } from '../storage/types.js';")).toEqual([]);
     expect(layeringProblems("import type { VideoAdmin } from '../services/videoAdmin.js';")).toEqual([]);

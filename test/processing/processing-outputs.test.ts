@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { removeAttemptOutputs } from '../../server/processing/attemptOutputs.js';
 import { makeDateFolder, sourceExtension, videoIdOfPlayFile } from '../../server/processing/mediaNames.js';
 import { Readable } from 'node:stream';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
 import { Scratch } from '../../server/storage/scratch.js';
 import { makeTempDir } from '../helpers/clips.js';
@@ -54,7 +54,7 @@ describe('media names', () => {
 
 describe('clean-up of an unfinished attempt', () => {
   it('removes its stored but unlisted renditions, and nothing of other videos or other days', async () => {
-    const objects = new LocalObjectMediaStore(new LocalMediaStore(makeTempDir()));
+    const objects = new LocalObjectMediaStore(new LocalMediaRoot(makeTempDir()));
     const put = (key: string) => objects.put(key, { stream: Readable.from([Buffer.from('x')]) });
     // This video: a listed rendition (kept), a complete but unlisted one (removed).
     await put(`play/20260115/${ID}_720p.mp4`);

@@ -7,19 +7,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalObjectMediaStore } from '../../server/storage/media/localObjectMediaStore.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { bytes, mediaStoreContract, streamOf } from '../contracts/mediaStore.contract.js';
 import { tempDataDir } from '../helpers/server.js';
 
 /** Local disk: a data directory per test (under the run's temporary folder, removed at its end). */
 mediaStoreContract('local disk', async () => {
-  const local = new LocalMediaStore(tempDataDir('vop-media-contract-'));
+  const local = new LocalMediaRoot(tempDataDir('vop-media-contract-'));
   return { store: new LocalObjectMediaStore(local), copies: false, close: async () => undefined };
 });
 
 describe('local disk specifics', () => {
   it('keeps objects as files under the media root, hides puts in progress from list, and has no presigned URL', async () => {
-    const local = new LocalMediaStore(tempDataDir('vop-media-contract-'));
+    const local = new LocalMediaRoot(tempDataDir('vop-media-contract-'));
     const s = new LocalObjectMediaStore(local);
     await s.put('play/20261123/v1-720p.mp4', { stream: streamOf(bytes(10)) });
     expect(fs.readFileSync(local.path('play', '20261123', 'v1-720p.mp4'))).toEqual(bytes(10));

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMediaStore } from '../../server/storage/media/openMediaStore.js';
 import { openS3MediaStore, S3MediaStore } from '../../server/storage/media/s3MediaStore.js';
 import { s3OptionsFromEnv, validateS3Options } from '../../server/storage/media/s3Options.js';
-import { LocalMediaStore } from '../../server/storage/mediaStore.js';
+import { LocalMediaRoot } from '../../server/storage/media/localMediaRoot.js';
 import { bytes, mediaStoreContract, PART, streamOf } from '../contracts/mediaStore.contract.js';
 import { startCeph, type TestCeph } from '../helpers/ceph.js';
 import { tempDataDir } from '../helpers/server.js';
@@ -98,7 +98,7 @@ describe('Ceph RGW', () => {
     });
 
     it('openMediaStore picks object storage when VOP_S3_ENDPOINT is set, local disk otherwise', async () => {
-      const local = new LocalMediaStore(tempDataDir('vop-media-contract-'));
+      const local = new LocalMediaRoot(tempDataDir('vop-media-contract-'));
       const onDisk = await openMediaStore(local, {});
       expect(onDisk.store.kind).toBe('local');
       onDisk.close();

@@ -1,5 +1,5 @@
 import type { DataStore, Locker } from '@tus/server';
-import type { LocalMediaStore } from '../../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../../storage/media/localMediaRoot.js';
 import type { S3MediaStoreOptions } from '../../storage/media/s3Options.js';
 import type { IngestService, UploadLanding } from '../ingestService.js';
 import { receiveMeter } from '../receiveMeter.js';
@@ -10,7 +10,7 @@ import { tusRefusal } from './protocol.js';
 /** What the tus endpoint is built from (see TusUploads). */
 export interface TusUploadsDeps {
   ingest: IngestService;
-  media: LocalMediaStore;
+  media: LocalMediaRoot;
   /** Absolute base URL for Location headers; absent: relative Locations. */
   publicUrl?: string;
   /**

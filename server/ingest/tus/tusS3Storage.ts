@@ -6,7 +6,7 @@ import type { S3 } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
 import type { KvStore, Upload } from '@tus/server';
 import { VIDEO_ID_RE } from '../../core/videoStatus.js';
-import { isPathInsideDirectory } from '../../storage/mediaStore.js';
+import { isPathInsideDirectory } from '../../storage/media/localMediaRoot.js';
 import { s3ClientConfig, type S3MediaStoreOptions } from '../../storage/media/s3Options.js';
 import { expiresAt, isComplete, UPLOAD_ID_RE, type StoreHooks, type TusStorage } from './tusStorage.js';
 

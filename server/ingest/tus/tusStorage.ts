@@ -4,7 +4,7 @@ import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FileStore } from '@tus/file-store';
 import { ERRORS, type DataStore, type Upload } from '@tus/server';
-import type { LocalMediaStore } from '../../storage/mediaStore.js';
+import type { LocalMediaRoot } from '../../storage/media/localMediaRoot.js';
 
 /** tus upload ids as @tus/server names them (16 random bytes, hex). */
 export const UPLOAD_ID_RE = /^[0-9a-f]{32}$/;
@@ -126,7 +126,7 @@ export class FileTusStorage implements TusStorage {
   readonly directory: string;
 
   constructor(
-    private readonly media: LocalMediaStore,
+    private readonly media: LocalMediaRoot,
     private readonly expiryMs: number,
     hooks: StoreHooks,
   ) {

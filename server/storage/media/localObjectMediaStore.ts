@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { atomicOutput, removePartialOutputs } from '../atomicFile.js';
 import { fsyncDir, fsyncFile } from '../fsync.js';
-import type { LocalMediaStore } from '../mediaStore.js';
+import type { LocalMediaRoot } from './localMediaRoot.js';
 import { DEFAULT_OPEN_FILE_CACHE, OpenFileCache, type OpenFileCacheOptions } from './openFileCache.js';
 import {
   assertRange,
@@ -22,8 +22,8 @@ import {
 } from './mediaStore.js';
 
 /**
- * {@link MediaStore} on local disk, over the media root of a {@link LocalMediaStore}: a key
- * `<area>/<a>/<b>` is the file `<dataDir>/media/<area>/<a>/<b>`, built by LocalMediaStore.path and
+ * {@link MediaStore} on local disk, over the media root of a {@link LocalMediaRoot}: a key
+ * `<area>/<a>/<b>` is the file `<dataDir>/media/<area>/<a>/<b>`, built by LocalMediaRoot.path and
  * its containment check. A put writes a hidden temporary file beside the target, fsyncs it and
  * renames it into place (server/storage/atomicFile.ts), so readers see the old object or the whole
  * new one; hidden names are not keys, so list never shows a put in progress.
@@ -34,7 +34,7 @@ export class LocalObjectMediaStore implements MediaStore {
   readonly openFiles: OpenFileCache;
 
   constructor(
-    readonly local: LocalMediaStore,
+    readonly local: LocalMediaRoot,
     openFiles: OpenFileCacheOptions = DEFAULT_OPEN_FILE_CACHE,
   ) {
     this.openFiles = new OpenFileCache(openFiles);
@@ -156,7 +156,7 @@ export class LocalObjectMediaStore implements MediaStore {
     const { segments } = splitMediaKey(prefix);
     this.openFiles.dropPrefix(prefix);
     if (segments.length === 0) {
-      // An area itself stays (LocalMediaStore made it); its contents go.
+      // An area itself stays (LocalMediaRoot made it); its contents go.
       for (const name of await fs.promises.readdir(this.folder(prefix))) {
         await fs.promises.rm(path.join(this.folder(prefix), name), { recursive: true, force: true });
       }

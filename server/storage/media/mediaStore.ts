@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { MediaArea } from '../mediaStore.js';
+import type { MediaArea } from './localMediaRoot.js';
 
 /**
  * Where media live, as every part of vop sees them (issue 11, item 2): intake, transcode, covers,

@@ -1,4 +1,4 @@
-import type { LocalMediaStore } from '../mediaStore.js';
+import type { LocalMediaRoot } from './localMediaRoot.js';
 import { LocalObjectMediaStore } from './localObjectMediaStore.js';
 import type { MediaStore } from './mediaStore.js';
 import { openS3MediaStore } from './s3MediaStore.js';
@@ -10,7 +10,7 @@ import { s3OptionsFromEnv, type S3MediaStoreOptions } from './s3Options.js';
  * under the data directory otherwise. `close` releases the store's connections.
  */
 export async function openMediaStore(
-  local: LocalMediaStore,
+  local: LocalMediaRoot,
   env: NodeJS.ProcessEnv = process.env,
   overrides: Partial<S3MediaStoreOptions> = {},
 ): Promise<{ store: MediaStore; close(): void }> {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { LocalMediaStore } from '../mediaStore.js';
+import type { LocalMediaRoot } from './localMediaRoot.js';
 import { mediaKey, type MediaStore } from './mediaStore.js';
 
 /**
@@ -10,7 +10,7 @@ import { mediaKey, type MediaStore } from './mediaStore.js';
 export class VideoMedia {
   constructor(
     private readonly objects: MediaStore,
-    private readonly local: LocalMediaStore,
+    private readonly local: LocalMediaRoot,
   ) {}
 
   /** Removes every object and local file of `videoId`; `playFiles` are its renditions (`<date>/<file>`). */

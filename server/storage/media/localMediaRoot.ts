@@ -37,7 +37,7 @@ const AREAS: readonly MediaArea[] = ['incoming', 'sources', 'play', 'hls', 'cove
  * is built on it; other code reaches media through that store, this class only for its own scratch
  * (uploads in progress), disk space and the paths the local store maps keys to.
  */
-export class LocalMediaStore {
+export class LocalMediaRoot {
   readonly root: string;
 
   constructor(dataDir: string) {
