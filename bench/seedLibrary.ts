@@ -8,7 +8,7 @@ import { createServer } from '../server/app.js';
 import { progress } from './lib.js';
 import { AppService } from '../server/services/appService.js';
 import { VideoStatus } from '../server/core/videoStatus.js';
-import { openSqlJsStores } from '../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../server/storage/sqljs/openSqlJsStores.js';
 import type { RenditionRecord, VideoRecord } from '../server/storage/types.js';
 
 /** What the benchmarks need to know about a seeded library. */

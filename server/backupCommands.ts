@@ -22,7 +22,7 @@ import { LocalMediaRoot } from './storage/media/localMediaRoot.js';
 import { LocalObjectMediaStore } from './storage/media/localObjectMediaStore.js';
 import { runningServerUrl } from './storage/serverAddress.js';
 import { databaseAddress } from './storage/postgres/postgresDatabase.js';
-import { openSqlJsStores } from './storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from './storage/sqljs/openSqlJsStores.js';
 import { parseStartArgs } from './startArgs.js';
 
 export const BACKUP_USAGE = `backup --out <file|-> [--data-dir <dir>] [--with-media | --no-media | --media include|list|none]

@@ -19,7 +19,7 @@ import { splitMediaKey } from '../storage/media/mediaStore.js';
 import { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import { markRestoreFinished, markRestoreStarted, unfinishedRestore } from '../storage/restoreMarker.js';
 import { rebuildSqliteImage } from '../storage/sqljs/imageRebuild.js';
-import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
+import { SQLITE_BACKUP_PART } from '../storage/sqljs/openSqlJsStores.js';
 import { verifyBackup } from './verifyBackup.js';
 import { DATA_DIR_FILES, MEDIA_LIST_PART, MEDIA_PREFIX, mediaPartsOutsideAreas, SETTINGS_PREFIX, type BackupManifest } from './writeBackup.js';
 

@@ -12,7 +12,7 @@ import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import { checkSqliteImage } from '../storage/sqljs/imageCheck.js';
 import { PG_BACKUP_TABLES, tablePartName } from '../storage/postgres/postgresExport.js';
-import { SQLITE_BACKUP_PART } from '../storage/sqljs/sqljsStore.js';
+import { SQLITE_BACKUP_PART } from '../storage/sqljs/openSqlJsStores.js';
 import { collect, readBackup, type ReadBackupOptions } from './backupReader.js';
 import type { BackupManifestFields } from './writeBackup.js';
 

@@ -1,6 +1,6 @@
 import type { RetryConfig } from '../core/retry.js';
 import { Scratch } from './scratch.js';
-import { openSqlJsStores } from './sqljs/sqljsStore.js';
+import { openSqlJsStores } from './sqljs/openSqlJsStores.js';
 import type { Stores } from './types.js';
 
 /** Options of {@link openStores}. */

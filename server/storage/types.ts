@@ -4,7 +4,7 @@ import type { JobStore } from './jobRecords.js';
 
 /**
  * The narrow storage interfaces routes and services see. The sql.js implementation is opened by
- * sqljs/sqljsStore.ts, the PostgreSQL one by postgres/openPostgresStores.ts; both pass the one contract
+ * sqljs/openSqlJsStores.ts, the PostgreSQL one by postgres/openPostgresStores.ts; both pass the one contract
  * suite of each interface, test/contracts/ (docs/testing.md, "Store contracts"). Every method is
  * async so that an implementation over the network fits the same shape.
  */

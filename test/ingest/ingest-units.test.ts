@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VopEventBus } from '../../server/core/events.js';
 import { DownloadError, downloadToFile } from '../../server/ingest/httpDownload.js';
 import { JobQueue, PermanentJobError } from '../../server/jobs/jobQueue.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { resolveIngestOptions } from '../../server/ingest/ingestOptions.js';
 import { PullPolicy, allowEntriesThatNarrowNothing } from '../../server/ingest/pullPolicy.js';
 import { LEGACY_KEY_ID, UploadCredentials, type UploadGrant } from '../../server/ingest/uploadCredential.js';

@@ -9,7 +9,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobRecord } from '../../server/storage/jobRecords.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import type { VideoRecord } from '../../server/storage/types.js';
 import { startCallbackReceiver } from '../helpers/callbackReceiver.js';
 import { AdminClient } from '../helpers/client.js';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { VopEventBus } from '../../server/core/events.js';
 import { JobQueue } from '../../server/jobs/jobQueue.js';
 import { backoffDelay } from '../../server/core/retry.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { tempDataDir } from '../helpers/server.js';
 
 const quick = { maxRetries: 2, baseDelayMs: 20, maxDelayMs: 100, jitter: false };

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMasterPlaylist } from '../../server/media/hls.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { settledDeliveries } from '../helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';

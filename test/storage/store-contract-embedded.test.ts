@@ -13,7 +13,7 @@ import { MemoryUploadReservations, UploadLedger } from '../../server/ingest/uplo
 import { MemoryConsoleSessionStore } from '../../server/storage/memoryConsoleSessions.js';
 import { DurableDatabase } from '../../server/storage/sqljs/durableDatabase.js';
 import { SqlJsConsoleSessionStore } from '../../server/storage/sqljs/sqljsConsoleSessions.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { consoleSessionStoreContract, storesContracts, uploadReservationStoreContract } from '../contracts/index.js';
 import { tempDataDir } from '../helpers/server.js';
 

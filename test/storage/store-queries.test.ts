@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppService } from '../../server/services/appService.js';
-import { openSqlJsStores } from '../../server/storage/sqljs/sqljsStore.js';
+import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { videoRecord } from '../helpers/fixtures.js';
 
 describe('VideoStore queries', () => {

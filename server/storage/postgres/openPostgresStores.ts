@@ -10,7 +10,7 @@ import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresSigningKeys } from './postgresSigningKeys.js';
 import { PostgresAppStore } from './postgresAppStore.js';
-import { PostgresVideoStore } from './postgresMetadataStores.js';
+import { PostgresVideoStore } from './postgresVideoStore.js';
 import { defaultExportDir, exportPostgresDatabase } from './postgresExport.js';
 
 /** Options of {@link openPostgresStores}. */

@@ -1,6 +1,6 @@
 /**
  * The `apps` and `videos` tables' rows and their records (storage/types.ts): one map for both
- * engines (sqljs/sqljsStore.ts, postgres/postgresMetadataStores.ts).
+ * engines (sqljs/sqljsVideoStore.ts and sqljsAppStore.ts, postgres/postgresVideoStore.ts and postgresAppStore.ts).
  */
 import type { AppRecord, LadderState, TextTrackRecord, VideoRecord } from '../types.js';
 import { flag, type FlagColumn } from './columns.js';

@@ -1,155 +1,16 @@
-import { SqlJsViewCounts } from './sqljsViewCounts.js';
-import { FileSharedSettings } from '../fileSharedSettings.js';
-import { MemoryApiCallerStore } from '../memory/memoryApiCallers.js';
-import { MemoryWindowCounters } from '../memory/memoryWindowCounters.js';
 import crypto from 'node:crypto';
-import { DEFAULT_MEDIA_TTL_SECONDS, type AppPatchFields, type AppRecord, type AppStore, type LadderState, type Page, type RenditionRecord, type StatusChange, type Stores, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
+import { type LadderState, type Page, type RenditionRecord, type StatusChange, type TextTrackRecord, type VideoRecord, type VideoSearch, type VideoStore } from '../types.js';
 import { CALLBACK_STATUSES, outboxStateSql } from '../outbox.js';
-import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
-import { SqlJsJobStore } from './sqljsJobStore.js';
-import { SqlJsConsoleSessionStore } from './sqljsConsoleSessions.js';
-import { SqlJsSigningKeys } from './sqljsSigningKeys.js';
-import { DurableDatabase, type SqlParam } from './durableDatabase.js';
-import { byTextTrackAge, toApp, toTextTrack, toVideo, type AppRow, type TextTrackRow, type VideoRow } from '../rows/metadataRows.js';
+import type { DurableDatabase, SqlParam } from './durableDatabase.js';
+import { byTextTrackAge, toTextTrack, toVideo, type TextTrackRow, type VideoRow } from '../rows/metadataRows.js';
 
 /** The fields VideoSearch.text looks in: title, uploader, tags, description. */
 const SEARCHED_FIELDS = ['title', 'create_user', 'tags', 'description'] as const;
 
-/** The embedded database's file in a backup. */
-export const SQLITE_BACKUP_PART = 'database/vop.db';
-
-/** Options of {@link openSqlJsStores}. */
-export interface SqlJsStoreOptions {
-  /** The data directory; the database lives in it as `vop.db` plus `journal/`. */
-  dir: string;
-  /** Where storage warnings go. */
-  log?: (message: string) => void;
-}
-
-/** Opens the embedded sql.js storage (durable: see durableDatabase.ts). */
-export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Stores & { db: DurableDatabase }> {
-  const db = await DurableDatabase.open({ dir: options.dir, log: options.log });
-  return {
-    db,
-    jobs: new SqlJsJobStore(db),
-    callbacks: new SqlJsCallbackStore(db),
-    apps: new SqlJsAppStore(db),
-    videos: new SqlJsVideoStore(db),
-    signingKeys: new SqlJsSigningKeys(db),
-    consoleSessions: new SqlJsConsoleSessionStore(db),
-    views: new SqlJsViewCounts(db),
-    // One process counts and sees every call: these need no table (memory/ says why for each).
-    counters: new MemoryWindowCounters(),
-    apiCallers: new MemoryApiCallerStore(),
-    // Where embedded users have always had them, the data folder's settings.json.
-    sharedSettings: new FileSharedSettings(options.dir),
-    // One process makes every change, and drops its own copies as it does (SqlJsAppStore).
-    followChanges: () => undefined,
-    exportDatabase: async () => {
-      const { image, read: counts, schemaVersion } = await db.copySoon(() => {
-        const row = db.get<{ apps: number; videos: number; deliveries: number }>(
-          'SELECT (SELECT COUNT(*) FROM apps) AS apps, (SELECT COUNT(*) FROM videos) AS videos, (SELECT COUNT(*) FROM callback_deliveries) AS deliveries',
-        )!;
-        return { apps: Number(row.apps), videos: Number(row.videos), callbackDeliveries: Number(row.deliveries) };
-      });
-      return { engine: 'sqlite', schemaVersion, counts, parts: [{ name: SQLITE_BACKUP_PART, data: image }], release: async () => undefined };
-    },
-    close: () => db.close(),
-    warnings: () => [...db.warnings],
-  };
-}
-
-class SqlJsAppStore implements AppStore {
-  /**
-   * Applications and their grants as read, by AppId: every spec API call authenticates, and a
-   * read through sql.js cost 7 to 25 µs of the call. There are few applications and they change
-   * only through this class, so an entry is dropped when its row is written (the write is in
-   * memory by the time write() returns) and read again on the next use. Unknown AppIds are not
-   * kept: anyone can send those. Callers get copies.
-   */
-  private readonly cached = new Map<string, AppRecord>();
-  private readonly cachedGrants = new Map<string, string[]>();
-
-  constructor(private readonly db: DurableDatabase) {}
-
-  async insert(app: AppRecord): Promise<void> {
-    const done = this.db.write([
-      [
-        'INSERT INTO apps (app_id, name, secret, callback_url, disabled, api_networks, whole_ladder_first, media_access, media_ttl_seconds, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [
-          app.appId, app.name, app.secret, app.callbackUrl, app.disabled ? 1 : 0, app.apiNetworks.join(','), app.wholeLadderFirst ? 1 : 0,
-          app.mediaAccess ?? 'public', app.mediaTtlSeconds ?? DEFAULT_MEDIA_TTL_SECONDS, app.createdAt, app.updatedAt,
-        ],
-      ],
-    ]);
-    this.cached.delete(app.appId);
-    await done;
-  }
-
-  async get(appId: string): Promise<AppRecord | undefined> {
-    let app = this.cached.get(appId);
-    if (!app) {
-      const row = this.db.get<AppRow>('SELECT * FROM apps WHERE app_id = ?', [appId]);
-      if (!row) return undefined;
-      app = toApp(row);
-      this.cached.set(appId, app);
-    }
-    return { ...app, apiNetworks: [...app.apiNetworks] };
-  }
-
-  async list(): Promise<AppRecord[]> {
-    return this.db.all<AppRow>('SELECT * FROM apps ORDER BY created_at, app_id').map(toApp);
-  }
-
-  async update(
-    appId: string,
-    patch: AppPatchFields,
-    now: number,
-  ): Promise<AppRecord | undefined> {
-    const sets: string[] = [];
-    const params: SqlParam[] = [];
-    if (patch.name !== undefined) (sets.push('name = ?'), params.push(patch.name));
-    if (patch.secret !== undefined) (sets.push('secret = ?'), params.push(patch.secret));
-    if (patch.callbackUrl !== undefined) (sets.push('callback_url = ?'), params.push(patch.callbackUrl));
-    if (patch.disabled !== undefined) (sets.push('disabled = ?'), params.push(patch.disabled ? 1 : 0));
-    if (patch.apiNetworks !== undefined) (sets.push('api_networks = ?'), params.push(patch.apiNetworks.join(',')));
-    if (patch.wholeLadderFirst !== undefined) (sets.push('whole_ladder_first = ?'), params.push(patch.wholeLadderFirst ? 1 : 0));
-    if (patch.mediaAccess !== undefined) (sets.push('media_access = ?'), params.push(patch.mediaAccess));
-    if (patch.mediaTtlSeconds !== undefined) (sets.push('media_ttl_seconds = ?'), params.push(patch.mediaTtlSeconds));
-    sets.push('updated_at = ?');
-    params.push(now, appId);
-    const done = this.db.write([[`UPDATE apps SET ${sets.join(', ')} WHERE app_id = ?`, params]]);
-    this.cached.delete(appId);
-    const [changed] = await done;
-    return changed ? this.get(appId) : undefined;
-  }
-
-  async setGrants(appId: string, targetAppIds: string[]): Promise<void> {
-    const done = this.db.write([
-      ['DELETE FROM app_grants WHERE app_id = ?', [appId]],
-      ...targetAppIds.map((t): [string, SqlParam[]] => ['INSERT INTO app_grants (app_id, target_app_id) VALUES (?, ?)', [appId, t]]),
-    ]);
-    this.cachedGrants.delete(appId);
-    await done;
-  }
-
-  async grants(appId: string): Promise<string[]> {
-    let targets = this.cachedGrants.get(appId);
-    if (!targets) {
-      targets = this.db
-        .all<{ target_app_id: string }>('SELECT target_app_id FROM app_grants WHERE app_id = ? ORDER BY target_app_id', [appId])
-        .map((r) => r.target_app_id);
-      // Grants are asked for only by authenticated applications, so the map stays small.
-      this.cachedGrants.set(appId, targets);
-    }
-    return [...targets];
-  }
-}
-
 /** List pages kept per application (see SqlJsVideoStore.pages). */
 const MAX_CACHED_PAGES_PER_APP = 64;
 
-class SqlJsVideoStore implements VideoStore {
+export class SqlJsVideoStore implements VideoStore {
   /**
    * COUNT(*) over an application's videos walks its index range: with 100,000 videos that is the
    * bulk of a list call. Counts only change on insert (and delete), so they are cached until then.
