@@ -31,11 +31,18 @@ export function prepareDataDir(options: ServerOptions): string {
  * readable by the owner only.
  */
 function loadOrCreateAdminToken(dataDir: string): string {
-  return loadOrCreateSecret(
-    path.join(dataDir, 'admin-token'),
-    () => crypto.randomBytes(24).toString('base64url'),
-    (text) => text.length >= 16,
-  );
+  return loadOrCreateSecret(path.join(dataDir, 'admin-token'), newAdminToken, (text) => text.length >= 16);
+}
+
+/**
+ * A new admin token: 24 random bytes in base64url, never beginning with '-', which an operator's
+ * `--admin-token <token>` would have read as an option (one token in 64 did).
+ */
+export function newAdminToken(): string {
+  for (;;) {
+    const token = crypto.randomBytes(24).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
 
 /**
