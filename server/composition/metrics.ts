@@ -46,7 +46,7 @@ export function createMetrics(options: ServerOptions, { events, stores }: Founda
     events,
     jobCounts: (states) => stores.jobs.countByTypeAndState(states),
     jobTypes: () => jobs.describe().runs,
-    uploadsActive: () => deps.ingest.uploads.underWay(),
+    uploadsActive: () => deps.ingest.room.uploads.underWay(),
     storage: () => deps.storage.get(),
     storageMaxAgeMs: options.housekeeping.storageCacheMs,
     statusHistory: (videoId) => stores.videos.statusHistory(videoId),

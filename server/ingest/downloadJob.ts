@@ -60,15 +60,15 @@ export function downloadJob(deps: DownloadJobDeps): JobTypeDefinition<'download'
       await fs.promises.mkdir(path.dirname(file), { recursive: true });
       await fs.promises.rm(file, { force: true });
       try {
-        await deps.ingest.ensureRoomFor(0);
+        await deps.ingest.room.ensureRoomFor(0);
         await downloadToFile(video.sourceUrl, file, {
           ...pull,
           policy,
-          checkRoom: () => deps.ingest.ensureRoomFor(0),
+          checkRoom: () => deps.ingest.room.ensureRoomFor(0),
           checkRoomEveryBytes: deps.ingest.options.spaceCheckIntervalBytes,
           signal: ctx.signal,
           onProgress: progressReporter(ctx),
-          beforeSave: (total) => deps.ingest.ensureRoomFor(total ?? 0),
+          beforeSave: (total) => deps.ingest.room.ensureRoomFor(total ?? 0),
         });
         await deps.ingest.intake.accept(videoId, file, { from: VideoStatus.Downloading, keepSource: false, arrival: { via: 'pull', appId: video.appId, startedAt } });
       } catch (err) {

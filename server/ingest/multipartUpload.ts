@@ -172,7 +172,7 @@ async function storeChecked(
   // it is sent chunked; refused with 303 while the video has another upload under way. The body
   // lands whole in the media folder: the shared one in a cluster that mounts one, this node's own
   // with media in a bucket (until intake hands it over), and the reservation counts against it.
-  await ingest.reserveRoom(key, { kind: 'multipart', videoId, appId: arrival.appId, size: Number.isFinite(declared) ? declared : maxBytes }, clientAddress(req), 'media');
+  await ingest.room.reserveRoom(key, { kind: 'multipart', videoId, appId: arrival.appId, size: Number.isFinite(declared) ? declared : maxBytes }, clientAddress(req), 'media');
   try {
     const file = media.path('incoming', videoId, `upload-${crypto.randomBytes(8).toString('hex')}.part`);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
@@ -184,7 +184,7 @@ async function storeChecked(
       out.destroy(new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`));
     });
     // A disk that fills up meanwhile stops the body with 507; the partial file is removed below.
-    const meter = receiveMeter({ onBytes: (n) => ingest.progress(key, n), check: () => ingest.checkRoomWhileReceiving(), everyBytes: ingest.options.spaceCheckIntervalBytes });
+    const meter = receiveMeter({ onBytes: (n) => ingest.room.progress(key, n), check: () => ingest.room.checkRoomWhileReceiving(), everyBytes: ingest.options.spaceCheckIntervalBytes });
     try {
       await pipeline(stream, meter, out);
       if (over || stream.truncated) throw new ApiError('PAYLOAD_TOO_LARGE', `the file may be at most ${formatBytes(maxBytes)}`);
@@ -197,6 +197,6 @@ async function storeChecked(
     return { videoId, file, keepSource, arrival };
   } finally {
     // The file is on disk (or gone): nothing more is promised to it.
-    await ingest.release(key);
+    await ingest.room.release(key);
   }
 }

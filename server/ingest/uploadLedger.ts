@@ -14,7 +14,7 @@ export interface LiveUpload extends Omit<UploadReservation, 'key'> {
  * land, and goes when the upload finishes, is terminated or expires; a tus upload that receives
  * nothing for a while stops counting (it goes idle) until it is reserved again. The space check
  * of a new upload counts what is promised to the others, to its application and to its address
- * (IngestService.reserveRoom), and the ledger tells whether a video already has an upload under
+ * (UploadRoom.reserveRoom), and the ledger tells whether a video already has an upload under
  * way, idle or not: there is at most one per video.
  *
  * In memory: the tus uploads are rebuilt from the store's folder at start and on every sweep

@@ -48,7 +48,7 @@ export interface VopMetricsDeps {
   jobCounts: (states: Array<(typeof LIVE_JOB_STATES)[number]>) => Promise<Array<{ type: string; state: string; count: number }>>;
   /** The job types this node runs: shown at 0 when none is queued or running, so a series does not come and go. */
   jobTypes: () => string[];
-  /** Uploads under way on this node (IngestService.uploads). */
+  /** Uploads under way on this node (UploadRoom.uploads). */
   uploadsActive: () => number;
   /** The storage figures (console/storageUsage.ts: a cached count of every media object). */
   storage: () => Promise<StorageUsageView>;

@@ -105,7 +105,7 @@ async function lockHeld(id: string): Promise<boolean> {
 }
 
 /** Bytes of an upload node `node` has received into the write under way (its ledger's count). */
-const received = (node: TestServer, id: string) => node.vop.services.ingest.uploads.get(id)?.written;
+const received = (node: TestServer, id: string) => node.vop.services.ingest.room.uploads.get(id)?.written;
 
 /** Resolves with the status of a PATCH the test writes by hand, once the server answers (or 0 if the connection drops first). */
 function answerOf(req: http.ClientRequest): Promise<{ status: number; offset: string | undefined }> {

@@ -64,7 +64,7 @@ describe('the bytes one application or one address may hold in declared uploads'
     // The disk itself has room: another application's upload gets it.
     const other = await create(s, b, 4 * MiB, '10.0.0.4');
     expect(other.status, other.body).toBe(201);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(8 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(8 * MiB);
   });
 
   it("one address's uploads hold at most a quarter of the room, whatever the application; an IPv6 client counts by its /64", async () => {
@@ -114,7 +114,7 @@ describe('an upload that sends nothing for a while', () => {
       return c.status === 201 ? c : notYet({ status: c.status, body: c.body });
     }, { timeoutMs: 6_000, pollMs: 200 });
     expect(taken.status, taken.body).toBe(201);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(6 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(6 * MiB);
 
     // The idle upload still exists and still holds its video, but its bytes no longer fit.
     expect(Number((await tusHead(idle.url!)).headers.get('upload-offset'))).toBe(0);
@@ -130,7 +130,7 @@ describe('an upload that sends nothing for a while', () => {
     const again = await patch(idle.url!, 0, Buffer.alloc(MiB, 1), '10.0.0.1');
     expect(again.status, again.body).toBe(204);
     expect(again.offset).toBe(String(MiB));
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(4 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(4 * MiB);
   });
 
   it('keeps its reservation while bytes keep arriving', async () => {
@@ -145,7 +145,7 @@ describe('an upload that sends nothing for a while', () => {
       offset = Number(r.offset);
     }
     // Past the idle time since its creation, every chunk within it of the last: still promised.
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(5 * MiB - offset);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(5 * MiB - offset);
     expect((await create(s, b, 6 * MiB, '10.0.0.2')).status).toBe(507);
   });
 });

@@ -108,7 +108,7 @@ describe('reservations of declared bytes', () => {
     const refused = answers.filter((a) => a.status !== 201);
     expect(new Set(refused.map((a) => a.status))).toEqual(new Set([403]));
     expect(refused[0]!.body).toMatch(/^ErrorCode : 303, ErrorMessage : Video State Conflict: another upload of this video is under way \(0 bytes of 4.0 MB received\): resume it, end it \(tus DELETE\), or wait until it expires at /);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(4 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(4 * MiB);
     // One upload's file on disk, not 40.
     expect(fs.readdirSync(s.vop.media.path('incoming', 'tus')).filter((n) => !n.endsWith('.json'))).toHaveLength(1);
   });
@@ -136,7 +136,7 @@ describe('reservations of declared bytes', () => {
     servers.push(s);
     const incoming = s.vop.media.path('incoming');
     s.vop.media.freeBytes = async () => DISK - bytesUnder(incoming);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(5 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(5 * MiB);
     const c = new SpecClient(s.baseUrl, first.c.appId, first.c.secret);
     const again = await create(s, c, videoId, 6 * MiB);
     expect(again.status).toBe(403);
@@ -174,7 +174,7 @@ describe('one upload under way per video, and the upload page', () => {
     const second = await createWithCredential(s, videoId, session.credential, 3 * MiB);
     expect(second.res.status).toBe(201);
     expect((await tusHead(first.url!, { 'X-Upload-Credential': session.credential })).status).toBe(404);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(3 * MiB);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(3 * MiB);
     // Resuming the live upload from its URL is untouched by all this.
     expect((await patch(second.url!, 0, Buffer.alloc(MiB, 4), { 'X-Upload-Credential': session.credential })).status).toBe(204);
     expect(await offsetOf(second.url!, { 'X-Upload-Credential': session.credential })).toBe(MiB);
@@ -229,7 +229,7 @@ describe('the free space, checked again while bytes arrive', () => {
     expect((await res.json()).AuthMsg).toEqual({ ResultCode: '507', ResultMessage: expect.stringMatching(/^Insufficient Storage: the disk is nearly full/) });
     expect(bytesUnder(s.vop.media.path('incoming', videoId))).toBe(0);
     expect((await s.vop.stores.videos.get(videoId))!.status).toBe(8);
-    expect(s.vop.services.ingest.uploads.reservedBytes()).toBe(0);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(0);
   });
 
   it('multipart: a body larger than the free space less what is promised is refused before a byte is stored', async () => {

@@ -148,7 +148,7 @@ describe('resumable upload from the page', () => {
     await expect.poll(acked, { timeout: 20_000 }).toBeGreaterThan(size * 0.2);
     await page.reload();
     // The old page's last PATCH must have ended: an upload receiving bytes is not replaced.
-    const ledger = vop.vop.services.ingest.uploads;
+    const ledger = vop.vop.services.ingest.room.uploads;
     await expect.poll(() => ledger.liveFor(videoId)?.[1].receiving, { timeout: 10_000 }).toBe(0);
     phase = 'other file';
     await page.setInputFiles('#file', other);

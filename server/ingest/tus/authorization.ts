@@ -46,7 +46,7 @@ export class TusAuthorization {
       // One upload under way per video, its declared bytes reserved (issue 12, item 7) against
       // the disk they land on (the media folder's, or none with the bucket), within the shares
       // of that disk one application's and one address's uploads may hold.
-      await ingest.reserveRoom(
+      await ingest.room.reserveRoom(
         upload.id,
         { kind: 'tus', videoId: target.video.id, appId: target.video.appId, size, owner, expiresAt: Date.now() + ingest.options.uploadExpiryMs },
         addressOf(req),
@@ -93,7 +93,7 @@ export class TusAuthorization {
 
   /**
    * Before a PATCH writes: the upload's reservation counts on, or, if it went idle (its space
-   * given back), its remaining bytes must fit again (IngestService.resumeRoom), else 507. An
+   * given back), its remaining bytes must fit again (UploadRoom.resumeRoom), else 507. An
    * upload already complete or past its expiry is left to @tus/server, which answers for it.
    */
   private async reserveAgain(req: TusRequest, id: string): Promise<void> {
@@ -107,7 +107,7 @@ export class TusAuthorization {
     const expiry = expiresAt(upload, ingest.options.uploadExpiryMs);
     if (upload.size === undefined || upload.offset >= upload.size || (expiry !== undefined && expiry <= Date.now())) return;
     const meta = upload.metadata ?? {};
-    await ingest.resumeRoom(
+    await ingest.room.resumeRoom(
       id,
       { kind: 'tus', videoId: meta.videoId ?? '', appId: meta.appId ?? '', size: upload.size, written: upload.offset, owner: meta.owner || undefined, expiresAt: expiry },
       addressOf(req),
@@ -123,12 +123,12 @@ export class TusAuthorization {
    * finishes or expires; a client holding its URL can end it with DELETE (tus termination).
    */
   private async replaceOwnUpload(videoId: string, owner: string | undefined, newId: string): Promise<void> {
-    const live = this.ctx.ingest.uploads.liveFor(videoId);
+    const live = this.ctx.ingest.room.uploads.liveFor(videoId);
     if (!live || owner === undefined) return;
     const [id, entry] = live;
     if (id === newId || entry.owner !== owner || entry.receiving > 0 || entry.written >= entry.size || !UPLOAD_ID_RE.test(id)) return;
     await this.ctx.store.remove(id).catch(() => undefined); // already gone: nothing to replace
-    await this.ctx.ingest.release(id);
+    await this.ctx.ingest.room.release(id);
     this.ctx.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
   }
 }

@@ -1,7 +1,8 @@
 import type { DataStore, Locker } from '@tus/server';
 import type { LocalMediaRoot } from '../../storage/media/localMediaRoot.js';
 import type { S3MediaStoreOptions } from '../../storage/media/s3Options.js';
-import type { IngestService, UploadLanding } from '../ingestService.js';
+import type { IngestService } from '../ingestService.js';
+import type { UploadLanding } from '../uploadRoom.js';
 import { receiveMeter } from '../receiveMeter.js';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { FileTusStorage, type StoreHooks, type TusStorage } from './tusStorage.js';
@@ -55,7 +56,7 @@ export function createTusContext(deps: TusUploadsDeps, aroundCreate: StoreHooks[
   const hooks: StoreHooks = {
     meter: (id, offset) =>
       receiveMeter({
-        onBytes: (n) => ingest.progress(id, offset + n),
+        onBytes: (n) => ingest.room.progress(id, offset + n),
         // The meter's error also reaches @tus/server through its own pipeline, which answers
         // with the status_code and body of what it caught: the refusal is an Error that has them.
         // With the bucket the bytes do not fill this node's disk (one part at a time in the
@@ -63,12 +64,12 @@ export function createTusContext(deps: TusUploadsDeps, aroundCreate: StoreHooks[
         check: deps.objectStorage
           ? async () => undefined
           : () =>
-              ingest.checkRoomWhileReceiving().catch((err: unknown) => {
+              ingest.room.checkRoomWhileReceiving().catch((err: unknown) => {
                 throw Object.assign(new Error((err as Error).message), tusRefusal(err));
               }),
         everyBytes: opts.spaceCheckIntervalBytes,
       }),
-    receiving: (id, delta) => ingest.uploads.receiving(id, delta),
+    receiving: (id, delta) => ingest.room.uploads.receiving(id, delta),
     aroundCreate,
   };
   const storage: TusStorage = deps.objectStorage

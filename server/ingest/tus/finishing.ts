@@ -110,6 +110,6 @@ export class TusFinishing {
   private async forget(id: string, videoId: string | null | undefined): Promise<void> {
     await this.ctx.storage.forget(id);
     if (this.marks && videoId) await this.marks.unmark(videoId, id);
-    await this.ctx.ingest.release(id);
+    await this.ctx.ingest.room.release(id);
   }
 }

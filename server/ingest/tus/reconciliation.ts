@@ -11,7 +11,7 @@ import type { TusContext } from './context.js';
 const LEDGER_GRACE_MS = 60_000;
 
 /**
- * Brings the ledger of uploads under way (IngestService.uploads) in line with the store: at
+ * Brings the ledger of uploads under way (UploadRoom.uploads) in line with the store: at
  * start (the uploads a restart found), and after each sweep (expired and removed uploads go;
  * offsets are read again). Entries being written are left alone. With object storage, or a
  * media folder every node mounts, the store holds every node's uploads, so each node learns of
@@ -20,7 +20,7 @@ const LEDGER_GRACE_MS = 60_000;
  * sweep removed the stale ones.
  */
 export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = []): Promise<void> {
-  const ledger = ctx.ingest.uploads;
+  const ledger = ctx.ingest.room.uploads;
   const ids = new Set(await ctx.storage.listUploadIds());
   const now = Date.now();
   for (const key of ledger.keys()) {
@@ -39,14 +39,14 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
       continue; // no data file: removeOrphans deals with it
     }
     if (entry) {
-      ctx.ingest.progress(id, upload.offset, false); // read again, not received: no sign of life
+      ctx.ingest.room.progress(id, upload.offset, false); // read again, not received: no sign of life
       continue;
     }
     const r: UploadReservation = {
       key: id,
       kind: 'tus',
       videoId: upload.metadata?.videoId ?? '',
-      disk: ctx.ingest.diskFor(ctx.landing),
+      disk: ctx.ingest.room.diskFor(ctx.landing),
       size: upload.size ?? 0,
       written: upload.offset,
       expiresAt: expiresAt(upload, ctx.ingest.options.uploadExpiryMs),
@@ -74,12 +74,12 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
  * either its release comes after ours, or the upload is already gone when we look again.
  */
 async function reconcileShared(ctx: TusContext, gone: string[], ids: Set<string>, found: UploadReservation[], now: number): Promise<void> {
-  const shared = ctx.ingest.shared;
+  const shared = ctx.ingest.room.shared;
   if (!shared) return;
   for (const id of gone) await shared.release(id);
   await shared.store.releaseAbsent('tus', [...ids], now - LEDGER_GRACE_MS);
   for (const r of found) {
     await shared.store.reserve(r, now);
-    if (!(await ctx.storage.info(r.key))) await ctx.ingest.release(r.key);
+    if (!(await ctx.storage.info(r.key))) await ctx.ingest.room.release(r.key);
   }
 }

@@ -73,7 +73,7 @@ export class TusUploads {
       onUploadFinish: (_req, upload) => finishing!.finish(upload),
     });
     // Termination (DELETE): the upload's reservation goes with it (release never rejects).
-    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => void deps.ingest.release(id));
+    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => void deps.ingest.room.release(id));
     this.locks = new TusLocks(this.server.options, deps.openLocker);
     if (deps.objectStorage) marks = new VideoMarks(ctx, this.storage as S3TusStorage, this.locks);
     finishing = new TusFinishing(ctx, this.locks, marks);

@@ -31,7 +31,7 @@ export class VideoMarks {
     return this.locks.under(`video:${videoId}`, async () => {
       const other = await this.storage.uploadOfVideo(videoId);
       if (other !== undefined && other !== upload.id && (await this.isLive(other))) {
-        await this.ctx.ingest.release(upload.id);
+        await this.ctx.ingest.room.release(upload.id);
         throw tusRefusal(
           new ApiError('VIDEO_STATE_CONFLICT', 'another upload of this video is under way (through another server): resume it, end it (tus DELETE), or wait until it expires'),
         );
