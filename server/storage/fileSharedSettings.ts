@@ -65,14 +65,14 @@ export class FileSharedSettings implements SharedSettingsStore {
   async read(): Promise<SharedSettingsDocument> {
     const settings = readSettingsFile(this.dataDir);
     const updatedAt = this.modifiedAt();
-    this.base ??= updatedAt === undefined ? 0 : 1;
-    const version = this.base + this.saves;
+    const version = this.version(updatedAt);
     return { settings, version, updatedAt: version === 0 ? 0 : (updatedAt ?? 0) };
   }
 
   update(change: (current: Record<string, unknown>) => Record<string, unknown>, _now: number): Promise<SharedSettingsDocument> {
     return this.inTurn(async () => {
-      await this.read();
+      // The version before this save counts from the file as found at open (before it is written).
+      this.version(this.modifiedAt());
       await writeSettingsFile(this.dataDir, change(readSettingsFile(this.dataDir)));
       this.saves++;
       return this.read();
@@ -81,7 +81,7 @@ export class FileSharedSettings implements SharedSettingsStore {
 
   importOnce(settings: Record<string, unknown>, _now: number): Promise<boolean> {
     return this.inTurn(async () => {
-      if ((await this.read()).version !== 0) return false;
+      if (this.version(this.modifiedAt()) !== 0) return false;
       await writeSettingsFile(this.dataDir, settings);
       this.saves++;
       return true;
@@ -95,6 +95,12 @@ export class FileSharedSettings implements SharedSettingsStore {
    */
   watch(_onDocument: (doc: SharedSettingsDocument) => void, _log: (line: string) => void): () => Promise<void> {
     return async () => undefined;
+  }
+
+  /** The version now: the file's at open (1, or 0 without one: `modifiedAt` at the first call) plus this process's saves. */
+  private version(modifiedAt: number | undefined): number {
+    this.base ??= modifiedAt === undefined ? 0 : 1;
+    return this.base + this.saves;
   }
 
   /** The file's modification time (Unix ms), undefined without a file. */
