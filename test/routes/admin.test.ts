@@ -324,7 +324,10 @@ describe('CLI (npm run vop)', () => {
   it('says on standard error, when run by a talkative npm into a pipe, how to leave npm\'s lines out of the JSON', async () => {
     const npm = (args: string[]) =>
       new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve) => {
-        const child = spawn('npm', ['run', ...args, 'vop', '--', 'apps', 'list', ...base], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        // npm at its default log level, whatever ran the tests: `npm run -s test:quick` passes
+        // npm_config_loglevel=silent down to every npm started under it.
+        const env = { ...process.env, npm_config_loglevel: 'notice' };
+        const child = spawn('npm', ['run', ...args, 'vop', '--', 'apps', 'list', ...base], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (d) => (stdout += d));
