@@ -331,7 +331,7 @@ export async function playableBench(s: PlayableBenchSettings): Promise<Target[]>
       ]);
       l.copyHls.push(performance.now() - started);
       started = performance.now();
-      const cover = await extractCover(src.file, path.join(dir, 'cover.jpg'), src.info.durationSeconds, { ffmpegPath: ffmpeg, inputFormat: demuxerOf(src.info.formatName) });
+      const cover = await extractCover(src.file, path.join(dir, 'cover.jpg'), src.info.durationSeconds, { ffmpegPath: ffmpeg, inputFormat: demuxerOf(src.info.formatName), picture: { width: src.info.storedWidth, height: src.info.storedHeight } });
       l.covers.push(performance.now() - started);
       l.coverRuns.push(cover.runs);
       fs.rmSync(dir, { recursive: true, force: true });

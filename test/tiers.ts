@@ -70,6 +70,7 @@ export const FULL_TIER: Record<string, string> = {
   'media/media-limits': 'ffmpeg runs up to their memory and time limits (about 75 s)',
   'media/media-transcode': 'transcodes ladders and HLS (about 27 s)',
   'media/media-cover': 'samples frames of real clips (about 26 s)',
+  'media/probe-memo': 'proves an ffprobe on its samples before probing (about 9 s)',
   'media/media-hdr': 'makes HEVC and VP9 10-bit HDR sources and transcodes them (about 25 s)',
   'media/media-binaries': 'runs every ffmpeg and ffprobe it finds (about 14 s)',
   'media/media-probe': 'makes and probes many sources (about 14 s)',

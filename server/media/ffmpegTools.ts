@@ -6,6 +6,7 @@ import { defaultFfmpegBinaries, resolveFfmpegBinaries, type FfmpegBinaries } fro
 import type { ProofReport } from './ffmpegProof.js';
 import { BUILT_IN_CONTAINERS, VERDICT_FORMATS } from './demuxers.js';
 import { isReferenceFormat, ProbeError, probe, probeMemoryLimit, type ProbeResult, type VideoInfo } from './probe.js';
+import { ProbeMemo } from './probeMemo.js';
 import { judgeSource, withAllowedTracks, type SourcePolicy } from './sourcePolicy.js';
 import { TONE_MAPPING_FILTERS } from './toneMapping.js';
 
@@ -63,6 +64,8 @@ export class FfmpegTools {
   private settings: MediaToolSettings | undefined;
   /** Each ffmpeg's filter names (`-filters`), asked once per binary. */
   private readonly filters = new Map<string, Promise<Set<string>>>();
+  /** Sources' verdicts, so that a transcode does not probe again the file ingest just probed. */
+  private readonly recent = new ProbeMemo();
 
   /**
    * `ffmpegPath`/`ffprobePath`: the processing options that override the order of preference;
@@ -108,7 +111,7 @@ export class FfmpegTools {
    * `source: false` skips that, for files vop wrote itself (the renditions).
    */
   async probe(file: string, options: { timeoutMs: number; source?: boolean }): Promise<ProbeResult> {
-    const verdict = await this.probeSlots.run(() => this.probeOnly(file, options.timeoutMs));
+    const verdict = options.source === false ? await this.probeSlots.run(() => this.probeOnly(file, options.timeoutMs)) : await this.probeSource(file, options.timeoutMs);
     const policy = this.settings?.policy;
     if (!verdict.isVideo || options.source === false || !policy) return verdict;
     const refused = judgeSource(verdict, policy);
@@ -119,6 +122,19 @@ export class FfmpegTools {
   judge(info: VideoInfo): string | null {
     const policy = this.settings?.policy;
     return policy ? judgeSource(info, policy) : null;
+  }
+
+  /**
+   * ffprobe's verdict on a source, or the one given on the same file a moment ago (ProbeMemo):
+   * the transcode's probe of a file ingest has just probed costs a stat.
+   */
+  private async probeSource(file: string, timeoutMs: number): Promise<ProbeResult> {
+    const key = await this.recent.keyOf(file, JSON.stringify(this.settings?.policy.allowed.containers ?? null));
+    const known = key === null ? undefined : this.recent.get(key);
+    if (known) return known;
+    const verdict = await this.probeSlots.run(() => this.probeOnly(file, timeoutMs));
+    if (key !== null) this.recent.set(key, verdict);
+    return verdict;
   }
 
   private async probeOnly(file: string, timeoutMs: number): Promise<ProbeResult> {

@@ -31,6 +31,8 @@ export async function writeCovers(
     deinterlace: mayBeInterlaced(info),
     // As the renditions are: an HDR source's cover is tone-mapped, not washed out.
     toneMap: ffmpeg.toneMapping ? toneMapFilters(info) : [],
+    // With the duration, how the keyframes are read (one pass for a short source).
+    picture: { width: info.storedWidth, height: info.storedHeight },
   });
   const sizes = Object.entries(COVER_SIZES).map(([t, { width, height }]) => ({ name: coverSizeFileName(Number(t)), width, height }));
   await resizeCoverSet(cover, sizes.map((s) => ({ path: path.join(outDir, s.name), width: s.width, height: s.height })), run);

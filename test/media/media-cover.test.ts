@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import { buildCoverArgs, buildKeyframeSamplesArgs, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../../server/media/cover.js';
+import { buildCoverArgs, buildKeyframeSamplesArgs, buildKeyframeScanArgs, scansKeyframes, SCAN_BUDGET, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../../server/media/cover.js';
 import { run } from '../../server/media/ffmpegRunner.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
 
@@ -93,6 +93,41 @@ describe('covers from keyframes', () => {
     // Deinterlaced where the frames around the moment still reach the filter, not as a lone frame.
     const interlaced = buildWindowSamplesArgs('/m/src.vob', 1, [{ atSeconds: 0.5, sample: '/w/w0.gray', cover: '/w/w0.jpg' }], { deinterlace: true });
     expect(interlaced[interlaced.indexOf('-filter_complex') + 1]).toMatch(/\[w0\]trim=start=0\.500,bwdif=[^;\[]*,trim=end_frame=1,split=2/);
+  });
+
+  it('scans a short source once and finds the same keyframes as one seek per moment', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 30, gop: 75, black: 6 });
+    const picture = { width: 640, height: 360 };
+    expect(scansKeyframes(30, picture)).toBe(true);
+    const scanned = await pickCoverTime(clip, 30, { picture });
+    const sought = await pickCoverTime(clip, 30);
+    expect(scanned.runs).toBe(1);
+    expect(scanned.samples).toEqual(sought.samples);
+    expect(scanned.samples[0]!.blank).toBe(true);
+    expect(scanned.chosen).toEqual(sought.chosen);
+    expect(scanned.chosen.blank).toBe(false);
+  });
+
+  it('scans up to a minute of 1080p, and seeks one input per moment beyond it', () => {
+    expect(scansKeyframes(60, { width: 1920, height: 1080 })).toBe(true);
+    expect(scansKeyframes(61, { width: 1920, height: 1080 })).toBe(false);
+    expect(scansKeyframes(15, { width: 3840, height: 2160 })).toBe(true);
+    expect(scansKeyframes(SCAN_BUDGET, { width: 1, height: 1 })).toBe(true);
+    expect(scansKeyframes(1, undefined)).toBe(false);
+    const args = buildKeyframeScanArgs('/m/src.mp4', [
+      { atSeconds: 6, withinSeconds: 9, sample: '/m/k0.gray', cover: '/m/k0.jpg' },
+      { atSeconds: 15, withinSeconds: 45, sample: '/m/k1.gray', cover: '/m/k1.jpg' },
+    ]);
+    expect(args.filter((a) => a === '-i')).toHaveLength(1);
+    expect(args.slice(0, args.indexOf('-i'))).toEqual(expect.arrayContaining(['-skip_frame', 'nokey', '-ss', '6.000', '-threads', '1']));
+    const graph = args[args.indexOf('-filter_complex') + 1]!;
+    // Times count from the first moment, where the input seeks.
+    expect(graph).toContain('[s0]trim=start=0.000:end=9.000,trim=end_frame=1');
+    expect(graph).toContain('[s1]trim=start=9.000:end=54.000,trim=end_frame=1');
+    // Deinterlaced between the trims, where the frames after the keyframe still reach it.
+    const interlaced = buildKeyframeScanArgs('/m/src.avi', [{ atSeconds: 0.4, withinSeconds: 0.6, sample: '/m/k0.gray', cover: '/m/k0.jpg' }], { deinterlace: true });
+    expect(interlaced[interlaced.indexOf('-filter_complex') + 1]).toMatch(/\[s0\]trim=start=0\.000:end=0\.600,bwdif=[^;\[]*,trim=end_frame=1,split=2/);
   });
 
   it('reads only keyframes, each within reach of its moment', () => {
