@@ -55,6 +55,23 @@ export interface PackageHlsOptions {
   cuts?: readonly number[];
   /** Told when variants cannot share the cuts asked, and what happens instead. */
   log?: (line: string) => void;
+  /**
+   * The first rendition's segments, cut already ({@link cutFirstRendition}, begun while its file
+   * was still being probed); only without `cuts`.
+   */
+  firstCut?: Promise<HlsSegment[]>;
+}
+
+/**
+ * Cuts a first rendition's MP4 into `<label>/` of `outDir` at its own keyframes, as
+ * {@link packageHls} does for the first of its renditions; hand the result to it as `firstCut`.
+ * A copied source's cut then runs while the copy is probed (0.15 s to 0.2 s off the path to
+ * playable). `grouped`: the master will have an audio group (the segments carry the video alone).
+ */
+export async function cutFirstRendition(file: string, label: string, outDir: string, ffmpeg: FfmpegRunContext, segmentSeconds: number, grouped: boolean): Promise<HlsSegment[]> {
+  const dir = path.join(outDir, label);
+  await fsp.mkdir(dir, { recursive: true });
+  return (await cut([{ input: file, dir, streams: grouped ? 'video' : 'video+audio' }], resolveHlsOptions({ segmentSeconds }), ffmpeg))[0]!;
 }
 
 /**
@@ -76,7 +93,8 @@ export async function packageHls(
 ): Promise<void> {
   const hls = resolveHlsOptions({ segmentSeconds });
   const dirOf = (r: { label: string }) => path.join(outDir, r.label);
-  for (const r of [...renditions, ...(o.audio ?? [])]) await fsp.mkdir(dirOf(r));
+  // The first's may be there already (firstCut).
+  for (const r of [...renditions, ...(o.audio ?? [])]) await fsp.mkdir(dirOf(r), { recursive: true });
   // With an audio group, a variant's segments are its picture alone; the group brings the sound.
   const kept = o.media ?? [];
   const grouped = (o.audio?.length ?? 0) > 0 || kept.some((m) => m.type === 'AUDIO');
@@ -88,7 +106,7 @@ export async function packageHls(
   if (!cuts) {
     // The first rendition sets the cuts: the copy of a source, or the rung encoded first.
     const first = renditions[0]!;
-    segments.set(first, (await cut([{ input: first.path, dir: dirOf(first), streams }], hls, ffmpeg))[0]!);
+    segments.set(first, o.firstCut ? await o.firstCut : (await cut([{ input: first.path, dir: dirOf(first), streams }], hls, ffmpeg))[0]!);
     cuts = cutsOf(segments.get(first)!);
     toCut = renditions.slice(1);
   }

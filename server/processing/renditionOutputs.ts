@@ -101,6 +101,8 @@ export async function copyRendition(
   audio: CopiedAudio,
   o: { audioChannels: number },
   onProgress: (p: FfmpegProgress) => void,
+  /** Told the copy's file once it is judged faithful, before it is probed: what may start on it meanwhile. */
+  onCopied?: (file: string) => void,
 ): Promise<WrittenRendition> {
   const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
   const name = playFileName(videoId, rendition.label, 'mp4');
@@ -119,6 +121,7 @@ export async function copyRendition(
     await fsp.rm(file, { force: true });
     throw new CopyRefused(unfaithful, largestSps(sps.sps));
   }
+  onCopied?.(file);
   const written = await describe(file, `${dateFolder}/${name}`, rendition, job);
   return { ...written, width: written.info.width, height: written.info.height };
 }
