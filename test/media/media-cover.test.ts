@@ -15,6 +15,13 @@ async function imageSize(file: string): Promise<{ width: number; height: number 
   return { width: s.width, height: s.height };
 }
 
+/** An image's luma, one byte a pixel. */
+async function grayBytes(image: string): Promise<Buffer> {
+  const { ffmpeg } = await testBinaries();
+  const { stdout } = await promisify(execFile)(ffmpeg.path, ['-v', 'error', '-i', image, '-f', 'rawvideo', '-pix_fmt', 'gray', 'pipe:1'], { encoding: 'buffer', maxBuffer: 16 << 20 });
+  return stdout;
+}
+
 /** A clip whose keyframes x264 places every `gop` frames (x264's default is 250), opening on `black` seconds of black. */
 async function gopClip(dir: string, o: { seconds: number; gop: number; black: number; fps?: number }): Promise<string> {
   const fps = o.fps ?? 30;
@@ -206,6 +213,28 @@ describe('covers', () => {
       expect((await imageLuma(o.path)).stdDev, `${o.path} is a picture, not a blank`).toBeGreaterThan(10);
     }
     expect(() => buildResizeCoverSetArgs(cover, [])).toThrow(/No cover sizes/);
+  });
+
+  it('halves a large cover before its sizes, and they come out as lanczos from the whole picture makes them', async () => {
+    const dir = makeTempDir();
+    const picture = path.join(dir, 'cover.jpg');
+    await run(['-f', 'lavfi', '-i', 'testsrc2=s=1920x1080:d=0.04', '-frames:v', '1', '-q:v', '2', '-y', picture]);
+    const sizes = (prefix: string) => Object.entries(COVER_SIZES).map(([t, size]) => ({ path: path.join(dir, `${prefix}${t}.jpg`), ...size }));
+    const halved = buildResizeCoverSetArgs(picture, sizes('h'));
+    const graph = halved[halved.indexOf('-filter_complex') + 1]!;
+    // Halved only where the picture is at least twice the largest size (680x530) each way.
+    expect(graph).toMatch(/^\[0:v:0\]scale=w='if\(gte\(iw,1360\)\*gte\(ih,1060\),trunc\(iw\/2\),iw\)'/);
+    await run(halved);
+    const whole = buildResizeCoverSetArgs(picture, sizes('w'));
+    whole[whole.indexOf('-filter_complex') + 1] = graph.replace(/^\[0:v:0\]scale=.*?:flags=area,/, '[0:v:0]');
+    await run(whole);
+    for (const [h, w] of sizes('h').map((o, i) => [o, sizes('w')[i]!] as const)) {
+      expect(await imageSize(h.path)).toEqual({ width: h.width, height: h.height });
+      const [a, b] = await Promise.all([grayBytes(h.path), grayBytes(w.path)]);
+      let diff = 0;
+      for (let i = 0; i < a.length; i++) diff += Math.abs(a[i]! - b[i]!);
+      expect(diff / a.length, `${h.width}x${h.height}: mean difference in luma levels`).toBeLessThan(3);
+    }
   });
 
   it('judges frames by their luma', () => {
