@@ -23,7 +23,7 @@ const SAVED = {
   publicUrl: 'http://videos.lan:9000',
   multipartMaxBytes: 1234567,
   pullMaxBytes: 7654321,
-  transcodeConcurrency: 3,
+  transcodeConcurrency: 5, // not the default (half the cores, at least 3)
   downloadConcurrency: 5,
   audioBitrateKbps: 96,
   ladderRungs: [{ label: '360p', shortSide: 360, videoBitrateKbps: 700 }],

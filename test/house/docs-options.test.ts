@@ -16,7 +16,7 @@ import { ROOT } from '../helpers/server.js';
 
 /** Defaults that depend on the machine, written as a rule rather than a value; why each is skipped. */
 const COMPUTED: Record<string, string> = {
-  'processing.concurrency': 'half the cores, at least 2',
+  'processing.concurrency': 'half the cores, at least 3',
   'processing.memoryLimitBytes': 'max(4 GiB, 2 GiB + 256 MiB a core)',
   'processing.ladder': 'checked against the default ladder table below',
   'backups.dir': 'the data folder’s backups/, absent from the options until the server starts',
