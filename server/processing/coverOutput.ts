@@ -6,7 +6,7 @@
  * stores them as `covers/<videoId>/…` with the renditions.
  */
 import path from 'node:path';
-import { COVER_SIZES, extractCover, resizeCoverSet } from '../media/cover.js';
+import { COVER_SIZES, extractCover } from '../media/cover.js';
 import type { VideoInfo } from '../media/probe.js';
 import { demuxerOf } from '../media/sourcePolicy.js';
 import { toneMapFilters, type ColourInfo } from '../media/toneMapping.js';
@@ -23,6 +23,8 @@ export async function writeCovers(
 ): Promise<string[]> {
   const run = { ffmpegPath: ffmpeg.ffmpegPath, signal: ffmpeg.signal, pidFile: ffmpeg.pidFile, memoryLimitBytes: ffmpeg.memoryLimitBytes };
   const cover = path.join(outDir, COVER_FILE);
+  const sizes = Object.entries(COVER_SIZES).map(([t, { width, height }]) => ({ name: coverSizeFileName(Number(t)), width, height }));
+  // The sizes in the cover's own run, from the same decoded picture.
   await extractCover(source, cover, info.durationSeconds, {
     ...run,
     // Read as what it was judged, as the renditions' run reads it.
@@ -33,8 +35,6 @@ export async function writeCovers(
     toneMap: ffmpeg.toneMapping ? toneMapFilters(info) : [],
     // With the duration, how the keyframes are read (one pass for a short source).
     picture: { width: info.storedWidth, height: info.storedHeight },
-  });
-  const sizes = Object.entries(COVER_SIZES).map(([t, { width, height }]) => ({ name: coverSizeFileName(Number(t)), width, height }));
-  await resizeCoverSet(cover, sizes.map((s) => ({ path: path.join(outDir, s.name), width: s.width, height: s.height })), run);
+  }, sizes.map((s) => ({ path: path.join(outDir, s.name), width: s.width, height: s.height })));
   return [COVER_FILE, ...sizes.map((s) => s.name)];
 }

@@ -41,7 +41,8 @@ describe('covers from keyframes', () => {
     const clip = await gopClip(dir, { seconds: 60, gop: 250, black: 7 });
     const out = path.join(dir, 'cover.jpg');
     const chosen = await extractCover(clip, out, 60);
-    expect(chosen.runs).toBe(1);
+    // The keyframe run, then the cover's JPEG from the chosen picture.
+    expect(chosen.runs).toBe(2);
     expect(chosen.blank).toBe(false);
     expect(await imageSize(out)).toEqual({ width: 640, height: 360 });
     const luma = await imageLuma(out);
@@ -66,8 +67,8 @@ describe('covers from keyframes', () => {
     const clip = await gopClip(dir, { seconds: 6, gop: 100_000, black: 1 });
     const out = path.join(dir, 'cover.jpg');
     const chosen = await extractCover(clip, out, 6);
-    // The keyframe run and the window's; the cover is one of their pictures, no run of its own.
-    expect(chosen.runs).toBe(2);
+    // The keyframe run and the window's; the cover is one of their pictures, encoded in a third.
+    expect(chosen.runs).toBe(3);
     expect(chosen.blank).toBe(false);
     expect((await imageLuma(out)).stdDev).toBeGreaterThan(10);
     expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg'].sort());
@@ -199,6 +200,23 @@ describe('covers', () => {
         expect((await imageLuma(out)).stdDev, `t=${t} is a picture, not a blank`).toBeGreaterThan(10);
       }),
     );
+  });
+
+  it('makes the cover and every size in the run that encodes the chosen picture, and leaves nothing else', async () => {
+    const dir = makeTempDir();
+    const clip = await gopClip(dir, { seconds: 20, gop: 60, black: 3 });
+    const out = path.join(dir, 'cover.jpg');
+    const sizes = Object.entries(COVER_SIZES).map(([t, size]) => ({ path: path.join(dir, `t${t}.jpg`), ...size }));
+    const chosen = await extractCover(clip, out, 20, { picture: { width: 640, height: 360 } }, sizes);
+    expect(chosen.runs).toBe(2);
+    expect(chosen.blank).toBe(false);
+    expect(await imageSize(out)).toEqual({ width: 640, height: 360 });
+    expect((await imageLuma(out)).stdDev).toBeGreaterThan(10);
+    for (const o of sizes) {
+      expect(await imageSize(o.path), o.path).toEqual({ width: o.width, height: o.height });
+      expect((await imageLuma(o.path)).stdDev, `${o.path} is a picture`).toBeGreaterThan(10);
+    }
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(clip), 'cover.jpg', ...sizes.map((o) => path.basename(o.path))].sort());
   });
 
   it('makes every size in one ffmpeg run, each exactly as a run of its own does', async () => {
