@@ -1,3 +1,4 @@
+import { InTurn } from '../core/inTurn.js';
 import type { ReservationView, UploadReservation, UploadReservationStore } from '../storage/types.js';
 
 /** One upload under way, as the ledger knows it: its reservation, and what only this process knows of it. */
@@ -135,8 +136,8 @@ function unsent(e: LiveUpload): number {
  * or the same video.
  */
 export class MemoryUploadReservations implements UploadReservationStore {
-  /** The reserve in progress, which the next one waits for. */
-  private turn: Promise<unknown> = Promise.resolve();
+  /** Reserves and resumes, one after another, so that no two decide at once. */
+  private readonly turns = new InTurn();
 
   constructor(readonly ledger: UploadLedger) {}
 
@@ -150,12 +151,12 @@ export class MemoryUploadReservations implements UploadReservationStore {
       await decide(this.ledger.viewOf(r, now));
       this.ledger.add(key, entry, now);
     };
-    return this.inTurn(step);
+    return this.turns.run(step);
   }
 
   resume(r: UploadReservation, now: number, decide: (seen: ReservationView) => void | Promise<void>): Promise<void> {
     const { key, ...entry } = r;
-    return this.inTurn(async () => {
+    return this.turns.run(async () => {
       const held = this.ledger.get(key);
       if (held && this.ledger.counts(held, now)) {
         if (held.idleUntil !== undefined && r.idleUntil !== undefined) held.idleUntil = Math.max(held.idleUntil, r.idleUntil);
@@ -166,12 +167,6 @@ export class MemoryUploadReservations implements UploadReservationStore {
     });
   }
 
-  /** Runs `step` after the reserve or resume in progress, so that no two decide at once. */
-  private inTurn(step: () => Promise<void>): Promise<void> {
-    const done = this.turn.then(step);
-    this.turn = done.catch(() => undefined);
-    return done;
-  }
 
   async reservedBytes(disk: string, now: number): Promise<number> {
     return this.ledger.reservedOn(disk, now);

@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { InTurn } from '../core/inTurn.js';
 import { atomicOutput } from './atomicFile.js';
 import type { SharedSettingsDocument, SharedSettingsStore } from './types.js';
 
@@ -55,8 +56,8 @@ export class FileSharedSettings implements SharedSettingsStore {
   /** The version of the file found at open (1, or 0 without one); read at first use. */
   private base: number | undefined;
   private saves = 0;
-  /** The save in progress, which the next one waits for. */
-  private turn: Promise<unknown> = Promise.resolve();
+  /** Saves, one after another: the next waits for the one in progress. */
+  private readonly turns = new InTurn();
 
   constructor(private readonly dataDir: string) {
     this.where = settingsFile(dataDir);
@@ -70,7 +71,7 @@ export class FileSharedSettings implements SharedSettingsStore {
   }
 
   update(change: (current: Record<string, unknown>) => Record<string, unknown>, _now: number): Promise<SharedSettingsDocument> {
-    return this.inTurn(async () => {
+    return this.turns.run(async () => {
       // The version before this save counts from the file as found at open (before it is written).
       this.version(this.modifiedAt());
       await writeSettingsFile(this.dataDir, change(readSettingsFile(this.dataDir)));
@@ -80,7 +81,7 @@ export class FileSharedSettings implements SharedSettingsStore {
   }
 
   importOnce(settings: Record<string, unknown>, _now: number): Promise<boolean> {
-    return this.inTurn(async () => {
+    return this.turns.run(async () => {
       if (this.version(this.modifiedAt()) !== 0) return false;
       await writeSettingsFile(this.dataDir, settings);
       this.saves++;
@@ -113,10 +114,4 @@ export class FileSharedSettings implements SharedSettingsStore {
     }
   }
 
-  /** Runs `step` after the save in progress. */
-  private inTurn<T>(step: () => Promise<T>): Promise<T> {
-    const done = this.turn.then(step);
-    this.turn = done.catch(() => undefined);
-    return done;
-  }
 }
