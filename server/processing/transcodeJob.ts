@@ -20,7 +20,6 @@ import type { VideoLifecycle } from '../videos/videoLifecycle.js';
 import { NOT_A_VIDEO_REASON, VideoStatus } from '../core/videoStatus.js';
 import type { MediaStore } from '../storage/media/mediaStore.js';
 import type { Scratch } from '../storage/scratch.js';
-import { fsyncFile } from '../storage/fsync.js';
 import type { VideoRecord, VideoStore } from '../storage/types.js';
 import { removeReplacedRenditions } from './attemptOutputs.js';
 import { writeAudioRenditions } from './audioRenditions.js';
@@ -196,50 +195,46 @@ async function makeOutputs(deps: TranscodeJobDeps, a: MakeOutputsArgs) {
     encodedInstead = true;
     return transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), pickRungs(info, options.ladder).slice(-1));
   };
-  // Each output is stored with an fsync before its rename (LocalObjectMediaStore): begun as soon
-  // as a file is written, the disk takes it while the rest is made, and the store finds little
-  // left to write (0.19 s of the path to playable for a 1-minute 1080p copy and its HLS).
+  // Each output is handed to the store as soon as it is written (MediaStore.prepareMove): on local
+  // disk it is flushed while the rest is made, and the store's fsync before each rename finds
+  // little left (0.19 s of the path to playable for a 1-minute 1080p copy and its HLS).
   const flushing: Promise<void>[] = [];
   const flushSoon = (files: readonly string[]) => {
-    if (deps.objects.kind === 'local') for (const f of files) flushing.push(fsyncFile(f).catch(() => undefined));
+    for (const f of files) flushing.push(deps.objects.prepareMove(f));
   };
   const renditions = async (steps: FfmpegRunContext) => {
-    // A copy's HLS cut starts as soon as the copy is judged, while its file is probed.
+    // A copy's HLS cut starts as soon as the copy is judged faithful, while its file is probed (a
+    // copy refused, and encoded instead, never starts one).
     let firstCut: Promise<HlsSegment[]> | undefined;
-    const cutEarly = (file: string) => {
-      if (!hls || first.kind !== 'copy') return;
-      firstCut = cutFirstRendition(file, first.rendition.label, dirs.hls, steps, options.hlsSegmentSeconds, audioTracks.length > 0);
+    const cutEarly = (label: string) => (file: string) => {
+      if (!hls) return;
+      firstCut = cutFirstRendition(file, label, dirs.hls, steps, options.hlsSegmentSeconds, audioTracks.length > 0);
       firstCut.catch(() => undefined); // awaited below; a failure before then must not go unhandled
     };
     try {
-      return await writeRenditions(steps, cutEarly, () => firstCut);
+      const [written, audio, text] = await Promise.all([
+        video.keepSource
+          ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
+          : first.kind === 'copy'
+            ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx), cutEarly(first.rendition.label)).then(
+                (r) => [r],
+                (err: unknown) => encodeInstead(err, steps),
+              )
+            : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
+        audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
+        // Its subtitles and chapters, as WebVTT (textTracks.ts).
+        writeSourceTextTracks({ videoId, source, info, outDir: dirs.text, ffmpeg: steps }, log),
+      ]);
+      flushSoon(written.map((w) => w.path));
+      if (hls) {
+        await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, { ...(audio.length > 0 ? { audio } : {}), ...(firstCut ? { firstCut } : {}) });
+        flushSoon((await fsp.readdir(dirs.hls, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)));
+      }
+      return { written, text };
     } finally {
       // Never leave its ffmpeg writing into a scratch folder about to be removed.
       await firstCut?.catch(() => undefined);
     }
-  };
-  const writeRenditions = async (steps: FfmpegRunContext, cutEarly: (file: string) => void, firstCut: () => Promise<HlsSegment[]> | undefined) => {
-    const [written, audio, text] = await Promise.all([
-      video.keepSource
-        ? keepSourceRendition({ ...job, ffmpeg: steps }).then((r) => [r])
-        : first.kind === 'copy'
-          ? copyRendition({ ...job, ffmpeg: steps }, first.rendition, first.audio, transcode, transcodeProgress(ctx), cutEarly).then(
-              (r) => [r],
-              (err: unknown) => encodeInstead(err, steps),
-            )
-          : transcodeRenditions({ ...job, ffmpeg: steps }, options.ladder, transcode, transcodeProgress(ctx), first.rungs),
-      audioTracks.length > 0 ? writeAudioRenditions({ ...job, outDir: dirs.audio, ffmpeg: steps }, audioTracks, { bitrateKbps: options.ladder.audioBitrateKbps, channels: transcode.audioChannels }) : [],
-      // Its subtitles and chapters, as WebVTT (textTracks.ts).
-      writeSourceTextTracks({ videoId, source, info, outDir: dirs.text, ffmpeg: steps }, log),
-    ]);
-    flushSoon(written.map((w) => w.path));
-    if (hls) {
-      // A copy replaced by an encode (encodeInstead) was never cut early.
-      const early = encodedInstead ? undefined : firstCut();
-      await packageHls(written, dirs.hls, steps, options.hlsSegmentSeconds, { ...(audio.length > 0 ? { audio } : {}), ...(early ? { firstCut: early } : {}) });
-      flushSoon((await fsp.readdir(dirs.hls, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name)));
-    }
-    return { written, text };
   };
   const [{ written, text }, covers] = await bothOrAbort(ffmpeg, (steps) => [renditions(steps), writeCovers(source, info, dirs.covers, steps)]).finally(() => Promise.all(flushing));
   ctx.progress({ percent: TRANSCODE_SHARE });

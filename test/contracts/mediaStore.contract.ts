@@ -184,6 +184,12 @@ export function mediaStoreContract(name: string, factory: MediaStoreFactory): vo
       const kept = srcFile(bytes(10, 2), 'kept.bin');
       await s.put(mediaKey('covers', 'v1', 'cover.jpg'), { file: kept });
       expect(fs.readFileSync(kept)).toEqual(bytes(10, 2));
+      // A file prepared for its move is taken the same; preparing a missing one does not fail.
+      const prepared = srcFile(data, 'prepared.bin');
+      await s.prepareMove(prepared);
+      await s.put(mediaKey('play', '20261123', 'prepared-720p.mp4'), { file: prepared, move: true });
+      expect(sha(await read(mediaKey('play', '20261123', 'prepared-720p.mp4')))).toBe(sha(data));
+      await expect(s.prepareMove(moved)).resolves.toBeUndefined();
       // A handed-over file that is not there fails, and stores nothing.
       await expect(s.put(mediaKey('covers', 'v1', 'gone.jpg'), { file: moved, move: true })).rejects.toThrow();
       expect(await s.stat(mediaKey('covers', 'v1', 'gone.jpg'))).toBeUndefined();

@@ -237,6 +237,10 @@ export class LocalObjectMediaStore implements MediaStore {
     return undefined;
   }
 
+  async prepareMove(file: string): Promise<void> {
+    await fsyncFile(file).catch(() => undefined);
+  }
+
   async freeBytes(): Promise<number> {
     return this.local.freeBytes();
   }

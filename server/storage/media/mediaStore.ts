@@ -98,6 +98,13 @@ export interface MediaStore {
 
   /** Free bytes where objects are written, or undefined when the store has no such bound (S3). */
   freeBytes(): Promise<number | undefined>;
+
+  /**
+   * `file` will be handed over (`put` with `move`) once the rest of its work is done: the store may
+   * begin on it now. On local disk its bytes are flushed, so that the fsync before the rename
+   * finds little left to write; elsewhere nothing happens. Never fails: the put decides.
+   */
+  prepareMove(file: string): Promise<void>;
 }
 
 /**

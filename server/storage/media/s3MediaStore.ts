@@ -301,6 +301,9 @@ export class S3MediaStore implements MediaStore {
     return undefined;
   }
 
+  /** Nothing to begin: the upload reads the file when it is put. */
+  async prepareMove(): Promise<void> {}
+
   /** Closes the client's connections. */
   close(): void {
     this.client.destroy();
