@@ -477,12 +477,6 @@ export async function extractCover(
   return { ...sample, runs: runs + (sizes.length > 0 ? 2 : 1) };
 }
 
-/** Saves every size of `outputs` from `input` (the full-size cover), in one ffmpeg run. */
-export async function resizeCoverSet(input: string, outputs: ReadonlyArray<{ path: string; width: number; height: number }>, options: Partial<CoverOptions> = {}): Promise<void> {
-  const o = resolveCoverOptions(options);
-  await run(buildResizeCoverSetArgs(input, outputs, o.jpegQuality), { ffmpegPath: o.ffmpegPath, signal: o.signal, pidFile: o.pidFile, memoryLimitBytes: o.memoryLimitBytes });
-}
-
 /** Saves `input` (the full-size cover) cropped to fill exactly width x height, as JPEG at `output`. */
 export async function resizeCover(input: string, output: string, width: number, height: number, options: Partial<CoverOptions> = {}): Promise<void> {
   const o = resolveCoverOptions(options);

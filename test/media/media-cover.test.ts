@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import fs from 'node:fs';
-import { buildCoverArgs, buildKeyframeSamplesArgs, buildKeyframeScanArgs, scansKeyframes, SCAN_BUDGET, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover, resizeCoverSet } from '../../server/media/cover.js';
+import { buildCoverArgs, buildKeyframeSamplesArgs, buildKeyframeScanArgs, scansKeyframes, SCAN_BUDGET, buildResizeCoverSetArgs, buildWindowSamplesArgs, COVER_SIZES, extractCover, FALLBACK_WINDOW_SECONDS, isBlankFrame, lumaStats, pickCoverTime, resizeCover } from '../../server/media/cover.js';
 import { run } from '../../server/media/ffmpegRunner.js';
 import { imageLuma, makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
 
@@ -225,7 +225,7 @@ describe('covers', () => {
     const cover = path.join(dir, 'cover.jpg');
     await extractCover(clip, cover, 1);
     const outs = Object.entries(COVER_SIZES).map(([t, size]) => ({ path: path.join(dir, `set-t${t}.jpg`), ...size }));
-    await resizeCoverSet(cover, outs);
+    await run(buildResizeCoverSetArgs(cover, outs));
     for (const o of outs) {
       expect(await imageSize(o.path), o.path).toEqual({ width: o.width, height: o.height });
       expect((await imageLuma(o.path)).stdDev, `${o.path} is a picture, not a blank`).toBeGreaterThan(10);
