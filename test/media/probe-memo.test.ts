@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FfmpegTools } from '../../server/media/ffmpegTools.js';
 import { ProbeMemo } from '../../server/media/probeMemo.js';
 import type { ProbeResult } from '../../server/media/probe.js';
-import { makeClip, makeTempDir } from '../helpers/clips.js';
+import { makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
 
 const verdict = (formatName: string): ProbeResult => ({ isVideo: false, reason: 'not a video', formatName });
 
@@ -45,12 +45,13 @@ describe('ProbeMemo: a verdict is the same file\'s while the file is unchanged',
 
 describe('FfmpegTools.probe', () => {
   it('runs ffprobe once for a source probed twice, and again for a rendition or a rewritten file', async () => {
+    const { ffmpeg, ffprobe: real } = await testBinaries();
     const dir = makeTempDir();
     const counter = path.join(dir, 'runs');
     const ffprobe = path.join(dir, 'ffprobe');
     // A wrapper that records each run of the real ffprobe.
-    fs.writeFileSync(ffprobe, `#!/bin/sh\necho run >> '${counter}'\nexec /usr/bin/ffprobe "$@"\n`, { mode: 0o755 });
-    const tools = new FfmpegTools({ ffprobePath: ffprobe, ffmpegPath: '/usr/bin/ffmpeg' });
+    fs.writeFileSync(ffprobe, `#!/bin/sh\necho run >> '${counter}'\nexec '${real.path}' "$@"\n`, { mode: 0o755 });
+    const tools = new FfmpegTools({ ffprobePath: ffprobe, ffmpegPath: ffmpeg.path });
     const clip = path.join(dir, 'clip.mp4');
     fs.copyFileSync(await makeClip({ seconds: 1 }), clip);
     const runs = () => (fs.existsSync(counter) ? fs.readFileSync(counter, 'utf8').trim().split('\n').length : 0);
