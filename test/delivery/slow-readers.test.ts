@@ -104,7 +104,7 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady cl
     const socketPath = path.join(dir, 'http.sock');
     const finished: string[] = [];
     const server = http.createServer((req, res) => {
-      sendMediaObject(req, res, store, key, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 1024 * 1024, sendTimeoutMs: 150 }).then(
+      sendMediaObject(req, res, store, key, { contentType: 'application/octet-stream', maxAgeSeconds: 0, chunkBytes: 1024 * 1024, sendTimeoutMs: 500 }).then(
         () => finished.push(res.writableFinished ? 'complete' : 'destroyed'),
         (err: Error) => finished.push(`error: ${err.message}`),
       );
@@ -118,8 +118,11 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady cl
       const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
       client.on('data', (d: Buffer) => {
         received += d.length;
+        // Time itself: 40 ms a read (64 KB), so a 1 MB chunk takes the client some 640 ms, over
+        // the 500 ms send timeout, while no single pause comes near it even on a loaded machine
+        // (a 15 ms pause against a 150 ms timeout was once stretched past it in CI).
         client.pause();
-        setTimeout(() => client.resume(), 15);
+        setTimeout(() => client.resume(), 40);
       });
       await closed;
       // The headers and every byte of the body.
