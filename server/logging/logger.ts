@@ -3,7 +3,6 @@
  * or as JSON lines for a log shipper (`--log-format json`). Everything a server prints once it
  * runs goes through one of these, so that in JSON every line is a record.
  */
-import fs from 'node:fs';
 import { pino, stdTimeFunctions, type Logger } from 'pino';
 
 /** The operator's log as the server uses it: pino's logger (`info(fields, msg)` and the rest). */
@@ -27,13 +26,19 @@ export interface LoggerOptions {
   level: LogLevel;
   /** This node's name, carried by every line in cluster mode; absent, embedded. */
   node?: string;
-  /** Absent: standard output, written synchronously (a line is out before an exit that follows it). */
+  /**
+   * Absent: standard output, written synchronously (a line is out before an exit that follows it)
+   * by pino's own destination. Standard output is non-blocking once Node has touched it (a pipe, a
+   * socket: a log shipper's, systemd's journal), and a write to a full one fails with EAGAIN: a
+   * bare fs.writeSync lost the line and threw out of whatever was logging (an answer's 'finish',
+   * and the server with it). pino.destination waits for room and writes the rest of a partial write.
+   */
   destination?: LogDestination;
 }
 
 /** Builds the log `npm start` writes to. */
 export function createLogger(opts: LoggerOptions): VopLogger {
-  const out: LogDestination = opts.destination ?? { write: (text: string) => fs.writeSync(1, text) };
+  const out: LogDestination = opts.destination ?? pino.destination({ dest: 1, sync: true });
   const stream = opts.format === 'json' ? out : { write: (record: string) => out.write(textLine(record)) };
   return pino(
     {
