@@ -146,6 +146,11 @@ describe('the operator log of npm start', () => {
       // Playable, and its status callback delivered.
       await waitUntil('the video plays', () => records(p).find((r) => r.msg === 'first playable' && r.videoId === videoId), { timeoutMs: 90_000, pollMs: 200 });
       await waitUntil('the callback is delivered', () => records(p).find((r) => r.msg === 'callback delivered' && r.videoId === videoId), { timeoutMs: 30_000, pollMs: 200 });
+      // A request's line is written once its answer is handed over, and reaches this process by
+      // another pipe than the answer: the answer can come first (the video may have played long
+      // before, so the waits above need not have waited at all).
+      const notFound = `/media/S/…/play/20260101/${videoId}_360p.mp4`;
+      await waitUntil('the 404 request logged', () => records(p).find((r) => r.msg === 'request' && r.path === notFound), { timeoutMs: 10_000, pollMs: 100 });
       const all = records(p);
 
       // The start-up record carries its addresses as fields, not as indented lines.
@@ -172,7 +177,7 @@ describe('the operator log of npm start', () => {
       expect(requests.some((r) => r.path === '/widget/upload')).toBe(true);
       expect(requests.some((r) => r.path === '/admin/api/apps' && r.method === 'POST')).toBe(true);
       expect(all.some((r) => r.msg === 'request' && r.path === '/apps')).toBe(false);
-      expect(requests.find((r) => r.path === `/media/S/…/play/20260101/${videoId}_360p.mp4`)).toMatchObject({ status: 404 });
+      expect(requests.find((r) => r.path === notFound)).toMatchObject({ status: 404 });
 
       // No credential of the run, in any line.
       const signatures = callbacks.headers.map((h) => String(h['webhook-signature'] ?? ''));
