@@ -108,6 +108,34 @@ export function buildCopyArgs(
   return args;
 }
 
+/** ffprobe's name of the MP4 demuxer, which reads every copy back. */
+const MP4_FORMAT_NAME = 'mov,mp4,m4a,3gp,3g2,mj2';
+
+/**
+ * What ffprobe says of the copy {@link buildCopyArgs} wrote, as far as a rendition needs it (its
+ * size, its codecs for HLS, its frame rate), from its source's probe and what became of the audio:
+ * the same video stream, every SPS of it agreeing with the first ({@link judgeCopiedSps}), in MP4,
+ * with the first audio stream kept or made AAC of `audioChannels`, without chapters or subtitles.
+ * Probing the copy again cost a process start and a read of the file: some 0.15 s of CPU an
+ * upload, which three uploads at once on two cores wait for. Its bit rate is left to the file's
+ * size over its duration.
+ */
+export function copiedInfo(source: VideoInfo, audio: CopiedAudio, o: { audioChannels: number }): VideoInfo {
+  const first = source.audioTracks?.[0];
+  const channels = audio === 'none' ? null : audio === 'aac' ? o.audioChannels : (source.audioChannels ?? null);
+  const codec = audio === 'none' ? null : audio === 'aac' ? 'aac' : source.audioCodec;
+  const { subtitleTracks: _subtitles, chapters: _chapters, ...kept } = source;
+  return {
+    ...kept,
+    formatName: MP4_FORMAT_NAME,
+    audioCodec: codec,
+    audioChannels: channels,
+    // Its tags dropped with the rest of the metadata (mp4OutputArgs).
+    audioTracks: first && codec !== null ? [{ index: 0, codec, channels, language: null, title: null }] : [],
+    bitrateKbps: null,
+  };
+}
+
 /**
  * Why a copy is not what its source's probe said, or null when every SPS of its stream agrees
  * with the first on what a browser's decoder is set up for: the size, the profile, the chroma

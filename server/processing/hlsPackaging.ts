@@ -56,8 +56,8 @@ export interface PackageHlsOptions {
   /** Told when variants cannot share the cuts asked, and what happens instead. */
   log?: (line: string) => void;
   /**
-   * The first rendition's segments, cut already ({@link cutFirstRendition}, begun while its file
-   * was still being probed); only without `cuts`.
+   * The first rendition's segments, cut already ({@link cutFirstRendition}, begun as soon as its
+   * file was written); only without `cuts`.
    */
   firstCut?: Promise<HlsSegment[]>;
 }
@@ -65,8 +65,9 @@ export interface PackageHlsOptions {
 /**
  * Cuts a first rendition's MP4 into `<label>/` of `outDir` at its own keyframes, as
  * {@link packageHls} does for the first of its renditions; hand the result to it as `firstCut`.
- * A copied source's cut then runs while the copy is probed (0.15 s to 0.2 s off the path to
- * playable). `grouped`: the master will have an audio group (the segments carry the video alone).
+ * A copied source's cut then runs while the rest of the first rendition is made (its other audio
+ * tracks, its subtitles). `grouped`: the master will have an audio group (the segments carry the
+ * video alone).
  */
 export async function cutFirstRendition(file: string, label: string, outDir: string, ffmpeg: FfmpegRunContext, segmentSeconds: number, grouped: boolean): Promise<HlsSegment[]> {
   const dir = path.join(outDir, label);

@@ -12,7 +12,7 @@ import type { PauseGroup } from '../media/pauseGroup.js';
 import { pickRungs, type LadderOptions, type Rendition } from '../media/ladder.js';
 import type { ProbeResult, VideoInfo } from '../media/probe.js';
 import { readSpsUnits } from '../media/h264Sps.js';
-import { buildCopyArgs, judgeCopiedSps, largestSps, type CopiedAudio } from '../media/streamCopy.js';
+import { buildCopyArgs, copiedInfo, judgeCopiedSps, largestSps, type CopiedAudio } from '../media/streamCopy.js';
 import { buildTranscodeArgs, sourceRendition, type KeyframePlan, type TranscodeOptions } from '../media/transcodeArgs.js';
 import { playFileName, SOURCE_LABEL, sourceExtension } from './mediaNames.js';
 
@@ -101,7 +101,7 @@ export async function copyRendition(
   audio: CopiedAudio,
   o: { audioChannels: number },
   onProgress: (p: FfmpegProgress) => void,
-  /** Told the copy's file once it is judged faithful, before it is probed: what may start on it meanwhile. */
+  /** Told the copy's file once it is judged faithful: what may start on it. */
   onCopied?: (file: string) => void,
 ): Promise<WrittenRendition> {
   const { videoId, source, info, dateFolder, outDir, ffmpeg } = job;
@@ -122,8 +122,10 @@ export async function copyRendition(
     throw new CopyRefused(unfaithful, largestSps(sps.sps));
   }
   onCopied?.(file);
-  const written = await describe(file, `${dateFolder}/${name}`, rendition, job);
-  return { ...written, width: written.info.width, height: written.info.height };
+  // Not probed again: what the probe would say is known (copiedInfo).
+  const copied = copiedInfo(info, audio, { audioChannels: o.audioChannels });
+  const bytes = (await fsp.stat(file)).size;
+  return { label: rendition.label, width: copied.width, height: copied.height, bitrateKbps: measuredKbps(copied, bytes), file: `${dateFolder}/${name}`, path: file, bytes, info: copied };
 }
 
 /**

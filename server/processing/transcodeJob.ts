@@ -203,8 +203,9 @@ async function makeOutputs(deps: TranscodeJobDeps, a: MakeOutputsArgs) {
     for (const f of files) flushing.push(deps.objects.prepareMove(f));
   };
   const renditions = async (steps: FfmpegRunContext) => {
-    // A copy's HLS cut starts as soon as the copy is judged faithful, while its file is probed (a
-    // copy refused, and encoded instead, never starts one).
+    // A copy's HLS cut starts as soon as the copy is judged faithful, while its other audio
+    // tracks and its subtitles may still be written (a copy refused, and encoded instead, never
+    // starts one).
     let firstCut: Promise<HlsSegment[]> | undefined;
     const cutEarly = (label: string) => (file: string) => {
       if (!hls) return;
