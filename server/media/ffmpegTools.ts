@@ -108,10 +108,11 @@ export class FfmpegTools {
    *
    * A video is then judged as a source (media/sourcePolicy.ts): a container or codec off the
    * allow-list, or a picture, rate or length over the limits, is "not a video" with that reason.
-   * `source: false` skips that, for files vop wrote itself (the renditions).
+   * `source: false` skips that: for files vop wrote itself (the renditions), and for the ladder's
+   * read of a source that was taken on already.
    */
   async probe(file: string, options: { timeoutMs: number; source?: boolean }): Promise<ProbeResult> {
-    const verdict = options.source === false ? await this.probeSlots.run(() => this.probeOnly(file, options.timeoutMs)) : await this.probeSource(file, options.timeoutMs);
+    const verdict = await this.probeRemembered(file, options.timeoutMs, options.source !== false);
     const policy = this.settings?.policy;
     if (!verdict.isVideo || options.source === false || !policy) return verdict;
     const refused = judgeSource(verdict, policy);
@@ -125,15 +126,17 @@ export class FfmpegTools {
   }
 
   /**
-   * ffprobe's verdict on a source, or the one given on the same file a moment ago (ProbeMemo):
-   * the transcode's probe of a file ingest has just probed costs a stat.
+   * ffprobe's verdict on `file`, or the one given on the same file a moment ago (ProbeMemo): the
+   * transcode's probe of a file ingest has just probed costs a stat, and so does the ladder's,
+   * which starts while other uploads' first renditions may still be made. Only sources' verdicts
+   * are kept (`remember`): a rendition is probed once, just after it is written.
    */
-  private async probeSource(file: string, timeoutMs: number): Promise<ProbeResult> {
+  private async probeRemembered(file: string, timeoutMs: number, remember: boolean): Promise<ProbeResult> {
     const key = await this.recent.keyOf(file, JSON.stringify(this.settings?.policy.allowed.containers ?? null));
     const known = key === null ? undefined : this.recent.get(key);
     if (known) return known;
     const verdict = await this.probeSlots.run(() => this.probeOnly(file, timeoutMs));
-    if (key !== null) this.recent.set(key, verdict);
+    if (key !== null && remember) this.recent.set(key, verdict);
     return verdict;
   }
 

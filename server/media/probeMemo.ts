@@ -1,8 +1,9 @@
 /**
  * Recent probe verdicts, by the file they were made on (issue 37). A source is probed when it is
- * stored (ingest) and again when its transcode starts, seconds apart and, in embedded mode, on the
- * same node and the same file: the second ffprobe (0.15 s, most of it starting the program) was on
- * the path to "playable". A file is the same file while its device, inode, size and modification
+ * stored (ingest), again when its transcode starts and again when its ladder starts, seconds apart
+ * and, in embedded mode, on the same node and the same file: the second ffprobe (0.15 s, most of
+ * it starting the program) was on the path to "playable", and the third ran beside other uploads'
+ * first renditions. A file is the same file while its device, inode, size and modification
  * time (in nanoseconds) are: a rename keeps them all, a write changes the last two. Only ffprobe's
  * verdict is kept; the source policy is judged on every call (FfmpegTools.probe), so a change of
  * the settings takes effect at once.

@@ -44,7 +44,7 @@ describe('ProbeMemo: a verdict is the same file\'s while the file is unchanged',
 });
 
 describe('FfmpegTools.probe', () => {
-  it('runs ffprobe once for a source probed twice, and again for a rendition or a rewritten file', async () => {
+  it('runs ffprobe once for a source probed twice, or probed as a file after; again for a rewritten file; every time for a rendition', async () => {
     const { ffmpeg, ffprobe: real } = await testBinaries();
     const dir = makeTempDir();
     const counter = path.join(dir, 'runs');
@@ -61,12 +61,19 @@ describe('FfmpegTools.probe', () => {
     const before = runs();
     expect(await tools.probe(clip, { timeoutMs: 20_000 })).toEqual(first);
     expect(runs()).toBe(before);
-    await tools.probe(clip, { timeoutMs: 20_000, source: false });
-    expect(runs()).toBe(before + 1);
+    // The ladder's probe of the source, as a file: the verdict ingest's probe left.
+    expect(await tools.probe(clip, { timeoutMs: 20_000, source: false })).toEqual(first);
+    expect(runs()).toBe(before);
+    // A rendition, probed as a file only: not kept.
+    const rendition = path.join(dir, 'rendition.mp4');
+    fs.copyFileSync(await makeClip({ seconds: 1 }), rendition);
+    await tools.probe(rendition, { timeoutMs: 20_000, source: false });
+    await tools.probe(rendition, { timeoutMs: 20_000, source: false });
+    expect(runs()).toBe(before + 2);
     await new Promise((r) => setTimeout(r, 20)); // time itself: a later modification time
     fs.copyFileSync(await makeClip({ seconds: 2 }), clip);
     const second = await tools.probe(clip, { timeoutMs: 20_000 });
-    expect(runs()).toBe(before + 2);
+    expect(runs()).toBe(before + 3);
     expect(second.isVideo && second.durationSeconds).toBeGreaterThan(1.5);
   });
 });
