@@ -28,7 +28,7 @@
  *    ms), and until the first rendition it lists answers a range request (206): the latter is the
  *    figure held to the goals;
  *  - for each H.264 layout: its sequential uploads, then `together` (3) uploads sent at once, each
- *    timed from its own answer;
+ *    timed from its own answer, `togetherRounds` times (the goal held to the median round's slowest);
  *  - whole ladder (of one H.264 layout, 2 s when listed, and of the HEVC source): until the
  *    video's `ladder` is '' and its ladder job succeeded (the admin API's view of the video,
  *    polled every {@link LADDER_POLL_MS} ms).
@@ -97,6 +97,11 @@ export interface PlayableBenchSettings {
   /** Uploads sent at once, for each H.264 layout. */
   together: number;
   /**
+   * How many times `together` uploads are sent at once, one round after the other: on a machine
+   * whose neighbours come and go, one round's slowest upload swings by some 0.3 s.
+   */
+  togetherRounds: number;
+  /**
    * The H.264 source's keyframe layouts, each measured in turn: seconds between keyframes (1:
    * phones; 2: cameras; 8.33: x264's default of 250 frames; 10 and more: screen recorders), or 0
    * for a single keyframe.
@@ -104,7 +109,7 @@ export interface PlayableBenchSettings {
   h264Keyframes: number[];
 }
 
-const DEFAULT_SETTINGS: PlayableBenchSettings = { h264Seconds: 60, hevcSeconds: 30, runs: 5, floorRuns: 3, ladderRuns: 1, together: 3, h264Keyframes: [1, 2, 8.33, 0] };
+const DEFAULT_SETTINGS: PlayableBenchSettings = { h264Seconds: 60, hevcSeconds: 30, runs: 5, floorRuns: 3, ladderRuns: 1, together: 3, togetherRounds: 1, h264Keyframes: [1, 2, 8.33, 0] };
 
 /** The issue's goals. */
 const GOALS = {
@@ -166,6 +171,7 @@ export function playableSettingsFromEnv(): PlayableBenchSettings {
   const ladderRuns = process.env.VOP_BENCH_PLAYABLE_LADDER_RUNS;
   if (ladderRuns === '0') s.ladderRuns = 0;
   else s.ladderRuns = Math.min(s.runs, Math.round(envNumber('VOP_BENCH_PLAYABLE_LADDER_RUNS') ?? s.ladderRuns));
+  s.togetherRounds = Math.max(1, Math.round(envNumber('VOP_BENCH_PLAYABLE_TOGETHER_ROUNDS') ?? s.togetherRounds));
   const keys = process.env.VOP_BENCH_PLAYABLE_KEYFRAMES;
   if (keys !== undefined && keys !== '') s.h264Keyframes = keyframeLayouts(keys);
   return s;
@@ -184,7 +190,7 @@ export const playableSection: BenchSection = {
   about:
     'time to first playable (H.264 1080p copied, for each keyframe layout: one upload and three at once; HEVC 10-bit 1080p) and to the whole ladder, vs ffmpeg floors ' +
     '(VOP_BENCH_SECONDS, VOP_BENCH_PLAYABLE_H264_SECONDS, VOP_BENCH_PLAYABLE_HEVC_SECONDS, VOP_BENCH_PLAYABLE_RUNS, VOP_BENCH_PLAYABLE_FLOOR_RUNS, VOP_BENCH_PLAYABLE_LADDER_RUNS, ' +
-    'VOP_BENCH_PLAYABLE_KEYFRAMES: the H.264 layouts, seconds between keyframes or "one", comma-separated, default 1,2,8.33,one)',
+    'VOP_BENCH_PLAYABLE_TOGETHER_ROUNDS: rounds of three at once, default 1; VOP_BENCH_PLAYABLE_KEYFRAMES: the H.264 layouts, seconds between keyframes or "one", comma-separated, default 1,2,8.33,one)',
   run: () => playableBench(playableSettingsFromEnv()),
 };
 
@@ -235,6 +241,8 @@ interface Layout {
   source: Source;
   sequential: UploadRun[];
   together: TogetherRun[];
+  /** The same, round by round. */
+  rounds: TogetherRun[][];
   /** The stream copy to a faststart MP4. */
   copyMp4: number[];
   /** That MP4 cut to HLS. */
@@ -273,7 +281,7 @@ export async function playableBench(s: PlayableBenchSettings): Promise<Target[]>
     for (const k of s.h264Keyframes) {
       progress(`generating the H.264 source, ${keyframesText(k)}`);
       const source = await makeSource(ffmpeg, work, 'H.264', s.h264Seconds, bins.ffprobe.path, k);
-      layouts.push({ keyframeSeconds: k, source, sequential: [], together: [], copyMp4: [], copyHls: [], covers: [], coverRuns: [] });
+      layouts.push({ keyframeSeconds: k, source, sequential: [], together: [], rounds: [], copyMp4: [], copyHls: [], covers: [], coverRuns: [] });
     }
     progress('generating the HEVC source');
     const hevc = await makeSource(encoder, work, 'HEVC 10-bit', s.hevcSeconds, bins.ffprobe.path);
@@ -366,10 +374,14 @@ export async function playableBench(s: PlayableBenchSettings): Promise<Target[]>
         if (measuresLadder && i < s.floorRuns) await rungFloor(l.source);
         await sequentialUpload(l.source, label, i, measuresLadder && i < s.ladderRuns, l.sequential);
       }
-      progress(`${label} ${s.together} uploads at once`);
-      l.together = await uploadTogether(ctx, l.source.file, s.together);
-      for (const r of l.together) {
-        progress(`  answered ${secs(r.sentMs)} after the start, playable ${secs(r.run.playableMs)} after its answer (${secs(r.fromStartMs)} after the start; transcode job ${secs(r.run.transcodeJobMs ?? NaN)})`);
+      for (let round = 0; round < s.togetherRounds; round++) {
+        progress(`${label} ${s.together} uploads at once${s.togetherRounds > 1 ? `, round ${round + 1}/${s.togetherRounds}` : ''}`);
+        const together = await uploadTogether(ctx, l.source.file, s.together);
+        for (const r of together) {
+          progress(`  answered ${secs(r.sentMs)} after the start, playable ${secs(r.run.playableMs)} after its answer (${secs(r.fromStartMs)} after the start; transcode job ${secs(r.run.transcodeJobMs ?? NaN)})`);
+        }
+        l.rounds.push(together);
+        l.together.push(...together);
       }
     }
 
@@ -665,12 +677,16 @@ function report(
     const tPlay = l.together.map((t) => t.run.playableMs);
     const held = isX264Default(l.keyframeSeconds);
     row(`${name}: answer → first rendition fetchable`, String(play.length), secs(p50(play)), secs(p95(play)), floorText, (p50(play) / floor).toFixed(2), held ? `≤ ${secs(GOALS.h264FirstPlayableMs)} (p50)` : '', list(play));
-    row(`${name}, ×${tPlay.length} at once: answer → fetchable`, String(tPlay.length), secs(p50(tPlay)), secs(p95(tPlay)), floorText, (p50(tPlay) / floor).toFixed(2), held ? `≤ ${secs(GOALS.h264TogetherMs)} (each)` : '', list(tPlay));
+    // Each round's slowest: the goal is each of the three within its time.
+    const slowest = l.rounds.map((r) => Math.max(...r.map((t) => t.run.playableMs)));
+    const rounds = slowest.length > 1 ? `, median of ${slowest.length} rounds` : '';
+    row(`${name}, ×${s.together} at once: answer → fetchable`, String(tPlay.length), secs(p50(tPlay)), secs(p95(tPlay)), floorText, (p50(tPlay) / floor).toFixed(2), held ? `≤ ${secs(GOALS.h264TogetherMs)} (each)` : '', list(tPlay));
     row(`${name}: transcode job alone (server's start → end)`, String(play.length), secs(p50(jobs(l.sequential))), secs(p95(jobs(l.sequential))), '', '', '', list(jobs(l.sequential)));
-    row(`${name}, ×${tPlay.length} at once: transcode job alone`, String(tPlay.length), secs(p50(jobs(l.together.map((t) => t.run)))), secs(p95(jobs(l.together.map((t) => t.run)))), '', '', '', list(jobs(l.together.map((t) => t.run))));
+    if (slowest.length > 1) row(`${name}, ×${s.together} at once: each round's slowest`, String(slowest.length), secs(p50(slowest)), secs(p95(slowest)), '', '', '', list(slowest));
+    row(`${name}, ×${s.together} at once: transcode job alone`, String(tPlay.length), secs(p50(jobs(l.together.map((t) => t.run)))), secs(p95(jobs(l.together.map((t) => t.run)))), '', '', '', list(jobs(l.together.map((t) => t.run))));
     if (held) {
       targets.push({ what: `${H}, x264's default keyframes (${l.keyframeSeconds} s): first playable p50`, text: `${secs(p50(play))} (≤ ${secs(GOALS.h264FirstPlayableMs)})`, met: p50(play) <= GOALS.h264FirstPlayableMs });
-      targets.push({ what: `${H}, x264's default keyframes, ×${tPlay.length} at once: slowest first playable`, text: `${secs(Math.max(...tPlay))} (≤ ${secs(GOALS.h264TogetherMs)})`, met: Math.max(...tPlay) <= GOALS.h264TogetherMs });
+      targets.push({ what: `${H}, x264's default keyframes, ×${s.together} at once: slowest first playable${rounds}`, text: `${secs(p50(slowest))} (≤ ${secs(GOALS.h264TogetherMs)})`, met: p50(slowest) <= GOALS.h264TogetherMs });
     }
   }
 
