@@ -77,6 +77,7 @@ export const FULL_TIER: Record<string, string> = {
   'media/media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',
   'processing/processing-transcode': 'transcodes (about 30 s)',
   'logging/logging': 'starts four server processes, one of which transcodes (about 28 s)',
+  'logging/log-backpressure': 'sends a thousand requests to a server whose output nobody reads for a while (5 to 10 s)',
   'metrics/metrics': 'a real upload, transcode and status callback, then promtool on the answer (about 10 s)',
   'processing/playable-first': 'first renditions and ladders of real clips (about 15 s)',
   'processing/ladder-pause': 'a 720p ladder encoding while another video is transcoded (about 30 s)',
