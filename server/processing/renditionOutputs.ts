@@ -49,7 +49,10 @@ export interface WrittenRendition {
   /** Absolute path in the attempt's scratch folder, until the job stores it. */
   path: string;
   bytes: number;
-  /** The file as ffprobe sees it (codec profile and level for the HLS CODECS attribute). */
+  /**
+   * The file as ffprobe sees it (codec profile and level for the HLS CODECS attribute); for a copy,
+   * as media/streamCopy.ts `copiedInfo` works it out without probing it.
+   */
   info: VideoInfo;
 }
 
