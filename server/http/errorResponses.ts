@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { ApiError, RESULT_CODES } from '../core/errors.js';
+import { unexpectedErrorLine } from '../core/unexpectedError.js';
 
 /** Maps anything thrown into the catalogue: body-parser's errors by their type, the rest to 500. */
 export function toApiError(err: unknown): ApiError {
@@ -54,7 +55,7 @@ export function sendEnvelopeJson(res: Response, json: Buffer): void {
 
 /** Logs, with its stack, a failure that is not the client's; the client sees only the catalogue's message. */
 export function logIfUnexpected(log: (line: string) => void, apiErr: ApiError, err: unknown, method: string | undefined, url: string | undefined): void {
-  if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(`Error on ${method} ${url}: ${(err as Error)?.stack ?? String(err)}`);
+  if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(unexpectedErrorLine(`${method} ${url}`, err));
 }
 
 /**
@@ -79,7 +80,7 @@ export function adminErrorHandler(log: (line: string) => void): ErrorRequestHand
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const apiErr = toApiError(err);
-    if (apiErr.code === RESULT_CODES.SERVER_ERROR.code) log(`Error on ${req.method} ${req.originalUrl}: ${(err as Error)?.stack ?? String(err)}`);
+    logIfUnexpected(log, apiErr, err, req.method, req.originalUrl);
     res.status(apiErr.def.httpStatus).json({ error: { code: apiErr.code, message: apiErr.message, ...(apiErr.detail ? { detail: apiErr.detail } : {}) } });
   };
 }

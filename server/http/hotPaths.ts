@@ -21,6 +21,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
+import { unexpectedErrorLine } from '../core/unexpectedError.js';
 import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
 import { noteRoute } from './routeTemplate.js';
 
@@ -130,7 +131,7 @@ export function hotPaths(routes: HotRoutes, log: (line: string) => void, perTurn
  */
 export function sendHotError(req: IncomingMessage, res: ServerResponse, err: unknown, log: (line: string) => void, headers: Record<string, string>, answer: Answer): void {
   if (res.headersSent || res.destroyed) {
-    if (!(err instanceof ApiError)) log(`Error on ${req.method} ${req.url} after the answer began: ${(err as Error)?.stack ?? String(err)}`);
+    if (!(err instanceof ApiError)) log(unexpectedErrorLine(`${req.method} ${req.url}`, err, 'after the answer began'));
     res.destroy();
     return;
   }
@@ -192,7 +193,7 @@ function turns(perTurn: number, log: (line: string) => void, handle: (w: Waiting
       try {
         writeAnswer(res, status, headers, body);
       } catch (err) {
-        log(`Error on ${res.req.method} ${res.req.url}: writing the answer failed: ${(err as Error)?.stack ?? String(err)}`);
+        log(unexpectedErrorLine(`${res.req.method} ${res.req.url}`, err, 'writing the answer'));
         res.destroy();
       }
     }

@@ -4,6 +4,7 @@
  * runs goes through one of these, so that in JSON every line is a record.
  */
 import { pino, stdTimeFunctions, type Logger } from 'pino';
+import { isUnexpectedErrorLine } from '../core/unexpectedError.js';
 
 /** The operator's log as the server uses it: pino's logger (`info(fields, msg)` and the rest). */
 export type VopLogger = Logger;
@@ -93,13 +94,13 @@ function localTime(d: Date): string {
 
 /**
  * The server's plain log lines (ServerOptions.log) written to `logger`: a line that says it is a
- * warning ("Warning…", "WARNING…") at warn, an unexpected error ("Error on …", with its stack) at
+ * warning ("Warning…", "WARNING…") at warn, an unexpected error (core/unexpectedError.ts, with its stack) at
  * error, the rest at info.
  */
 export function lineLog(logger: VopLogger): (line: string) => void {
   return (line) => {
     if (/^warning\b/i.test(line)) logger.warn(line);
-    else if (line.startsWith('Error on ')) logger.error(line);
+    else if (isUnexpectedErrorLine(line)) logger.error(line);
     else logger.info(line);
   };
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { unexpectedErrorLine } from '../core/unexpectedError.js';
 import { METRICS_CONTENT_TYPE, type VopMetrics } from './vopMetrics.js';
 
 /** The loopback address the metrics port listens on: only this machine reaches it. */
@@ -27,7 +28,7 @@ export async function listenMetricsPort(metrics: VopMetrics, port: number, log: 
     metrics.text().then(
       (text) => res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' }).end(text),
       (err: unknown) => {
-        log(`Error on GET /metrics (the metrics port): ${(err as Error)?.stack ?? String(err)}`);
+        log(unexpectedErrorLine('GET /metrics', err, 'on the metrics port'));
         res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The metrics could not be read; the server log says why.\n');
       },
     );

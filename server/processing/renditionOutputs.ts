@@ -127,8 +127,7 @@ export async function copyRendition(
   onCopied?.(file);
   // Not probed again: what the probe would say is known (copiedInfo).
   const copied = copiedInfo(info, audio, { audioChannels: o.audioChannels });
-  const bytes = (await fsp.stat(file)).size;
-  return { label: rendition.label, width: copied.width, height: copied.height, bitrateKbps: measuredKbps(copied, bytes), file: `${dateFolder}/${name}`, path: file, bytes, info: copied };
+  return written(file, `${dateFolder}/${name}`, { label: rendition.label, width: copied.width, height: copied.height }, copied);
 }
 
 /**
@@ -162,18 +161,19 @@ export async function keepSourceRendition(job: RenditionJob): Promise<WrittenRen
   // A reflink where the file system has them (instant, no extra space), a copy elsewhere.
   await fsp.copyFile(source, file, fs.constants.COPYFILE_FICLONE);
   job.ffmpeg.signal.throwIfAborted();
-  const r = sourceRendition(info);
-  const bytes = (await fsp.stat(file)).size;
-  const kbps = measuredKbps(info, bytes);
-  return { label: r.label, width: r.width, height: r.height, bitrateKbps: kbps, file: `${dateFolder}/${name}`, path: file, bytes, info };
+  return written(file, `${dateFolder}/${name}`, sourceRendition(info), info);
 }
 
 async function describe(file: string, relative: string, r: Rendition, job: RenditionJob): Promise<WrittenRendition> {
   const info = await job.ffmpeg.probe(file, { timeoutMs: job.ffmpeg.probeTimeoutMs });
   if (!info.isVideo) throw new Error(`rendition ${r.label} is not playable: ${info.reason}`);
+  return written(file, relative, r, info);
+}
+
+/** A file written into the scratch folder as the rendition `r` names it (`relative` in the play area), with its size and measured rate. */
+async function written(file: string, relative: string, r: Pick<Rendition, 'label' | 'width' | 'height'>, info: VideoInfo): Promise<WrittenRendition> {
   const bytes = (await fsp.stat(file)).size;
-  const measured = measuredKbps(info, bytes);
-  return { label: r.label, width: r.width, height: r.height, bitrateKbps: measured, file: relative, path: file, bytes, info };
+  return { label: r.label, width: r.width, height: r.height, bitrateKbps: measuredKbps(info, bytes), file: relative, path: file, bytes, info };
 }
 
 /** The file's overall bitrate: ffprobe's, or else its size over its duration. */

@@ -20,6 +20,7 @@ import type { SpecClient } from '../helpers/client.js';
 import { listFiles, placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 let t: TestServer;
 let client: SpecClient;
@@ -281,7 +282,7 @@ describe.each(READ_WAYS)('large files, read by %s', (way) => {
       await waitUntil('the descriptors of the hung-up answers closed', () => openFds() <= fdsBefore || notYet({ open: openFds(), before: fdsBefore }), { timeoutMs: 5_000 });
       expect(openFds()).toBeLessThanOrEqual(fdsBefore);
       expect((await get(`${playUrl}${videoUrl}`)).status).toBe(200);
-      expect(t.logs.filter((l) => /Error/.test(l))).toEqual([]);
+      expect(t.logs.filter(isUnexpectedErrorLine)).toEqual([]);
     } finally {
       await setRenditions(before);
       fs.rmSync(t.vop.media.path('play', date, name));

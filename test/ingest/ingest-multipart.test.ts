@@ -6,6 +6,7 @@ import { makeClip } from '../helpers/clips.js';
 import { ingestPath, sha256, sha256File } from '../helpers/ingest.js';
 import { waitUntil } from '../helpers/wait.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 const MAX = 400_000;
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Every failure above was an expected one: nothing reached the log as a server error.
-  expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
+  expect(s.logs.filter(isUnexpectedErrorLine)).toEqual([]);
   await s.close();
 });
 

@@ -11,6 +11,7 @@ import { makeClip } from '../helpers/clips.js';
 import { sha256, sha256File, statusPath, tokenMetadata, tusCreate, tusMetadata, tusPatch } from '../helpers/ingest.js';
 import { waitForStatus } from '../helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 let s: TestServer;
 let client: SpecClient;
@@ -28,7 +29,7 @@ beforeAll(async () => {
 let restarted: TestServer | undefined;
 
 afterAll(async () => {
-  expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
+  expect(s.logs.filter(isUnexpectedErrorLine)).toEqual([]);
   await s.close();
   await restarted?.close();
 });

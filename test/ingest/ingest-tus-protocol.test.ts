@@ -5,6 +5,7 @@ import { makeClip } from '../helpers/clips.js';
 import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 /** Small limits so that "too large" needs no gigabytes. */
 const FLASH_MAX = 400_000;
@@ -24,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // Every failure above was an expected one: nothing reached the log as a server error.
-  expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
+  expect(s.logs.filter(isUnexpectedErrorLine)).toEqual([]);
   await s.close();
 });
 

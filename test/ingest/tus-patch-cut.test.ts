@@ -5,6 +5,7 @@ import { makeClip } from '../helpers/clips.js';
 import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 let s: TestServer;
 let clip: Buffer;
@@ -17,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   // A client that goes away is no server error.
-  expect(s.logs.filter((l) => l.startsWith('Error on'))).toEqual([]);
+  expect(s.logs.filter(isUnexpectedErrorLine)).toEqual([]);
   await s.close();
 });
 

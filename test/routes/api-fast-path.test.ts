@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { videoRecord } from '../helpers/fixtures.js';
 import type { SpecClient } from '../helpers/client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
 
 interface RawAnswer {
   status: number;
@@ -161,6 +162,6 @@ describe('read calls ahead of Express', () => {
       agent.destroy();
       for (const req of leaving) req.destroy();
     }
-    expect(s.logs.filter((l) => l.startsWith('Error'))).toEqual([]);
+    expect(s.logs.filter(isUnexpectedErrorLine)).toEqual([]);
   });
 });
