@@ -128,28 +128,27 @@ export async function createIngest(deps: IngestDeps): Promise<Ingest> {
     async start() {
       const resumed = await intake.resumeStored();
       if (resumed > 0) log(`Ingest: checked ${resumed} source file(s) stored before the last stop.`);
-      shared?.start();
+      shared.start();
       await tus.start();
       await resumeDownloads({ jobs: deps.jobs, stores, startedAt: listeningSince, log });
     },
     async stop() {
       await tus.stop();
-      await shared?.stop();
+      await shared.stop();
     },
   };
 }
 
 /**
- * Cluster mode's reservations (issue 12, item 7), where the stores share them: every upload's
- * reservation counts against the disk its bytes land on, for every node. With media in a bucket
- * the media folder is this node's own disk, holding only the multipart bodies it receives; without
- * one, a cluster's media folder is the one every node mounts (--shared-media). Leases are the
- * queue's node lease, so a node that dies loses its multipart reservations as it loses its jobs.
- * Absent in the embedded mode, whose ledger is the store.
+ * This node's part in the reservations (issue 12, item 7): every upload's reservation counts
+ * against the disk its bytes land on, for every node of a cluster (the embedded mode's one process
+ * keeps them in memory). With media in a bucket the media folder is this node's own disk, holding
+ * only the multipart bodies it receives; without one, a cluster's media folder is the one every
+ * node mounts (--shared-media). Leases are the queue's node lease, so a node that dies loses its
+ * multipart reservations as it loses its jobs.
  */
-function sharedReservations(deps: IngestDeps): SharedReservations | undefined {
+function sharedReservations(deps: IngestDeps): SharedReservations {
   const store = deps.stores.uploadReservations;
-  if (!store) return undefined;
   const node = `${os.hostname()}-${crypto.randomBytes(6).toString('hex')}`;
   return new SharedReservations({
     store,

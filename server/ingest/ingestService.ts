@@ -8,7 +8,7 @@ import { SourceIntake, awaitsUpload, notAVideoError } from './sourceIntake.js';
 import { obviousNonVideo } from './quickLook.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
 import type { SharedReservations } from './sharedReservations.js';
-import type { UploadLedger } from './uploadLedger.js';
+import type { UploadLedger } from '../storage/memory/uploadLedger.js';
 import { UploadRoom } from './uploadRoom.js';
 
 /** An upload page's session: what the page needs to send the file of one video by tus. */
@@ -56,11 +56,8 @@ export interface IngestServiceDeps {
   now?: () => number;
   /** The uploads under way on this node; absent: a new, empty ledger. */
   uploads?: UploadLedger;
-  /**
-   * Cluster mode (issue 12, item 7): the reservations every node sees, and this node's part in
-   * them. Absent: the ledger is the reservations' store (the embedded mode's one process).
-   */
-  shared?: SharedReservations;
+  /** The reservations every node sees (the one process's, embedded), and this node's part in them (issue 12, item 7). */
+  shared: SharedReservations;
 }
 
 /**

@@ -26,7 +26,7 @@ const WRITTEN_FLUSH_MS = 1_000;
 
 /** Options of {@link SharedReservations}. */
 export interface SharedReservationsOptions {
-  /** The reservations every node sees (PostgreSQL's `upload_reservations`). */
+  /** The reservations every node sees (PostgreSQL's `upload_reservations`), or the embedded mode's in memory. */
   store: UploadReservationStore;
   /** This node's name in the store: a random name per process, so a restarted node holds no lease of its former life. */
   node: string;
@@ -47,10 +47,12 @@ export interface SharedReservationsOptions {
 }
 
 /**
- * This node's part in the reservations of a cluster (issue 12, item 7): the bytes its uploads
- * write reach the store at a bounded rate (one statement a second at most, whatever the chunk
- * rate: a reservation whose written bytes lag only promises more than it must, which errs towards
- * refusing), and the leases of the multipart bodies it receives are renewed. Failures are logged
+ * This node's part in the reservations of a cluster (issue 12, item 7), and the embedded mode's
+ * one process's: the bytes its uploads write reach the store at a bounded rate (one statement a
+ * second at most, whatever the chunk rate: a reservation whose written bytes lag only promises
+ * more than it must, which errs towards refusing), or at once to a store in this process's memory
+ * ({@link UploadReservationStore.inProcess}), where the lag would cost a second of refusals for
+ * nothing; and the leases of the multipart bodies it receives are renewed. Failures are logged
  * and tried again at the next tick; a release that fails leaves the reservation to its lease or
  * expiry, or to the tus sweep (ingest/tus/reconciliation.ts).
  */
@@ -90,6 +92,12 @@ export class SharedReservations {
 
   /** `written` bytes of `key` are on disk (carried to the store at the next tick); `arrived`: just received. */
   noteWritten(key: string, written: number, arrived = true): void {
+    if (this.store.inProcess) {
+      const now = this.now();
+      // Memory: the store has the bytes before this returns (its recordWritten awaits nothing).
+      this.store.recordWritten([[key, written]], arrived ? { now, idleUntil: now + this.options.idleMs } : undefined).catch((err: unknown) => this.options.log(`Upload reservations: recording written bytes failed: ${String(err)}`));
+      return;
+    }
     this.written.set(key, written);
     if (arrived) this.arrived.add(key);
   }

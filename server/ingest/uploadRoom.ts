@@ -4,8 +4,8 @@ import { formatBytes } from '../core/formatBytes.js';
 import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
 import type { ReservationView, UploadReservation, UploadReservationStore } from '../storage/types.js';
 import type { IngestOptions } from './ingestOptions.js';
-import { MEDIA_DISK, NO_DISK, type SharedReservations } from './sharedReservations.js';
-import { MemoryUploadReservations, UploadLedger } from './uploadLedger.js';
+import { NO_DISK, type SharedReservations } from './sharedReservations.js';
+import { UploadLedger } from '../storage/memory/uploadLedger.js';
 
 /** A new upload, as its receiver announces it to {@link UploadRoom.reserveRoom}. */
 export interface NewUpload {
@@ -41,11 +41,8 @@ export interface UploadRoomDeps {
   now: () => number;
   /** The uploads under way on this node; absent: a new, empty ledger. */
   uploads?: UploadLedger;
-  /**
-   * Cluster mode (issue 12, item 7): the reservations every node sees, and this node's part in
-   * them. Absent: the ledger is the reservations' store (the embedded mode's one process).
-   */
-  shared?: SharedReservations;
+  /** The reservations every node sees (the one process's, embedded), and this node's part in them (issue 12, item 7). */
+  shared: SharedReservations;
 }
 
 /**
@@ -56,13 +53,13 @@ export interface UploadRoomDeps {
  */
 export class UploadRoom {
   /**
-   * The uploads under way (tus and multipart) on this node; in the embedded mode, also the disk
-   * space promised to them (in cluster mode that is {@link reservations}, which every node sees).
+   * The uploads under way (tus and multipart) on this node, as this node knows them: what it
+   * receives, who may replace one. The space promised to them is {@link reservations}'.
    */
   readonly uploads: UploadLedger;
-  /** Cluster mode: this node's part in the reservations every node sees; absent in the embedded mode. */
-  readonly shared: SharedReservations | undefined;
-  /** Where reservations are checked and kept: the database's in cluster mode, {@link uploads} otherwise. */
+  /** This node's part in the reservations every node sees. */
+  readonly shared: SharedReservations;
+  /** Where reservations are checked and kept: the database's in cluster mode, the process's memory embedded. */
   private readonly reservations: UploadReservationStore;
   private readonly now: () => number;
 
@@ -70,12 +67,12 @@ export class UploadRoom {
     this.now = deps.now;
     this.uploads = deps.uploads ?? new UploadLedger(this.now);
     this.shared = deps.shared;
-    this.reservations = deps.shared?.store ?? new MemoryUploadReservations(this.uploads);
+    this.reservations = deps.shared.store;
   }
 
   /** The disk the media folder is on, as reservations name it. */
   private get mediaDisk(): string {
-    return this.shared?.mediaDisk ?? MEDIA_DISK;
+    return this.shared.mediaDisk;
   }
 
   /** The disk an upload landing there counts against, as reservations name it ({@link UploadLanding}). */
@@ -105,8 +102,7 @@ export class UploadRoom {
    * cluster mode, on any nodes) cannot both pass.
    *
    * With media in a bucket a tus upload lands in the bucket (`landing` 'bucket'): it is not
-   * refused for lack of room on this node's disk, which it does not fill. In cluster mode a
-   * multipart body's reservation is leased by this node ({@link SharedReservations}), as the body
+   * refused for lack of room on this node's disk, which it does not fill. A multipart body's reservation is leased by this node ({@link SharedReservations}), as the body
    * lives no longer than its request here. A tus upload's reservation goes idle once no bytes
    * reach it for `reservationIdleMs` ({@link resumeRoom}).
    */
@@ -146,7 +142,7 @@ export class UploadRoom {
   /** The reservation of upload `key`, made or renewed at `now`. */
   private reservationOf(key: string, upload: ResumedUpload, address: string, landing: UploadLanding, now: number): UploadReservation {
     const shared = this.shared;
-    const leased = shared !== undefined && upload.kind === 'multipart';
+    const leased = upload.kind === 'multipart';
     return {
       key,
       ...upload,
@@ -155,14 +151,13 @@ export class UploadRoom {
       expiresAt: leased ? shared.leaseUntil(now) : upload.expiresAt,
       // A multipart body lives no longer than its request (whose own timeouts end a silent one).
       ...(upload.kind === 'tus' ? { idleUntil: now + this.deps.options.reservationIdleMs } : {}),
-      ...(shared ? { node: shared.node } : {}),
+      node: shared.node,
     };
   }
 
-  /** Cluster mode: a reservation the store took is also this node's own record (the embedded store is the ledger). */
+  /** A reservation the store took is also this node's own record. */
   private noteReserved(r: UploadReservation): void {
     const shared = this.shared;
-    if (!shared) return;
     const { key, ...entry } = r;
     this.uploads.add(key, { ...entry, written: Math.max(entry.written, this.uploads.get(key)?.written ?? 0) });
     if (r.kind === 'multipart') shared.hold(key);
@@ -199,13 +194,13 @@ export class UploadRoom {
 
   /**
    * `written` bytes of upload `key` are on its disk: its reservation shrinks (in cluster mode, for
-   * every node at the next tick). `arrived`: they have just been received, so the reservation
+   * every node at the next tick; at once in the embedded mode's memory). `arrived`: they have just been received, so the reservation
    * does not go idle for another `reservationIdleMs`; false for an offset read again from storage.
    */
   progress(key: string, written: number, arrived = true): void {
     const now = this.now();
     this.uploads.progress(key, written, arrived ? { now, idleUntil: now + this.deps.options.reservationIdleMs } : undefined);
-    this.shared?.noteWritten(key, written, arrived);
+    this.shared.noteWritten(key, written, arrived);
   }
 
   /**
@@ -214,7 +209,7 @@ export class UploadRoom {
    */
   async release(key: string): Promise<void> {
     this.uploads.release(key);
-    await this.shared?.release(key);
+    await this.shared.release(key);
   }
 
   /**

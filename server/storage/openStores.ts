@@ -24,17 +24,13 @@ export async function openStores(options: OpenStoresOptions): Promise<Stores> {
   if (options.databaseUrl) {
     // Loaded only in cluster mode (postgresDatabase.ts loads the client itself, for the bundle).
     const { openPostgresStores } = await import('./postgres/openPostgresStores.js');
-    const { PostgresUploadReservations } = await import('./postgres/postgresUploadReservations.js');
-    const stores = await openPostgresStores({
+    return openPostgresStores({
       url: options.databaseUrl,
       connectRetry: options.databaseConnectRetry,
       maxConnections: options.databaseMaxConnections,
       exportDir: new Scratch(options.dataDir).kindPath('backup'),
       log: options.log,
     });
-    // Every node counts the uploads under way of all (issue 12, item 7); the embedded mode's one
-    // process keeps them in memory instead.
-    return { ...stores, uploadReservations: new PostgresUploadReservations(stores.db) };
   }
   return openSqlJsStores({ dir: options.dataDir, log: options.log });
 }

@@ -380,11 +380,16 @@ export interface ReservationView {
  * The uploads under way and the space promised to them (issue 12, item 7). In cluster mode it is
  * PostgreSQL's `upload_reservations`, which every node sees, so two nodes cannot promise the same
  * free bytes twice nor take two uploads of one video; the embedded mode's one process keeps them
- * in memory (ingest/uploadLedger.ts). Reservations past `expiresAt` count for nothing; past
+ * in memory (memory/memoryUploadReservations.ts). Reservations past `expiresAt` count for nothing; past
  * `idleUntil` their bytes count for nothing, and they still hold their video. Times are Unix ms of
  * the calling node's clock.
  */
 export interface UploadReservationStore {
+  /**
+   * Whether the reservations live in this process (the embedded mode's, in memory): bytes written
+   * are then carried to it at once, which costs no round trip (ingest/sharedReservations.ts).
+   */
+  readonly inProcess: boolean;
   /**
    * Stores `r` after `decide` passes, as one step for every node: `decide` sees what is reserved
    * at that moment, and no other reserve (of any node) stores anything until this one has stored
@@ -522,10 +527,10 @@ export interface Stores {
    */
   sharedSettings: SharedSettingsStore;
   /**
-   * The uploads under way and their reserved bytes, shared by the nodes of a cluster (PostgreSQL).
-   * Absent in the embedded mode, where the one process keeps them in memory (ingest/uploadLedger.ts).
+   * The uploads under way and their reserved bytes: shared by the nodes of a cluster (PostgreSQL),
+   * in the one process's memory in the embedded mode (memory/memoryUploadReservations.ts).
    */
-  uploadReservations?: UploadReservationStore;
+  uploadReservations: UploadReservationStore;
   /** The keys that sign media addresses and upload credentials. */
   signingKeys: SigningKeyStore;
   /** Views and watch time per video and day. */

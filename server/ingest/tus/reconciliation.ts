@@ -75,7 +75,6 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
  */
 async function reconcileShared(ctx: TusContext, gone: string[], ids: Set<string>, found: UploadReservation[], now: number): Promise<void> {
   const shared = ctx.ingest.room.shared;
-  if (!shared) return;
   for (const id of gone) await shared.release(id);
   await shared.store.releaseAbsent('tus', [...ids], now - LEDGER_GRACE_MS);
   for (const r of found) {

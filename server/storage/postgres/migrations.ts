@@ -180,7 +180,7 @@ export const PG_MIGRATIONS: ReadonlyArray<ReadonlyArray<string>> = [
   // 10: the uploads under way and the disk space promised to them, which every node must count
   // (postgresUploadReservations.ts, issue 12 item 7): the disk a reservation counts against, its
   // declared and written bytes, its expiry (a tus upload's, or the lease its node renews) and that
-  // node; the embedded mode keeps them in memory (ingest/uploadLedger.ts) and has no such table
+  // node; the embedded mode keeps them in memory (memory/memoryUploadReservations.ts) and has no such table
   [
     `CREATE TABLE upload_reservations (
        key TEXT COLLATE "C" PRIMARY KEY,

@@ -10,6 +10,7 @@ import { PostgresJobStore } from './postgresJobStore.js';
 import { PostgresSharedSettings } from './postgresSharedSettings.js';
 import { PostgresSigningKeys } from './postgresSigningKeys.js';
 import { PostgresAppStore } from './postgresAppStore.js';
+import { PostgresUploadReservations } from './postgresUploadReservations.js';
 import { PostgresVideoStore } from './postgresVideoStore.js';
 import { defaultExportDir, exportPostgresDatabase } from './postgresExport.js';
 
@@ -45,6 +46,8 @@ export async function openPostgresStores(options: PostgresStoreOptions): Promise
     callbacks: new PostgresCallbackStore(db),
     counters: new PostgresWindowCounters(db),
     apiCallers: new PostgresApiCallers(db),
+    // Every node counts the uploads under way of all (issue 12, item 7).
+    uploadReservations: new PostgresUploadReservations(db),
     consoleSessions: new PostgresConsoleSessionStore(db),
     sharedSettings: new PostgresSharedSettings(db, options.url),
     signingKeys: new PostgresSigningKeys(db),

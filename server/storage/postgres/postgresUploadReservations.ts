@@ -39,6 +39,8 @@ const counting = (now: string) => `(expires_at IS NULL OR expires_at > ${now}) A
  * than its session (IDLE_IN_TRANSACTION_MS ends a session paused mid-transaction).
  */
 export class PostgresUploadReservations implements UploadReservationStore {
+  readonly inProcess = false;
+
   constructor(private readonly db: PostgresDatabase) {}
 
   async reserve(r: UploadReservation, now: number, decide?: (seen: ReservationView) => void | Promise<void>): Promise<void> {

@@ -1,6 +1,7 @@
 import { SqlJsViewCounts } from './sqljsViewCounts.js';
 import { FileSharedSettings } from '../fileSharedSettings.js';
 import { MemoryApiCallerStore } from '../memory/memoryApiCallers.js';
+import { MemoryUploadReservations } from '../memory/memoryUploadReservations.js';
 import { MemoryWindowCounters } from '../memory/memoryWindowCounters.js';
 import type { Stores } from '../types.js';
 import { SqlJsCallbackStore } from './sqljsCallbackStore.js';
@@ -37,6 +38,7 @@ export async function openSqlJsStores(options: SqlJsStoreOptions): Promise<Store
     // One process counts and sees every call: these need no table (memory/ says why for each).
     counters: new MemoryWindowCounters(),
     apiCallers: new MemoryApiCallerStore(),
+    uploadReservations: new MemoryUploadReservations(),
     // Where embedded users have always had them, the data folder's settings.json.
     sharedSettings: new FileSharedSettings(options.dir),
     // One process makes every change, and drops its own copies as it does (SqlJsAppStore).

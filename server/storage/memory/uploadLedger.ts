@@ -1,5 +1,4 @@
-import { InTurn } from '../core/inTurn.js';
-import type { ReservationView, UploadReservation, UploadReservationStore } from '../storage/types.js';
+import type { ReservationView, UploadReservation } from '../types.js';
 
 /** One upload under way, as the ledger knows it: its reservation, and what only this process knows of it. */
 export interface LiveUpload extends Omit<UploadReservation, 'key'> {
@@ -18,11 +17,10 @@ export interface LiveUpload extends Omit<UploadReservation, 'key'> {
  * (UploadRoom.reserveRoom), and the ledger tells whether a video already has an upload under
  * way, idle or not: there is at most one per video.
  *
- * In memory: the tus uploads are rebuilt from the store's folder at start and on every sweep
- * (ingest/tus/reconciliation.ts). In the embedded mode it is the reservations' store itself
- * ({@link MemoryUploadReservations}); in cluster mode the store is the database's, which every
- * node sees, and the ledger is this node's own record beside it (what it receives, who may
- * replace an upload).
+ * In memory, two uses: each node's own record of its uploads (ingest/uploadRoom.ts: what it
+ * receives, who may replace an upload), whose tus uploads are rebuilt from the store's folder at
+ * start and on every sweep (ingest/tus/reconciliation.ts); and the embedded mode's reservations'
+ * store ({@link MemoryUploadReservations}), where the cluster's is the database's.
  */
 export class UploadLedger {
   private readonly entries = new Map<string, LiveUpload>();
@@ -127,78 +125,6 @@ export class UploadLedger {
 /** What an entry still promises: its declared bytes not yet on disk (never below 0). */
 function unsent(e: LiveUpload): number {
   return Math.max(0, e.size - e.written);
-}
-
-/**
- * {@link UploadReservationStore} over a ledger: the embedded mode's, where one process receives
- * every upload. Reserves run one at a time (a decision awaits the disk's free space; the next
- * reserve waits for its entry), so two concurrent creations cannot both take the last free bytes
- * or the same video.
- */
-export class MemoryUploadReservations implements UploadReservationStore {
-  /** Reserves and resumes, one after another, so that no two decide at once. */
-  private readonly turns = new InTurn();
-
-  constructor(readonly ledger: UploadLedger) {}
-
-  reserve(r: UploadReservation, now: number, decide?: (seen: ReservationView) => void | Promise<void>): Promise<void> {
-    const { key, ...entry } = r;
-    const step = async () => {
-      if (!decide) {
-        if (!this.ledger.get(key)) this.ledger.add(key, entry, now);
-        return;
-      }
-      await decide(this.ledger.viewOf(r, now));
-      this.ledger.add(key, entry, now);
-    };
-    return this.turns.run(step);
-  }
-
-  resume(r: UploadReservation, now: number, decide: (seen: ReservationView) => void | Promise<void>): Promise<void> {
-    const { key, ...entry } = r;
-    return this.turns.run(async () => {
-      const held = this.ledger.get(key);
-      if (held && this.ledger.counts(held, now)) {
-        if (held.idleUntil !== undefined && r.idleUntil !== undefined) held.idleUntil = Math.max(held.idleUntil, r.idleUntil);
-        return;
-      }
-      await decide(this.ledger.viewOf(r, now, key));
-      this.ledger.add(key, { ...entry, written: Math.max(entry.written, held?.written ?? 0) }, now);
-    });
-  }
-
-
-  async reservedBytes(disk: string, now: number): Promise<number> {
-    return this.ledger.reservedOn(disk, now);
-  }
-
-  async recordWritten(entries: ReadonlyArray<readonly [key: string, written: number]>, active?: { now: number; idleUntil: number }): Promise<void> {
-    for (const [key, written] of entries) this.ledger.progress(key, Math.max(written, this.ledger.get(key)?.written ?? 0), active);
-  }
-
-  async renew(keys: readonly string[], expiresAt: number): Promise<void> {
-    for (const key of keys) {
-      const e = this.ledger.get(key);
-      if (e) e.expiresAt = expiresAt;
-    }
-  }
-
-  async release(key: string): Promise<void> {
-    this.ledger.release(key);
-  }
-
-  async releaseAbsent(kind: UploadReservation['kind'], present: readonly string[], madeBefore: number): Promise<number> {
-    const keep = new Set(present);
-    let n = 0;
-    for (const key of this.ledger.keys()) {
-      const e = this.ledger.get(key)!;
-      if (e.kind === kind && e.since < madeBefore && !keep.has(key)) {
-        this.ledger.release(key);
-        n++;
-      }
-    }
-    return n;
-  }
 }
 
 /** A ledger entry as the store's record. */
