@@ -11,6 +11,7 @@ import { ApiError } from '../core/errors.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 import { verifyBackup } from './verifyBackup.js';
 import { writeBackup, type BackupInputs, type BackupManifest, type MediaChoice } from './writeBackup.js';
+import { warningLine } from '../core/logLines.js';
 
 /** A backup file in the backup folder. */
 export interface BackupRecord {
@@ -138,12 +139,12 @@ export class BackupService {
         return record;
       });
       this.lastAttempt = { at: at.toISOString(), by, ok: record.verified, record, ...(record.verified ? {} : { error: `it did not verify: ${record.problems![0]}` }) };
-      this.log(record.verified ? `Backup ${record.name} written and verified (${record.bytes} bytes).` : `WARNING: backup ${record.name} did not verify: ${record.problems!.join('; ')}`);
+      this.log(record.verified ? `Backup ${record.name} written and verified (${record.bytes} bytes).` : warningLine(`backup ${record.name} did not verify: ${record.problems!.join('; ')}`));
       return record;
     } catch (err) {
       if (!(err instanceof ApiError)) {
         this.lastAttempt = { at: at.toISOString(), by, ok: false, error: (err as Error).message };
-        this.log(`WARNING: the ${by} backup failed: ${(err as Error).message}`);
+        this.log(warningLine(`the ${by} backup failed: ${(err as Error).message}`));
       }
       throw err;
     }

@@ -14,6 +14,7 @@ import { WEEKDAYS, type BackupOptions } from './backupOptions.js';
 import { nextRunAt } from './backupSchedule.js';
 import type { MediaChoice } from './writeBackup.js';
 import type { BackupRecord, BackupService } from './backupService.js';
+import { warningLine } from '../core/logLines.js';
 
 /** The two kinds of scheduled backup. */
 export type ScheduledKind = 'daily' | 'full';
@@ -167,7 +168,7 @@ export class ScheduledBackups {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.runDue()
-        .catch((err: unknown) => this.deps.log(`WARNING: the backup schedule failed: ${(err as Error).message}`))
+        .catch((err: unknown) => this.deps.log(warningLine(`the backup schedule failed: ${(err as Error).message}`)))
         .finally(() => this.arm());
     }, wait);
     this.timer.unref();
@@ -175,7 +176,7 @@ export class ScheduledBackups {
 
   private claimFailed(kind: ScheduledKind, err: unknown): false {
     this.note(kind, { at: new Date(this.now()).toISOString(), ok: false, error: `could not claim the run in the shared database: ${(err as Error).message}` });
-    this.deps.log(`WARNING: the scheduled ${kind} backup did not run: claiming it in the shared database failed: ${(err as Error).message}`);
+    this.deps.log(warningLine(`the scheduled ${kind} backup did not run: claiming it in the shared database failed: ${(err as Error).message}`));
     return false;
   }
 
@@ -215,7 +216,7 @@ export class ScheduledBackups {
       const removed = await this.deps.backups.prune(kind === 'full', o.keep);
       if (removed.length) this.deps.log(`Backups removed beyond the ${o.keep} kept (${kind}): ${removed.join(', ')}.`);
     } catch (err) {
-      this.deps.log(`WARNING: removing old ${kind} backups failed: ${(err as Error).message}`);
+      this.deps.log(warningLine(`removing old ${kind} backups failed: ${(err as Error).message}`));
     }
   }
 

@@ -14,6 +14,7 @@ import type { CallbackOptions } from './options.js';
 import { toDeliveryViews, type DeliveryView } from './deliveryView.js';
 import { CALLBACK_STATUSES } from '../storage/outbox.js';
 import type { AttemptRecord, CallbackStore, DeliveryPatch, DeliveryRecord, MissingDelivery } from '../storage/callbackRecords.js';
+import { warningLine } from '../core/logLines.js';
 
 export { CALLBACK_STATUSES };
 
@@ -90,7 +91,7 @@ export class CallbackService {
       this.store
         .listUnqueued({ limit: 10, videoId: e.videoId })
         .then((ds) => this.queue(ds))
-        .catch((err) => deps.log(`Status callback for video ${e.videoId} (status ${e.to}) could not be queued: ${String(err)}`));
+        .catch((err) => deps.log(warningLine(`Status callback for video ${e.videoId} (status ${e.to}) could not be queued: ${String(err)}`)));
     });
   }
 
@@ -120,7 +121,7 @@ export class CallbackService {
   startCatchUp(): Promise<{ created: number; requeued: number }> {
     this.catchingUp ??= this.catchUp()
       .catch((err) => {
-        this.deps.log(`Status callbacks: catching up at start-up failed (the next start tries again): ${String(err)}`);
+        this.deps.log(warningLine(`Status callbacks: catching up at start-up failed (the next start tries again): ${String(err)}`));
         return { created: 0, requeued: 0 };
       })
       .finally(() => this.startSweeping());
@@ -163,7 +164,7 @@ export class CallbackService {
       if (this.sweeping || this.stopping) return;
       this.sweeping = this.sweep()
         .then(() => undefined)
-        .catch((err) => this.deps.log(`Status callbacks: sweeping the outbox failed (the next sweep tries again): ${String(err)}`))
+        .catch((err) => this.deps.log(warningLine(`Status callbacks: sweeping the outbox failed (the next sweep tries again): ${String(err)}`)))
         .finally(() => (this.sweeping = undefined));
     }, this.deps.options.sweepMs);
     this.sweepTimer.unref();

@@ -8,22 +8,31 @@ import path from 'node:path';
 import type { ServerOptions } from '../config.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from '../core/tokens.js';
 import { loadOrCreateSecret } from '../storage/secretFile.js';
+import { warningLine } from '../core/logLines.js';
 
 /** Makes the data directory (0700) if need be, warns of one too open and of a weak token; gives the admin token. */
 export function prepareDataDir(options: ServerOptions): string {
   const { log } = options;
   fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const loose = looseDataDir(options.dataDir);
-  if (loose) log(`WARNING: ${loose}`);
+  if (loose) log(warningLine(loose));
   const adminToken = options.adminToken ?? loadOrCreateAdminToken(options.dataDir);
-  // Never the token itself: this line ends up in logs too.
-  if (options.adminToken !== undefined && tokenStrengthBits(options.adminToken) < ADMIN_TOKEN_MIN_BITS) {
-    log(
-      `Warning: the admin token given holds about ${tokenStrengthBits(options.adminToken)} bits of guessing, fewer than ${ADMIN_TOKEN_MIN_BITS}: whoever guesses it ` +
-        'runs the admin API. Give 22 or more random characters (openssl rand -base64 24), or leave it out and vop makes one.',
-    );
-  }
+  const weak = options.adminToken === undefined ? undefined : weakAdminToken(options.adminToken);
+  if (weak) log(warningLine(weak));
   return adminToken;
+}
+
+/**
+ * What the log says of an admin token given that is easy to guess, or undefined for one that is
+ * not. Never the token itself: the line ends up in logs.
+ */
+export function weakAdminToken(token: string): string | undefined {
+  const bits = tokenStrengthBits(token);
+  if (bits >= ADMIN_TOKEN_MIN_BITS) return undefined;
+  return (
+    `the admin token given holds about ${bits} bits of guessing, fewer than ${ADMIN_TOKEN_MIN_BITS}: whoever guesses it ` +
+    'runs the admin API. Give 22 or more random characters (openssl rand -base64 24), or leave it out and vop makes one.'
+  );
 }
 
 /**

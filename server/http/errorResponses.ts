@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { ApiError, RESULT_CODES } from '../core/errors.js';
-import { unexpectedErrorLine } from '../core/unexpectedError.js';
+import { unexpectedErrorLine } from '../core/logLines.js';
 
 /** Maps anything thrown into the catalogue: body-parser's errors by their type, the rest to 500. */
 export function toApiError(err: unknown): ApiError {

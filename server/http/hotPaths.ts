@@ -21,7 +21,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '../core/errors.js';
-import { unexpectedErrorLine } from '../core/unexpectedError.js';
+import { unexpectedErrorLine } from '../core/logLines.js';
 import { JSON_CONTENT_TYPE, errorEnvelope, logIfUnexpected, toApiError } from './errorResponses.js';
 import { noteRoute } from './routeTemplate.js';
 

@@ -21,6 +21,7 @@ import type { FfmpegTools } from '../media/ffmpegTools.js';
 import { TusUploads } from './tus/tusUpload.js';
 import { UploadCredentials } from './uploadCredential.js';
 import type { KeyRing } from '../keys/keyRing.js';
+import { warningLine } from '../core/logLines.js';
 
 export interface IngestDeps {
   options: IngestOptions;
@@ -111,7 +112,7 @@ export async function createIngest(deps: IngestDeps): Promise<Ingest> {
 
   const jobs = { download: downloadJob({ ingest: service, videos: stores.videos, media, lifecycle, events: deps.events }) };
   for (const cidr of allowEntriesThatNarrowNothing(deps.options.pull.allow)) {
-    log(`WARNING: ingest.pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use ingest.pull.deny (the console's Settings, Pull: denied networks) to keep pulls off other networks.`);
+    log(warningLine(`ingest.pull.allow ${cidr} holds no loopback or link-local address: the allow list now only opts those in, and no longer keeps pulls inside it. Use ingest.pull.deny (the console's Settings, Pull: denied networks) to keep pulls off other networks.`));
   }
   deps.events.on('video.registered', ({ videoId, sourceType }) => {
     if (sourceType !== SourceFileGetType.Download) return;

@@ -4,6 +4,7 @@
  * that is due.
  */
 import { mustYield, type JobScheduling, type QueueCore } from './scheduling.js';
+import { warningLine } from '../core/logLines.js';
 
 export class EmbeddedScheduler implements JobScheduling {
   private started = false;
@@ -49,7 +50,7 @@ export class EmbeddedScheduler implements JobScheduling {
       return;
     }
     this.pumping = this.fill()
-      .catch((err) => this.core.log(`Job queue: ${String(err)}`))
+      .catch((err) => this.core.log(warningLine(`Job queue: ${String(err)}`)))
       .finally(() => {
         this.pumping = undefined;
         if (this.pumpAgain) {

@@ -8,6 +8,7 @@ import { EmbeddedScheduler } from './embeddedScheduler.js';
 import type { JobContext, JobHandlers, JobProgress, JobTypeDefinition } from './jobHandler.js';
 import type { JobPatch, JobScheduling, QueueCore, RunningJob } from './scheduling.js';
 import { LeaseLostError, type Turn } from './turnQueue.js';
+import { warningLine } from '../core/logLines.js';
 
 // What a handler is (its definition, context and typed job), for the features that register one.
 export type { JobContext, JobHandlers, JobProgress, JobTypeDefinition, TypedJob } from './jobHandler.js';
@@ -379,7 +380,7 @@ export class JobQueue<Types extends string = JobType> {
         this.pump();
       }
     })().catch((err) => {
-      this.log(`Job ${job.id} (${job.type}) bookkeeping failed: ${String(err)}`);
+      this.log(warningLine(`Job ${job.id} (${job.type}) bookkeeping failed: ${String(err)}`));
       return undefined;
     });
     return entry;
@@ -431,7 +432,7 @@ export class JobQueue<Types extends string = JobType> {
     try {
       await def.recover(job);
     } catch (err) {
-      this.log(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`);
+      this.log(warningLine(`Recovering job ${job.id} (${job.type}) failed: ${String(err)}`));
       this.events.emit('job.recovered', { jobId: job.id, type: job.type, videoId: job.videoId, outcome: 'failed', error: String(err) });
       return;
     }
@@ -450,7 +451,7 @@ export class JobQueue<Types extends string = JobType> {
     try {
       await this.defs.get(job.type)?.onGiveUp?.(job, reason);
     } catch (err) {
-      this.log(`Job ${job.id} (${job.type}): recording the failure failed: ${String(err)}`);
+      this.log(warningLine(`Job ${job.id} (${job.type}): recording the failure failed: ${String(err)}`));
     }
   }
 

@@ -4,7 +4,7 @@
  * runs goes through one of these, so that in JSON every line is a record.
  */
 import { pino, stdTimeFunctions, type Logger } from 'pino';
-import { isUnexpectedErrorLine } from '../core/unexpectedError.js';
+import { isUnexpectedErrorLine, isWarningLine } from '../core/logLines.js';
 
 /** The operator's log as the server uses it: pino's logger (`info(fields, msg)` and the rest). */
 export type VopLogger = Logger;
@@ -94,12 +94,12 @@ function localTime(d: Date): string {
 
 /**
  * The server's plain log lines (ServerOptions.log) written to `logger`: a line that says it is a
- * warning ("Warning…", "WARNING…") at warn, an unexpected error (core/unexpectedError.ts, with its stack) at
+ * warning ("Warning…", "WARNING…") at warn, an unexpected error (core/logLines.ts, with its stack) at
  * error, the rest at info.
  */
 export function lineLog(logger: VopLogger): (line: string) => void {
   return (line) => {
-    if (/^warning\b/i.test(line)) logger.warn(line);
+    if (isWarningLine(line)) logger.warn(line);
     else if (isUnexpectedErrorLine(line)) logger.error(line);
     else logger.info(line);
   };

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { unexpectedErrorLine } from '../core/unexpectedError.js';
+import { unexpectedErrorLine } from '../core/logLines.js';
 import { METRICS_CONTENT_TYPE, type VopMetrics } from './vopMetrics.js';
 
 /** The loopback address the metrics port listens on: only this machine reaches it. */

@@ -21,6 +21,7 @@ import { ladderJob } from './ladderJob.js';
 import { storyboardJob } from './storyboardJob.js';
 import { transcodeJob } from './transcodeJob.js';
 import { TranscodeScheduler } from './transcodeScheduler.js';
+import { warningLine } from '../core/logLines.js';
 
 export interface ProcessingDeps {
   options: ProcessingOptions;
@@ -137,7 +138,7 @@ export function createProcessing(deps: ProcessingDeps): Processing {
         .binaries()
         .then(async () => {
           const toneMapping = await tools.toneMapping();
-          if (toneMapping.warning) log(`WARNING: Processing: ${toneMapping.warning}.`);
+          if (toneMapping.warning) log(warningLine(`Processing: ${toneMapping.warning}.`));
         })
         .catch((err) => log(`Processing: no usable ffmpeg: ${(err as Error).message}`));
       hls.load().catch((err) => log(`Processing: could not list the HLS folder (each detail call asks the disk instead): ${String(err)}`));

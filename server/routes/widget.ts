@@ -11,6 +11,7 @@ import type { IngestService } from '../ingest/ingestService.js';
 import { NOT_VIDEO_EXTENSIONS, QUICK_LOOK_BYTES } from '../ingest/quickLook.js';
 import { loadAsset, loadScriptBundle, sendAsset, type StaticAsset } from '../widget/staticAsset.js';
 import { NOT_A_VIDEO_FOR_PAGE, renderUploadPage, sendUploadPage, sendWidgetError, widgetErrorText, type UploadPageData, type WidgetMode } from '../widget/uploadPage.js';
+import { warningLine } from '../core/logLines.js';
 
 /**
  * The repository's `widget/` folder: the sources of the two scripts (src/: the shared part and
@@ -163,7 +164,7 @@ export function widgetAssets(deps: Pick<WidgetRouterDeps, 'log' | 'page' | 'widg
   };
   const tus = tusClientFile();
   if (tus) assets['/widget/vendor/tus.min.js'] = loadAsset(tus, JS, sameOrigin);
-  else deps.log('WARNING: tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).');
+  else deps.log(warningLine('tus-js-client is not installed; the upload page cannot upload (npm install without --omit=dev).'));
   return Object.fromEntries(Object.entries(assets).map(([route, asset]) => [route, (req, res, hot) => sendAsset(req, res, asset, page.assetMaxAgeSeconds, hot.answer)]));
 }
 

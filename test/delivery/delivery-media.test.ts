@@ -20,7 +20,7 @@ import type { SpecClient } from '../helpers/client.js';
 import { listFiles, placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
-import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 let t: TestServer;
 let client: SpecClient;

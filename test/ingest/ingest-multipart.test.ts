@@ -6,7 +6,7 @@ import { makeClip } from '../helpers/clips.js';
 import { ingestPath, sha256, sha256File } from '../helpers/ingest.js';
 import { waitUntil } from '../helpers/wait.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 const MAX = 400_000;
 

@@ -11,7 +11,7 @@ import { makeClip } from '../helpers/clips.js';
 import { sha256, sha256File, statusPath, tokenMetadata, tusCreate, tusMetadata, tusPatch } from '../helpers/ingest.js';
 import { waitForStatus } from '../helpers/wait.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
-import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 let s: TestServer;
 let client: SpecClient;

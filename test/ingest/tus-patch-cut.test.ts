@@ -5,7 +5,7 @@ import { makeClip } from '../helpers/clips.js';
 import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
-import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 let s: TestServer;
 let clip: Buffer;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { videoRecord } from '../helpers/fixtures.js';
 import type { SpecClient } from '../helpers/client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { isUnexpectedErrorLine } from '../../server/core/unexpectedError.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 interface RawAnswer {
   status: number;

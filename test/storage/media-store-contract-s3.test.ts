@@ -87,7 +87,10 @@ describe('Ceph RGW', () => {
       const bucket = `vop-created-${crypto.randomBytes(4).toString('hex')}`;
       logs.length = 0;
       const first = await openBucket(bucket);
-      expect(logs).toEqual([`Object storage: created bucket ${bucket} at ${ceph!.endpoint}.`]);
+      // One line, naming the bucket and where it is.
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toContain(bucket);
+      expect(logs[0]).toContain(ceph!.endpoint);
       await first.put('covers/v1/cover.jpg', { stream: streamOf(bytes(3)) });
       first.close();
       logs.length = 0;
