@@ -8,6 +8,7 @@
 import { readFailure } from '../../server/callbacks/attemptFailure.js';
 import type { ResultCode } from '../../server/core/errors.js';
 import type { Messages } from './messages/en.js';
+import { CANCELLED_REASON } from '../../server/core/jobTypes.js';
 
 /** A refusal of the admin API: its result code, the server's message and its detail apart (`error.detail`). */
 export interface Refusal {
@@ -35,5 +36,5 @@ export function callbackFailureText(words: string, t: Messages): string {
  * failures, put for people by the server) are shown as written.
  */
 export function jobErrorText(job: { type: string; error: string }, t: Messages): string {
-  return job.type === 'callback' || job.error === 'cancelled' ? callbackFailureText(job.error, t) : job.error;
+  return job.type === 'callback' || job.error === CANCELLED_REASON ? callbackFailureText(job.error, t) : job.error;
 }

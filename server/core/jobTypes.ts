@@ -26,3 +26,9 @@ export type JobType = keyof JobPayloads;
  * queue's own tests run types of their own).
  */
 export type PayloadOf<T extends string> = T extends JobType ? JobPayloads[T] : Record<string, unknown>;
+
+/**
+ * The error a job the admin cancelled records, and the reason its type's onGiveUp hears
+ * (jobs/jobQueue.ts): the jobs' handlers and the console tell a cancel from a failure by it.
+ */
+export const CANCELLED_REASON = 'cancelled';

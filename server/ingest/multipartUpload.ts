@@ -107,8 +107,7 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
     bb.on('fieldsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form fields')));
     bb.on('partsLimit', () => fail(new ApiError('PAYLOAD_TOO_LARGE', 'too many form parts')));
     // A body cut short by the client going away reads as a broken one: said as what it is.
-    const gone = () => !req.complete && (req.destroyed || req.socket.destroyed);
-    bb.on('error', () => fail(gone() ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'broken multipart body')));
+    bb.on('error', () => fail(clientWentAway(req) ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'broken multipart body')));
     bb.on('close', () => {
       if (failure !== undefined) return;
       if (!received) return fail(new ApiError('MISSING_PARAMETER', 'file (send it as the last part of the form)'));
@@ -127,6 +126,11 @@ export async function receiveMultipartUpload(req: IncomingMessage, deps: Multipa
     });
     req.pipe(bb);
   });
+}
+
+/** Whether `req`'s body was cut short by its client going away: its connection closed before the end. */
+function clientWentAway(req: IncomingMessage): boolean {
+  return !req.complete && (req.destroyed || req.socket.destroyed);
 }
 
 /** Checks the caller and the video from the fields read so far, then writes the file part to disk. */
@@ -191,8 +195,8 @@ async function storeChecked(
     } catch (err) {
       await fs.promises.rm(file, { force: true });
       if (err instanceof ApiError) throw err;
-      // The client went away mid-file (its connection closed): cut off, not malformed.
-      throw !req.complete && (req.destroyed || req.socket.destroyed) ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
+      // The client went away mid-file: cut off, not malformed.
+      throw clientWentAway(req) ? new ClientWentAwayError() : new ApiError('MALFORMED_REQUEST', 'the file part could not be read to its end');
     }
     return { videoId, file, keepSource, arrival };
   } finally {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { VopEventBus } from '../core/events.js';
-import type { JobType, PayloadOf } from '../core/jobTypes.js';
+import { CANCELLED_REASON, type JobType, type PayloadOf } from '../core/jobTypes.js';
 import { assertRetryConfig, backoffDelay } from '../core/retry.js';
 import type { JobRecord, JobState, JobStore } from '../storage/jobRecords.js';
 import { ClusterScheduler, type ClusterJobs } from './clusterScheduler.js';
@@ -174,7 +174,7 @@ export class JobQueue<Types extends string = JobType> {
     const live = this.running.get(id);
     if (live) {
       live.cancelled = true;
-      live.controller.abort(new Error('cancelled'));
+      live.controller.abort(new Error(CANCELLED_REASON));
       return (await live.promise) === 'cancelled';
     }
     const job = await this.store.get(id);
@@ -183,10 +183,10 @@ export class JobQueue<Types extends string = JobType> {
     // its jobs every few seconds (watch), stops it without writing anything more.
     const remote = this.scheduling.runsElsewhere(job);
     const cancelled = remote
-      ? await this.store.update(id, { state: 'cancelled', error: 'cancelled', finishedAt: this.now(), updatedAt: this.now(), lease: '' }, ['running'], job.lease ?? '')
+      ? await this.store.update(id, { state: 'cancelled', error: CANCELLED_REASON, finishedAt: this.now(), updatedAt: this.now(), lease: '' }, ['running'], job.lease ?? '')
       : await this.store.update(id, { state: 'cancelled', finishedAt: this.now(), updatedAt: this.now() }, ['queued']);
     if (!cancelled) return false;
-    await this.giveUp(job, 'cancelled');
+    await this.giveUp(job, CANCELLED_REASON);
     this.emitState({ ...job, state: 'cancelled' });
     return true;
   }
@@ -199,7 +199,7 @@ export class JobQueue<Types extends string = JobType> {
    */
   async settle(job: JobRecord): Promise<void> {
     if (job.state !== 'failed' && job.state !== 'cancelled') return;
-    await this.giveUp(job, job.state === 'cancelled' ? 'cancelled' : job.error);
+    await this.giveUp(job, job.state === 'cancelled' ? CANCELLED_REASON : job.error);
   }
 
   /** Queues a failed or cancelled job again, with its attempts reset; true if it was. */
@@ -352,7 +352,7 @@ export class JobQueue<Types extends string = JobType> {
           this.log(`Job ${job.id} (${job.type}): its attempt stopped, having written nothing more.`);
           return entry.cancelled ? 'cancelled' : undefined;
         } else if (entry.cancelled) {
-          if (await this.finish(job, { state: 'cancelled', error: 'cancelled' }, lease)) await this.giveUp(job, 'cancelled');
+          if (await this.finish(job, { state: 'cancelled', error: CANCELLED_REASON }, lease)) await this.giveUp(job, CANCELLED_REASON);
           return 'cancelled';
         } else if (this.stopping) {
           // Cut off by shutdown: it runs again from the start next time, like after a crash.
@@ -394,7 +394,7 @@ export class JobQueue<Types extends string = JobType> {
     const row = await this.store.get(entry.job.id);
     if (row && row.state === 'running' && row.lease === entry.job.lease) return;
     if (row?.state === 'cancelled') entry.cancelled = true;
-    this.lose(entry, row?.state === 'cancelled' ? new Error('cancelled') : new LeaseLostError());
+    this.lose(entry, row?.state === 'cancelled' ? new Error(CANCELLED_REASON) : new LeaseLostError());
   }
 
   private lose(entry: RunningJob, reason: Error): void {

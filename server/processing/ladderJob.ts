@@ -29,6 +29,7 @@ import { transcodeRenditions } from './renditionOutputs.js';
 import { recoverAttempt, runAttempt, type AttemptKind } from './runAttempt.js';
 import { storeHls, storeRenditions } from './storeOutputs.js';
 import { ffmpegRunContext, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
+import { CANCELLED_REASON } from '../core/jobTypes.js';
 
 /**
  * The niceness of the ladder's ffmpeg runs: a first rendition (the server's own niceness, 0) gets
@@ -141,7 +142,7 @@ export function ladderJob(deps: LadderJobDeps): JobTypeDefinition<'ladder'> {
       if (!video || video.status !== VideoStatus.Normal || video.ladder !== 'pending') return;
       await videos.updateMedia(job.videoId, { ladder: 'failed' });
       const labels = (await videos.renditions(job.videoId)).map((r) => r.label);
-      log(`Ladder of ${job.videoId}: ${reason === 'cancelled' ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${labels.length} rendition(s).`);
+      log(`Ladder of ${job.videoId}: ${reason === CANCELLED_REASON ? 'cancelled' : `failed: ${reason}`}; the video stays playable with ${labels.length} rendition(s).`);
       told(video, 'failed', labels);
     },
   };

@@ -35,6 +35,7 @@ import { pickRungs } from '../media/ladder.js';
 import { recoverAttempt, runAttempt, type Attempt, type AttemptKind } from './runAttempt.js';
 import { storeCovers, storeHls, storeRenditions } from './storeOutputs.js';
 import { ffmpegRunContext, sourceKeyOf, toRecord, TRANSCODE_SHARE, transcodeProgress } from './transcodeAttempt.js';
+import { CANCELLED_REASON } from '../core/jobTypes.js';
 
 /**
  * Statuses a transcode job works from: 5 (queued by the move to 5, or retried by an admin, who
@@ -130,7 +131,7 @@ export function transcodeJob(deps: TranscodeJobDeps): JobTypeDefinition<'transco
       }
       await lifecycle.move(job.videoId, VideoStatus.TranscodingFailed, {
         from: [VideoStatus.WaitingForTranscoding, VideoStatus.Transcoding],
-        reason: reason === 'cancelled' ? 'transcoding cancelled' : `transcoding failed: ${reason}`,
+        reason: reason === CANCELLED_REASON ? 'transcoding cancelled' : `transcoding failed: ${reason}`,
       });
     },
   };
