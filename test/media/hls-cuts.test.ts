@@ -2,7 +2,7 @@
  * The pure half of aligned HLS variants: the segment muxer's list read, the playlists written from
  * it, the cuts shared and checked, the bit rates measured on the segments, the first variant a
  * native player starts with, the keyframes an encode forces, and which sources are not copied.
- * What real players make of it is test/media/hls-players.test.ts.
+ * What real players make of it is test/media/hls-players-*.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import {

@@ -192,7 +192,8 @@ describe('the error page', () => {
     // An expired link (105), as a person meets it: from the site's page, in the window the widget opens.
     const url = `${vop.baseUrl}/widget/upload?${new URLSearchParams({ appId: a.AppId!, timestamp: String(Math.floor(Date.now() / 1000) - 86_400), token: 'f'.repeat(32), videoId: await app.register(), origin: rig.host.origin, mode: 'window' })}`;
     const [popup] = await Promise.all([page.context().waitForEvent('page'), page.evaluate((u) => void window.open(u, 'vop-err', 'width=320,height=400'), url)]);
-    await popup.waitForSelector('#sentence');
+    // Its stylesheet applied: the page's load waits for it, the sentence alone does not.
+    await popup.waitForLoadState('load');
     await popup.setViewportSize({ width: 320, height: 400 });
     const look = await popup.evaluate(() => {
       const pre = document.querySelector('pre')!;
