@@ -5,12 +5,13 @@
  * are described here.
  */
 import type { AttemptView, DeliveryView } from '../../server/callbacks/deliveryView.js';
+import type { BackupRecord, BackupsView, ScheduledRun } from '../../server/backup/backupViews.js';
 import type { AppView, ConsoleSettings, JobView, LadderView, ServedAddress, SettingKey, TryUploadValues, UploadInProgress, VideoRow } from '../../server/http/adminApiTypes.js';
 import type { JobState } from '../../server/storage/jobRecords.js';
 import type { LadderRung } from '../../server/media/ladder.js';
 import type { RenditionRecord, StatusChange, VideoRecord } from '../../server/storage/types.js';
 
-export type { AppView, AttemptView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, LadderView, ServedAddress, SettingKey, StatusChange, TryUploadValues, UploadInProgress, VideoRecord, VideoRow };
+export type { AppView, AttemptView, BackupRecord, BackupsView, ConsoleSettings, DeliveryView, JobState, JobView, LadderRung, LadderView, ScheduledRun, ServedAddress, SettingKey, StatusChange, TryUploadValues, UploadInProgress, VideoRecord, VideoRow };
 
 /** The ffmpeg and ffprobe in use (server/media/ffmpegTools.ts FfmpegStatus, as far as the console reads it). */
 export type FfmpegStatus =
@@ -119,38 +120,3 @@ export interface ServerEvents {
   uploads: { uploads: UploadInProgress[] };
 }
 
-/** A backup in the backup folder (GET /admin/api/backups; server/backup/backupService.ts). */
-export interface BackupRecord {
-  name: string;
-  bytes: number;
-  createdAt: string;
-  media: 'include' | 'list' | 'none';
-  by: 'console' | 'schedule' | 'api';
-  verified: boolean;
-  problems?: string[];
-  counts?: { apps: number; videos: number; callbackDeliveries: number; mediaObjects: number; mediaBytes: number; mediaMissing: number };
-}
-
-/** A scheduled run's outcome (server/backup/scheduledBackups.ts). */
-export interface ScheduledRun {
-  at: string;
-  ok: boolean;
-  error?: string;
-  skipped?: boolean;
-  name?: string;
-}
-
-/** GET /admin/api/backups. */
-export interface BackupsView {
-  folder: string;
-  busy: string | null;
-  underWay: { what: string; since: string; bytes: number } | null;
-  backups: BackupRecord[];
-  schedule: {
-    timeZone: string | null;
-    daily: { enabled: boolean; at: string; keep: number; next: string | null };
-    full: { every: 'off' | 'daily' | 'weekly'; at: string; weekday: string; keep: number; next: string | null };
-    runsHere: boolean;
-    last: { daily?: ScheduledRun; full?: ScheduledRun };
-  };
-}

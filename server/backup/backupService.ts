@@ -10,34 +10,9 @@ import type { Writable } from 'node:stream';
 import { ApiError } from '../core/errors.js';
 import { fsyncDir, fsyncFile } from '../storage/fsync.js';
 import { verifyBackup } from './verifyBackup.js';
-import { writeBackup, type BackupInputs, type BackupManifest, type MediaChoice } from './writeBackup.js';
+import { writeBackup, type BackupInputs, type BackupManifest } from './writeBackup.js';
+import type { BackupAttempt, BackupRecord, BackupUnderWay, MediaChoice } from './backupViews.js';
 import { warningLine } from '../core/logLines.js';
-
-/** A backup file in the backup folder. */
-export interface BackupRecord {
-  name: string;
-  bytes: number;
-  createdAt: string;
-  media: MediaChoice;
-  /** What made it. */
-  by: 'console' | 'schedule' | 'api';
-  /** Whether `vop verify`'s checks passed right after it was written; the problems if not. */
-  verified: boolean;
-  problems?: string[];
-  counts?: BackupManifest['counts'];
-  /** Its seal: 'keyed' when the server has a seal key (`backups.sealKeyFile`), else 'plain'. */
-  seal?: 'plain' | 'keyed';
-}
-
-/** The last attempt of each kind, for the console and /healthz. */
-export interface BackupAttempt {
-  at: string;
-  by: BackupRecord['by'];
-  ok: boolean;
-  /** Why it failed. */
-  error?: string;
-  record?: BackupRecord;
-}
 
 /**
  * The part of the serving thread a backup's hashing may take (backup/pacer.ts): a backup of the
@@ -50,13 +25,6 @@ const SERVING_SHARE = 0.1;
 const NAME = /^vop-backup-\d{8}-\d{6}(-\d+)?(-full)?\.tar$/;
 const PARTIAL_SUFFIX = '.partial';
 const RECORD_SUFFIX = '.json';
-
-/** A backup under way: what it is, since when, and the bytes written so far. */
-export interface BackupUnderWay {
-  what: string;
-  since: string;
-  bytes: number;
-}
 
 export class BackupService {
   private running: string | undefined;

@@ -12,34 +12,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../core/errors.js';
 import { WEEKDAYS, type BackupOptions } from './backupOptions.js';
 import { nextRunAt } from './backupSchedule.js';
-import type { MediaChoice } from './writeBackup.js';
-import type { BackupRecord, BackupService } from './backupService.js';
+import type { BackupService } from './backupService.js';
+import type { BackupRecord, BackupScheduleView, MediaChoice, ScheduledKind, ScheduledRun } from './backupViews.js';
 import { warningLine } from '../core/logLines.js';
-
-/** The two kinds of scheduled backup. */
-export type ScheduledKind = 'daily' | 'full';
-
-/** What the console shows of the schedule. */
-export interface BackupScheduleView {
-  /** The time zone the times are read in (absent: the server machine's). */
-  timeZone: string | null;
-  daily: { enabled: boolean; at: string; keep: number; next: string | null };
-  full: { every: BackupOptions['full']['every']; at: string; weekday: string; keep: number; media: MediaChoice; next: string | null };
-  /** Whether this node runs the schedule (in cluster mode, the nodes that serve the console). */
-  runsHere: boolean;
-  /** The last scheduled run of each kind in this process, if any. */
-  last: Partial<Record<ScheduledKind, ScheduledRun>>;
-}
-
-/** A scheduled run's outcome. */
-export interface ScheduledRun {
-  at: string;
-  ok: boolean;
-  /** Why not, or what happened instead (skipped: another backup was under way the whole wait). */
-  error?: string;
-  skipped?: boolean;
-  name?: string;
-}
 
 export interface ScheduledBackupsDeps {
   backups: Pick<BackupService, 'make' | 'prune' | 'busy'>;

@@ -13,9 +13,9 @@ import type { Writable } from 'node:stream';
 import { MediaObjectChangedError, MediaObjectNotFoundError, type MediaObjectInfo, type MediaStore } from '../storage/media/mediaStore.js';
 import type { DatabaseExport, Stores } from '../storage/types.js';
 import { BackupWriter, entryName, type ManifestBase } from './backupArchive.js';
+import type { BackupCounts, MediaChoice } from './backupViews.js';
 
 /** Media in a backup: the objects themselves, only their list, or neither. */
-export type MediaChoice = 'include' | 'list' | 'none';
 export const MEDIA_CHOICES: readonly MediaChoice[] = ['include', 'list', 'none'];
 
 /** The media areas a backup holds: everything but uploads still under way (`incoming`). */
@@ -49,7 +49,7 @@ export interface BackupManifestFields {
   media: MediaChoice;
   /** Where the media were: the data folder's disk, or object storage. */
   mediaStore: 'local' | 's3';
-  counts: DatabaseExport['counts'] & { mediaObjects: number; mediaBytes: number; mediaMissing: number };
+  counts: BackupCounts;
 }
 export type BackupManifest = BackupManifestFields & ManifestBase;
 

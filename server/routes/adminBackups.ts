@@ -2,7 +2,8 @@ import express, { type Router } from 'express';
 import { SendTimeout } from '../http/sendTimeout.js';
 import { ApiError } from '../core/errors.js';
 import { knownFields } from '../http/knownFields.js';
-import { MEDIA_CHOICES, type MediaChoice } from '../backup/writeBackup.js';
+import { MEDIA_CHOICES } from '../backup/writeBackup.js';
+import type { BackupsView, MediaChoice } from '../backup/backupViews.js';
 import type { BackupService } from '../backup/backupService.js';
 import type { ScheduledBackups } from '../backup/scheduledBackups.js';
 import type { ConsoleSessions } from '../console/consoleSessions.js';
@@ -88,7 +89,7 @@ export function adminBackupsRouter(deps: AdminBackupsDeps): Router {
       last: backups.last() ?? null,
       schedule: deps.schedule.view(),
       backups: await backups.list(),
-    });
+    } satisfies BackupsView);
   });
   r.post('/backups/:name/ticket', async (req, res) => {
     const session = await deps.sessions.sessionOf(req);
