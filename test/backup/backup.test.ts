@@ -14,16 +14,12 @@ import { makeClip } from '../helpers/clips.js';
 import { sha256File } from '../helpers/ingest.js';
 import { listFiles, placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
-import { killStrayProcesses, ROOT, signalGroup, spawnTs, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { killStrayProcesses, ROOT, runToExit, signalGroup, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 import type { SpecClient } from '../helpers/client.js';
 
-/** Runs the CLI to its end. */
-async function cli(args: string[]): Promise<{ code: number | null; output: string }> {
-  const { child, output, exited } = spawnTs('server/cli.ts', args);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const code = await exited;
-  clearTimeout(timer);
-  return { code, output: output() };
+/** Runs the CLI to its end (two minutes at most: a backup of a few videos with their media). */
+function cli(args: string[]): Promise<{ code: number | null; output: string }> {
+  return runToExit(args, {}, 'server/cli.ts', 120_000);
 }
 
 /** The CLI in a process group of its own, as a supervisor runs it, so a test can SIGKILL the group. */
