@@ -45,7 +45,6 @@ export interface BackupAttempt {
 }
 
 /** A backup under way: what it is, since when, and the bytes written so far. */
-/** A backup under way: what it is, since when, and the bytes written so far. */
 export interface BackupUnderWay {
   what: string;
   since: string;

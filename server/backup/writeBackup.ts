@@ -15,7 +15,7 @@ import type { DatabaseExport, Stores } from '../storage/types.js';
 import { BackupWriter, entryName, type ManifestBase } from './backupArchive.js';
 import type { BackupCounts, MediaChoice } from './backupViews.js';
 
-/** Media in a backup: the objects themselves, only their list, or neither. */
+/** Every {@link MediaChoice}, which a caller's choice is checked against. */
 export const MEDIA_CHOICES: readonly MediaChoice[] = ['include', 'list', 'none'];
 
 /** The media areas a backup holds: everything but uploads still under way (`incoming`). */

@@ -8,7 +8,6 @@ import { SourceIntake, awaitsUpload, notAVideoError } from './sourceIntake.js';
 import { obviousNonVideo } from './quickLook.js';
 import { UploadCredentials, type UploadGrant } from './uploadCredential.js';
 import type { SharedReservations } from './sharedReservations.js';
-import type { UploadLedger } from '../storage/memory/uploadLedger.js';
 import { UploadRoom } from './uploadRoom.js';
 
 /** An upload page's session: what the page needs to send the file of one video by tus. */
@@ -54,8 +53,6 @@ export interface IngestServiceDeps {
   credentials: UploadCredentials;
   options: IngestOptions;
   now?: () => number;
-  /** The uploads under way on this node; absent: a new, empty ledger. */
-  uploads?: UploadLedger;
   /** The reservations every node sees (the one process's, embedded), and this node's part in them (issue 12, item 7). */
   shared: SharedReservations;
 }
@@ -73,7 +70,7 @@ export class IngestService {
   constructor(private readonly deps: IngestServiceDeps) {
     this.intake = deps.intake;
     this.now = deps.now ?? Date.now;
-    this.room = new UploadRoom({ media: deps.media, options: deps.options, now: this.now, uploads: deps.uploads, shared: deps.shared });
+    this.room = new UploadRoom({ media: deps.media, options: deps.options, now: this.now, shared: deps.shared });
   }
 
   get options(): IngestOptions {

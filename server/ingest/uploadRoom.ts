@@ -2,7 +2,7 @@ import { addressLimitKey } from '../core/addressLimitKey.js';
 import { ApiError } from '../core/errors.js';
 import { formatBytes } from '../core/formatBytes.js';
 import type { LocalMediaRoot } from '../storage/media/localMediaRoot.js';
-import type { ReservationView, UploadReservation, UploadReservationStore } from '../storage/types.js';
+import type { ReservationView, UploadReservation } from '../storage/types.js';
 import type { IngestOptions } from './ingestOptions.js';
 import { NO_DISK, type SharedReservations } from './sharedReservations.js';
 import { UploadLedger } from '../storage/memory/uploadLedger.js';
@@ -39,8 +39,6 @@ export interface UploadRoomDeps {
   media: Pick<LocalMediaRoot, 'freeBytes'>;
   options: IngestOptions;
   now: () => number;
-  /** The uploads under way on this node; absent: a new, empty ledger. */
-  uploads?: UploadLedger;
   /** The reservations every node sees (the one process's, embedded), and this node's part in them (issue 12, item 7). */
   shared: SharedReservations;
 }
@@ -54,20 +52,20 @@ export interface UploadRoomDeps {
 export class UploadRoom {
   /**
    * The uploads under way (tus and multipart) on this node, as this node knows them: what it
-   * receives, who may replace one. The space promised to them is {@link reservations}'.
+   * receives, who may replace one. The space promised to them is {@link shared}'s store's.
    */
   readonly uploads: UploadLedger;
-  /** This node's part in the reservations every node sees. */
+  /**
+   * This node's part in the reservations every node sees; its store is where they are checked
+   * and kept (the database's in cluster mode, the process's memory embedded).
+   */
   readonly shared: SharedReservations;
-  /** Where reservations are checked and kept: the database's in cluster mode, the process's memory embedded. */
-  private readonly reservations: UploadReservationStore;
   private readonly now: () => number;
 
   constructor(private readonly deps: UploadRoomDeps) {
     this.now = deps.now;
-    this.uploads = deps.uploads ?? new UploadLedger(this.now);
+    this.uploads = new UploadLedger(this.now);
     this.shared = deps.shared;
-    this.reservations = deps.shared.store;
   }
 
   /** The disk the media folder is on, as reservations name it. */
@@ -88,7 +86,7 @@ export class UploadRoom {
   async ensureRoomFor(bytes: number): Promise<void> {
     // The sum before the free space: bytes that land in between leave the sum as it was and lower
     // the free space, which errs towards refusing.
-    const reserved = await this.reservations.reservedBytes(this.mediaDisk, this.now());
+    const reserved = await this.shared.store.reservedBytes(this.mediaDisk, this.now());
     this.assertRoom(await this.deps.media.freeBytes(), bytes, reserved);
   }
 
@@ -102,14 +100,15 @@ export class UploadRoom {
    * cluster mode, on any nodes) cannot both pass.
    *
    * With media in a bucket a tus upload lands in the bucket (`landing` 'bucket'): it is not
-   * refused for lack of room on this node's disk, which it does not fill. A multipart body's reservation is leased by this node ({@link SharedReservations}), as the body
-   * lives no longer than its request here. A tus upload's reservation goes idle once no bytes
+   * refused for lack of room on this node's disk, which it does not fill. A multipart body's
+   * reservation is leased by this node ({@link SharedReservations}), as the body lives no longer
+   * than its request here. A tus upload's reservation goes idle once no bytes
    * reach it for `reservationIdleMs` ({@link resumeRoom}).
    */
   async reserveRoom(key: string, upload: NewUpload, address: string, landing: UploadLanding = 'media'): Promise<void> {
     const now = this.now();
     const r = this.reservationOf(key, { ...upload, written: 0 }, address, landing, now);
-    await this.reservations.reserve(r, now, async (view) => {
+    await this.shared.store.reserve(r, now, async (view) => {
       if (view.videoUpload) throw uploadUnderWay(view.videoUpload);
       await this.assertFits(r, view);
     });
@@ -126,7 +125,7 @@ export class UploadRoom {
   async resumeRoom(key: string, upload: ResumedUpload, address: string, landing: UploadLanding = 'media'): Promise<void> {
     const now = this.now();
     const r = this.reservationOf(key, upload, address, landing, now);
-    await this.reservations.resume(r, now, async (view) => {
+    await this.shared.store.resume(r, now, async (view) => {
       if (view.videoUpload) throw uploadUnderWay(view.videoUpload);
       try {
         await this.assertFits(r, view);
@@ -194,8 +193,9 @@ export class UploadRoom {
 
   /**
    * `written` bytes of upload `key` are on its disk: its reservation shrinks (in cluster mode, for
-   * every node at the next tick; at once in the embedded mode's memory). `arrived`: they have just been received, so the reservation
-   * does not go idle for another `reservationIdleMs`; false for an offset read again from storage.
+   * every node at the next tick; at once in the embedded mode's memory). `arrived`: they have just
+   * been received, so the reservation does not go idle for another `reservationIdleMs`; false for
+   * an offset read again from storage.
    */
   progress(key: string, written: number, arrived = true): void {
     const now = this.now();

@@ -15,7 +15,7 @@ const LEDGER_GRACE_MS = 60_000;
  * start (the uploads a restart found), and after each sweep (expired and removed uploads go;
  * offsets are read again). Entries being written are left alone. With object storage, or a
  * media folder every node mounts, the store holds every node's uploads, so each node learns of
- * the others' at its sweep; and in cluster mode the reservations every node sees follow the
+ * the others' at its sweep; and the reservations (every node's in cluster mode) follow the
  * store too ({@link reconcileShared}). `listedBefore`: the uploads the store held before this
  * sweep removed the stale ones.
  */
@@ -64,7 +64,7 @@ export async function reconcileLedger(ctx: TusContext, listedBefore: string[] = 
 }
 
 /**
- * Cluster mode: the reservations of uploads gone from the store since this sweep listed it
+ * The reservations (every node sees, in cluster mode) of uploads gone from the store since this sweep listed it
  * (removed as stale: a node may take an upload for expired before its reservation is, when nodes
  * are given other expiries) go at once; those of other uploads the store does not hold (an
  * admin's cancel, a creation cut off before its upload was made, a release that failed) go once

@@ -5,9 +5,9 @@ import { UploadLedger } from './uploadLedger.js';
 /**
  * {@link UploadReservationStore} over a ledger of its own: the embedded mode's, where one process
  * receives every upload, beside that process's own record (ingest/uploadRoom.ts) as a cluster's
- * database is beside each node's. Reserves run one at a time (a decision awaits the disk's free space; the next
- * reserve waits for its entry), so two concurrent creations cannot both take the last free bytes
- * or the same video.
+ * database is beside each node's. Reserves run one at a time (a decision awaits the disk's free
+ * space; the next reserve waits for its entry), so two concurrent creations cannot both take the
+ * last free bytes or the same video.
  */
 export class MemoryUploadReservations implements UploadReservationStore {
   /** Reserves and resumes, one after another, so that no two decide at once. */
@@ -42,7 +42,6 @@ export class MemoryUploadReservations implements UploadReservationStore {
       this.ledger.add(key, { ...entry, written: Math.max(entry.written, held?.written ?? 0) }, now);
     });
   }
-
 
   async reservedBytes(disk: string, now: number): Promise<number> {
     return this.ledger.reservedOn(disk, now);
