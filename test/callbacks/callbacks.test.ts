@@ -8,10 +8,10 @@ import type { DeliveryRecord } from '../../server/storage/callbackRecords.js';
 import { resolveOptions } from '../../server/config.js';
 import { SpecClient } from '../helpers/client.js';
 import { videoRecord } from '../helpers/fixtures.js';
-import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { startServer, tempDataDir, warningsLogged, type TestServer } from '../helpers/server.js';
 import { waitUntil } from '../helpers/wait.js';
 import { DurableDatabase } from '../../server/storage/sqljs/durableDatabase.js';
-import { isUnexpectedErrorLine, isWarningLine } from '../../server/core/logLines.js';
+import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
 
 /** Tiny delays so that a retry series runs in milliseconds; the schedule's shape is the default's. */
 const FAST: CallbackOptions = {
@@ -62,12 +62,9 @@ afterEach(async () => {
 async function boot(options: Parameters<typeof startServer>[0] = {}): Promise<TestServer> {
   const t = await startServer({ callbacks: FAST, ...options });
   closers.push(async () => {
-    // What the machine's ffmpeg lacks is warned of once the tools are resolved, in the background:
-    // it shows or not by how fast that was (cached by an earlier file of the worker), not by callbacks.
-    const lacking = (await t.vop.services.processing.tools.toneMapping()).warning;
     await t.close();
     // Nothing went wrong behind the scenes: a listener or a job's bookkeeping failing warns here.
-    expect(t.logs.filter((l) => isUnexpectedErrorLine(l) || (isWarningLine(l) && !(lacking && l.includes(lacking))))).toEqual([]);
+    expect([...t.logs.filter(isUnexpectedErrorLine), ...(await warningsLogged(t))]).toEqual([]);
   });
   return t;
 }

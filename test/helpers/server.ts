@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createServer, type VopServer } from '../../server/app.js';
 import type { ServerOptionsInput } from '../../server/config.js';
+import { isWarningLine } from '../../server/core/logLines.js';
 import { AdminClient, SpecClient } from './client.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -49,6 +50,16 @@ export async function startServer(options: Partial<ServerOptionsInput> = {}): Pr
     },
     close: () => vop.close(500),
   };
+}
+
+/**
+ * The warnings `t` logged that a test caused: all but what the machine's ffmpeg lacks, which is
+ * warned of in the background once the tools are resolved and shows or not by how fast that was
+ * (cached by an earlier file of the worker).
+ */
+export async function warningsLogged(t: TestServer): Promise<string[]> {
+  const lacking = (await t.vop.services.processing.tools.toneMapping()).warning;
+  return t.logs.filter((l) => isWarningLine(l) && !(lacking && l.includes(lacking)));
 }
 
 export interface ServerProcess {
