@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { BinarySource, ResolvedBinary, Tool } from './ffmpegBinary.js';
 import { proveBinaries, type ProofReport } from './ffmpegProof.js';
+import { proofFingerprint, proofMemoryFile, recallProof, rememberProof } from './proofMemory.js';
 import { toolEnvironment } from './confinement.js';
 import { findExecutable } from './findExecutable.js';
 
@@ -55,6 +56,11 @@ export interface FfmpegBinariesOptions {
   versionTimeoutMs: number;
   /** How long one step of the proof (making, probing or decoding one sample) may take, in ms. */
   proofTimeoutMs: number;
+  /**
+   * Where the proof's outcome is remembered between starts (media/proofMemory.ts); false: run the
+   * proof every time. Default: the user's cache folder, as `env` names it.
+   */
+  proofMemory?: string | false;
 }
 
 export const DEFAULT_FFMPEG_BINARIES_OPTIONS = {
@@ -83,7 +89,14 @@ export async function resolveFfmpegBinaries(input: Partial<FfmpegBinariesOptions
   const skipped: string[] = [];
   const ffmpegs = await runnable('ffmpeg', o.ffmpegPath ?? nonEmpty(o.env.VOP_FFMPEG_PATH), o, skipped);
   const ffprobes = await runnable('ffprobe', o.ffprobePath ?? nonEmpty(o.env.VOP_FFPROBE_PATH), o, skipped);
-  const proved = await proveBinaries(ffmpegs, ffprobes, { timeoutMs: o.proofTimeoutMs, fixed: { ffmpeg: ffmpegs[0]?.source === 'setting', ffprobe: ffprobes[0]?.source === 'setting' } });
+  const fixed = { ffmpeg: ffmpegs[0]?.source === 'setting', ffprobe: ffprobes[0]?.source === 'setting' };
+  const memory = o.proofMemory ?? proofMemoryFile(o.env);
+  const key = memory ? proofFingerprint(ffmpegs, ffprobes, fixed) : null;
+  let proved = memory && key ? recallProof(memory, key, ffmpegs, ffprobes) : undefined;
+  if (!proved) {
+    proved = await proveBinaries(ffmpegs, ffprobes, { timeoutMs: o.proofTimeoutMs, fixed });
+    if (memory && key) rememberProof(memory, key, proved);
+  }
   skipped.push(...proved.passedOver);
   return {
     ffmpeg: proved.ffmpeg,
