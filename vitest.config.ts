@@ -30,6 +30,8 @@ export default defineConfig({
           name: 'full',
           include: fullTierFiles(),
           provide: { vopTier: 'full' },
+          isolate: false,
+          restoreMocks: true,
           // Servers, ffmpeg and Chromium are real: give them room.
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -48,7 +50,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 3,
     // The closing "N passed, N failed" line is what CI reads; vitest's own summary is for people.
-    // The quick tier's budget reporter names its slow files just before that line.
-    reporters: ['default', './test/reporters/quickBudget.ts', './test/reporters/summary.ts'],
+    // Just before that line, the slowest files are listed and each over its tier's budget named.
+    reporters: ['default', './test/reporters/fileBudgets.ts', './test/reporters/summary.ts'],
   },
 });

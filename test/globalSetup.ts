@@ -11,6 +11,9 @@
  *   child process (serviceBrokerProcess.ts): starting a service blocks, and this process serves
  *   the workers.
  *
+ * - the server bundle (`npm start`'s dist/server/main.js), built if stale: the servers the tests
+ *   start as processes run it (test/helpers/server.ts SERVER_ENTRY).
+ *
  * The workers inherit the environment as it is after this setup; the broker's address goes to
  * them through `provide`.
  */
@@ -19,8 +22,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildServer, serverBundleIsStale } from '../scripts/build-server.mjs';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (serverBundleIsStale()) await buildServer();
   const before = { TMPDIR: process.env.TMPDIR, VOP_TEST_CLIP_CACHE: process.env.VOP_TEST_CLIP_CACHE };
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vop-test-run-'));
   // As open as /tmp itself (sticky): one test runs a script as another user.

@@ -5,10 +5,20 @@ import path from 'node:path';
 import { createServer, type VopServer } from '../../server/app.js';
 import type { ServerOptionsInput } from '../../server/config.js';
 import { isWarningLine } from '../../server/core/logLines.js';
+import { startNodeFlags } from '../../scripts/build-server.mjs';
 import { AdminClient, SpecClient } from './client.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * What a server started as a process runs: `npm start`'s bundle with `npm start`'s Node flags,
+ * built if stale by the run's global setup (test/globalSetup.ts). It starts on half the CPU that
+ * server/main.ts under tsx takes (its loader resolves and reads each of some 300 modules), and
+ * the tests start about a hundred servers.
+ */
+export const SERVER_ENTRY = 'dist/server/main.js';
+const SERVER_FLAGS: string[] = startNodeFlags();
 
 /** A fresh data directory under the OS temp folder. */
 export function tempDataDir(prefix = 'vop-test-'): string {
@@ -82,12 +92,17 @@ export function killStrayProcesses(): void {
 }
 
 /**
- * Starts an entry point of the repository, its output collected: a TypeScript file with tsx, or
- * a built `.js` file with plain Node and `nodeFlags` (the bundle `npm start` runs).
+ * Node's arguments for an entry point of the repository: a TypeScript file with tsx; a built `.js`
+ * file with plain Node and `nodeFlags` (default: the bundle's, {@link SERVER_ENTRY}).
  */
-export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []) {
-  const runner = script.endsWith('.js') ? nodeFlags : ['--import', 'tsx'];
-  const child = spawn(process.execPath, [...runner, path.join(ROOT, script), ...args], {
+function nodeArgs(script: string, nodeFlags?: string[]): string[] {
+  const runner = script.endsWith('.js') ? (nodeFlags ?? SERVER_FLAGS) : ['--import', 'tsx'];
+  return [...runner, path.join(ROOT, script)];
+}
+
+/** Starts an entry point of the repository ({@link nodeArgs}), its output collected. */
+export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags?: string[]) {
+  const child = spawn(process.execPath, [...nodeArgs(script, nodeFlags), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -107,10 +122,10 @@ export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv =
 }
 
 /**
- * Starts `server/main.ts` as a child process (as `npm start` does) and waits for its listening
- * line. `script` swaps in another entry point (a test fixture with other storage settings).
+ * Starts the server as a child process (as `npm start` does) and waits for its listening line.
+ * `script` swaps in another entry point (a test fixture with other storage settings).
  */
-export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts', nodeFlags: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv = {}, script = SERVER_ENTRY, nodeFlags?: string[]): Promise<ServerProcess> {
   const { child, output, exited } = spawnTs(script, args, env, nodeFlags);
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${output()}`)), 30_000);
@@ -140,7 +155,7 @@ export async function startServerProcess(args: string[], env: NodeJS.ProcessEnv 
 }
 
 /** Runs `script` to its end (for start-up failures and the CLI); resolves with its exit code and output. */
-export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts', timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
+export async function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, script = SERVER_ENTRY, timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
   const { child, output, exited } = spawnTs(script, args, env);
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const code = await exited;
@@ -160,12 +175,12 @@ export interface GroupNode {
 }
 
 /**
- * `server/main.ts` as a supervisor starts it: a process group of its own (so that a test can
- * signal the whole group, ffmpeg included, as supervisors do), its output collected; resolves once
- * it says it listens. The caller stops it ({@link signalGroup}).
+ * The server as a supervisor starts it: a process group of its own (so that a test can signal
+ * the whole group, ffmpeg included, as supervisors do), its output collected; resolves once it
+ * says it listens. The caller stops it ({@link signalGroup}).
  */
-export async function startNodeGroup(name: string, args: string[], env: NodeJS.ProcessEnv = {}, script = 'server/main.ts'): Promise<GroupNode> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+export async function startNodeGroup(name: string, args: string[], env: NodeJS.ProcessEnv = {}, script = SERVER_ENTRY): Promise<GroupNode> {
+  const child = spawn(process.execPath, [...nodeArgs(script), ...args], {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
