@@ -111,3 +111,6 @@ export function fullTierFiles(): string[] {
 
 /** Seconds past which a quick-tier file is named at the end of the run, as a full-tier candidate. */
 export const QUICK_FILE_BUDGET_SECONDS = 10;
+
+/** Seconds past which a full-tier file is named at the end of the run (issue 36: none over a minute). */
+export const FULL_FILE_BUDGET_SECONDS = 60;
