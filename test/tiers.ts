@@ -55,7 +55,7 @@ export const FULL_TIER: Record<string, string> = {
   'backup/backup-stall': 'a backup download left unread until the socket buffers fill, the backup paced to a share of the disk',
   'media/h264-sps': 'a dozen libx264 encodes and stream copies',
   'processing/copy-faithful': 'transcodes of crafted H.264 sources, a ladder',
-  'watch/watch-views': 'Chromium viewers watching for 10 s each, a server killed with SIGKILL and started again',
+  'watch/watch-views': 'Chromium viewers watching for 10 s at once, a server killed with SIGKILL and started again',
   'watch/watch-page': 'Chromium, two sources with several tracks and their ladders, played in iframes',
   'media/hls-tracks': 'Chromium, sources with several audio and subtitle tracks played in hls.js and natively',
   'widget/widget-outcomes': 'Chromium',

@@ -93,7 +93,9 @@ describe('POST /admin/api/apps/:appId/try-upload', () => {
 
 /** Registers a try-out video on the page; resolves with its id once the widget can be opened. */
 async function registerOnPage(): Promise<string> {
-  const before = await page.getByTestId('try-video').getAttribute('data-video').catch(() => null);
+  // Read without waiting: before the first registration there is no such section, and a
+  // locator's getAttribute would wait its whole timeout (30 s) for one to appear.
+  const before = await page.getByTestId('try-video').evaluateAll((els) => els[0]?.getAttribute('data-video') ?? null);
   await page.getByRole('button', { name: /^Register (a try-out video|another)$/ }).click();
   await expect.poll(() => page.getByTestId('try-video').getAttribute('data-video').catch(() => null), { timeout: 10_000 }).not.toBe(before);
   await expect.poll(() => page.getByTestId('open-widget').isEnabled(), { timeout: 10_000 }).toBe(true);

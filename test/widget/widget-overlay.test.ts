@@ -19,7 +19,9 @@ async function uploadFrame(doc: Page | Frame): Promise<Frame> {
   const el = await doc.waitForSelector('[data-vop-upload-layer] iframe');
   const frame = await el.contentFrame();
   if (!frame) throw new Error('the layer has no frame');
-  await frame.waitForLoadState('domcontentloaded');
+  // A new frame's first document is about:blank, whose load state can be reached before the
+  // frame has navigated to the upload page (seen once: its url was '').
+  await frame.waitForURL((url) => url.protocol === 'http:', { waitUntil: 'domcontentloaded' });
   return frame;
 }
 
