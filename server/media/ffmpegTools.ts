@@ -51,6 +51,13 @@ export interface MediaToolSettings {
  * is missing (transcodes then fail with the reason, and /healthz says why). A success is kept; a
  * failure is not, so installing ffmpeg or fixing the setting takes effect without a restart.
  */
+/**
+ * Each ffmpeg's filter names, by path, for the process: every server of a process (the tests
+ * start hundreds) would otherwise load a distribution's ffmpeg again to ask, at some 50 ms of CPU.
+ * The binaries themselves are resolved once a process too (ffmpegBinaries.ts).
+ */
+const FILTER_NAMES = new Map<string, Promise<Set<string>>>();
+
 export class FfmpegTools {
   private resolved: Promise<FfmpegBinaries> | undefined;
   /**
@@ -62,8 +69,6 @@ export class FfmpegTools {
   /** Each ffprobe's demuxer names, for the allow-list's prefixes (formatsFor). */
   private readonly demuxers = new Map<string, Promise<string[]>>();
   private settings: MediaToolSettings | undefined;
-  /** Each ffmpeg's filter names (`-filters`), asked once per binary. */
-  private readonly filters = new Map<string, Promise<Set<string>>>();
   /** Sources' verdicts, so that a transcode does not probe again the file ingest just probed. */
   private readonly recent = new ProbeMemo();
 
@@ -204,17 +209,19 @@ export class FfmpegTools {
     };
   }
 
-  /** Every filter name this ffmpeg knows (`-filters`), asked once per binary. */
+  /** Every filter name this ffmpeg knows (`-filters`), asked once per binary and process. */
   private filterNames(ffmpegPath: string): Promise<Set<string>> {
-    let names = this.filters.get(ffmpegPath);
+    let names = FILTER_NAMES.get(ffmpegPath);
     if (!names) {
       names = new Promise<Set<string>>((resolve) => {
         execFile(ffmpegPath, ['-hide_banner', '-filters'], { timeout: 10_000, windowsHide: true, env: toolEnvironment() }, (err, stdout) => {
+          // A failure (a run timed out on a loaded machine) is asked again next time, not kept.
+          if (err) FILTER_NAMES.delete(ffmpegPath);
           // Listed as " TSC name  V->V  description" after the legend.
           resolve(new Set(err ? [] : stdout.split('\n').flatMap((l) => /^\s*[.A-Z|]{3}\s+(\S+)\s+\S+->\S+/.exec(l)?.[1] ?? [])));
         });
       });
-      this.filters.set(ffmpegPath, names);
+      FILTER_NAMES.set(ffmpegPath, names);
     }
     return names;
   }
