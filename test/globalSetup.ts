@@ -7,7 +7,8 @@
  *   child processes do: a run used to leave some 100 MB behind in /tmp;
  * - the clip cache (test/helpers/clips.ts), a folder in it named by VOP_TEST_CLIP_CACHE;
  * - the service broker (test/helpers/serviceBroker.ts), which starts PostgreSQL, Ceph and
- *   Chromium once per run, when a file first asks for one, and stops them here. It runs in a
+ *   Chromium once per run, when a file first asks for one (a whole run asks for PostgreSQL and
+ *   Ceph at once, below), and stops them here. It runs in a
  *   child process (serviceBrokerProcess.ts): starting a service blocks, and this process serves
  *   the workers.
  *
@@ -47,6 +48,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     broker.once('exit', (code) => reject(new Error(`the service broker exited (${code}) before it started`)));
   });
   project.provide('vopServiceBroker', address);
+  // A whole run (`npm test`: no file named, the full tier in) needs PostgreSQL and Ceph: started
+  // now, beside the first files, rather than inside whichever file asks first (Ceph takes 15 to
+  // 20 s to start, which that file's time then carried). A start that fails is reported to the
+  // files that ask. A run of some files starts only what they ask for.
+  const named = process.argv.slice(2).some((a) => a !== 'run' && !a.startsWith('-'));
+  if (!named && project.vitest.projects.some((p) => p.name === 'full')) {
+    for (const service of ['postgres', 'ceph']) void fetch(`${address}/${service}`, { method: 'POST' }).catch(() => undefined);
+  }
 
   // An interrupted run (vitest exits on SIGINT and SIGTERM) skips the teardown below; the broker
   // sees its channel close, kills what it started and removes the run's folder.

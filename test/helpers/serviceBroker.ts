@@ -1,7 +1,7 @@
 /**
  * The services a test run shares (PostgreSQL, Ceph RGW, Chromium), started at most once per run
- * and only when a test file first asks for one, so that a run of files that need none (the quick
- * tier) starts none. It lives in vitest's main process (test/globalSetup.ts starts it); test files
+ * and only when a test file first asks for one (or a whole run's setup does, test/globalSetup.ts),
+ * so that a run of files that need none (the quick tier) starts none. It lives in vitest's main process (test/globalSetup.ts starts it); test files
  * run in worker processes and ask it over loopback HTTP (test/helpers/sharedServices.ts), because
  * globalSetup's `provide` hands workers values fixed before the first test, not services started
  * later on demand. Each file then makes its own database or bucket on the shared server.
