@@ -75,6 +75,7 @@ export const FULL_TIER: Record<string, string> = {
   'media/probe-memo': 'proves an ffprobe on its samples before probing (about 9 s)',
   'media/media-hdr': 'makes HEVC and VP9 10-bit HDR sources and transcodes them (about 25 s)',
   'media/media-binaries': 'runs every ffmpeg and ffprobe it finds (about 14 s)',
+  'media/proof-memory': 'runs the ffmpeg proof six times over, each a dozen ffmpeg runs (about 7 s)',
   'media/media-probe': 'makes and probes many sources (about 14 s)',
   'media/media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',
   'processing/processing-transcode': 'transcodes (about 30 s)',
