@@ -74,7 +74,7 @@ export const FULL_TIER: Record<string, string> = {
   'media/media-cover': 'samples frames of real clips (about 26 s)',
   'media/probe-memo': 'proves an ffprobe on its samples before probing (about 9 s)',
   'media/media-hdr': 'makes HEVC and VP9 10-bit HDR sources and transcodes them (about 25 s)',
-  'media/media-binaries': 'runs every ffmpeg and ffprobe it finds (about 14 s)',
+  'media/media-binaries': 'runs every ffmpeg and ffprobe it finds, and the proof where none is remembered (4 to 14 s)',
   'media/proof-memory': 'runs the ffmpeg proof six times over, each a dozen ffmpeg runs (about 7 s)',
   'media/media-probe': 'makes and probes many sources (about 14 s)',
   'media/media-runner': 'runs ffmpeg in real time (-re) for seconds at a time',

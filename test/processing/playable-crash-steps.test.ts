@@ -28,6 +28,20 @@ import { signalGroup } from '../helpers/server.js';
 
 afterEach(runCleanups);
 
+/**
+ * A 20 s clip uploaded, and the server's group killed at the first sight of status 1: the ladder
+ * of 20 s takes seconds to land, the kill comes milliseconds after the move to 1.
+ */
+async function killedAtFirstSightOfOne(): Promise<{ dataDir: string; u: Upload }> {
+  const dataDir = dataDirWithLadder();
+  const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
+  const first = await startVop(dataDir);
+  const u = await upload(first, clip);
+  await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
+  await killGroup(first);
+  return { dataDir, u };
+}
+
 describe.runIf(process.platform === 'linux')('kill -9 of the server at each step of a video made playable first, its ladder after', () => {
   it('while the ladder stores its outputs (just after its master playlist): after a restart the master lists each rung once', async () => {
     const clip = await makeClip({ seconds: 12, width: 640, height: 360 });
@@ -75,15 +89,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
   }, 240_000);
 
   it('between the first rendition and the ladder (at the first sight of status 1): after a restart the ladder completes', async () => {
-    const dataDir = dataDirWithLadder();
-    // The ladder of 20 s takes seconds to land, the kill milliseconds after the move to 1.
-    const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
-    const first = await startVop(dataDir);
-    const u = await upload(first, clip);
-
-    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
-    await killGroup(first);
-
+    const { dataDir, u } = await killedAtFirstSightOfOne();
     const second = await startVop(dataDir);
     const restarted = await detail(second, u);
     expect(restarted.VideoModel.Status).toBe(1);
@@ -93,12 +99,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
   }, 240_000);
 
   it('between the move to 1 and the queueing of the ladder (no ladder job recorded): start-up queues it, and it completes', async () => {
-    const dataDir = dataDirWithLadder();
-    const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
-    const first = await startVop(dataDir);
-    const u = await upload(first, clip);
-    await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
-    await killGroup(first);
+    const { dataDir, u } = await killedAtFirstSightOfOne();
 
     // The kill landed a moment later than the window this case is about (the ladder's job is
     // queued a few milliseconds after the move, in the same process): what a kill inside it
@@ -142,5 +143,4 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     // Cut off once, run again from the start.
     expect(v.statusHistory.map((c) => c.to)).toEqual([8, 5, 6, 1]);
   }, 240_000);
-
 });
