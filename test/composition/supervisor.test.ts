@@ -182,7 +182,11 @@ describe.skipIf(process.platform !== 'linux')('npm start under a supervisor', ()
     signalGroup(first.pid, 'SIGKILL');
     const killedAt = Date.now();
     const second = npmStart(startArgs(dir, port));
-    expect(Date.now() - killedAt).toBeLessThan(100);
+    // Nothing waited between the kill and the restart. The bound covers the spawn itself, which
+    // forks this test worker: its memory grew once the full tier's files shared workers, and one
+    // fork took 263 ms in a CI run (under 100 ms before). A wait for the old group to be gone
+    // (a sleep, a poll of the port) is what this rules out.
+    expect(Date.now() - killedAt).toBeLessThan(1_000);
     killed = true;
     await Promise.all(clients);
     expect(await first.exited).toBe(null);
