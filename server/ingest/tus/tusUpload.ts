@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { EVENTS, Server, type DataStore } from '@tus/server';
+import { Server, type DataStore } from '@tus/server';
 import type { RequestHandler } from 'express';
 import type { S3TusStorage } from './tusS3Storage.js';
 import { listUploadIdsIn, TUS_FOLDER, type TusStorage } from './tusStorage.js';
@@ -72,8 +72,15 @@ export class TusUploads {
       onUploadCreate: (req, upload) => authorization.creation(req, upload),
       onUploadFinish: (_req, upload) => finishing!.finish(upload),
     });
-    // Termination (DELETE): the upload's reservation goes with it (release never rejects).
-    this.server.on(EVENTS.POST_TERMINATE, (_req, _res, id) => void deps.ingest.room.release(id));
+    // Termination (DELETE): the upload's reservation goes with its bytes, before the 204 (release
+    // never rejects). Released on POST_TERMINATE, which is emitted as the answer goes out, it
+    // raced a creation that followed the 204 through another node: that one still found the room
+    // taken (seen once in a whole run of test/ingest/cluster-upload-reservations.test.ts).
+    const remove = this.store.remove.bind(this.store);
+    this.store.remove = async (id) => {
+      await remove(id);
+      await deps.ingest.room.release(id);
+    };
     this.locks = new TusLocks(this.server.options, deps.openLocker);
     if (deps.objectStorage) marks = new VideoMarks(ctx, this.storage as S3TusStorage, this.locks);
     finishing = new TusFinishing(ctx, this.locks, marks);
