@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshotPath, startHostServer, type HostServer } from '../helpers/browser.js';
+import { launchBrowser, screenshot, startHostServer, type HostServer } from '../helpers/browser.js';
 import { makeClip } from '../helpers/clips.js';
 import { SpecClient } from '../helpers/client.js';
 import { ensureConsoleBuilt } from '../helpers/console.js';
@@ -46,7 +46,7 @@ let secret = '';
 let videoId = '';
 
 async function shot(name: string, fullPage = false): Promise<void> {
-  await page.screenshot({ path: screenshotPath(`console-${name}.png`), fullPage, animations: 'disabled' });
+  await screenshot(page, `console-${name}.png`, { fullPage, animations: 'disabled' });
 }
 
 /** Goes to a page through the side menu, as a person would, and waits for its heading. */

@@ -6,7 +6,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OneTimeValue } from '../../main/shellSettings.js';
-import { launchBrowser, screenshotPath } from '../helpers/browser.js';
+import { launchBrowser, screenshot } from '../helpers/browser.js';
 import { SpecClient } from '../helpers/client.js';
 import { ensureConsoleBuilt } from '../helpers/console.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
@@ -56,7 +56,7 @@ describe('desktop first run in the console', () => {
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await expect.poll(() => page.getByText(welcome.apiAddress).count()).toBeGreaterThan(0);
     await expect.poll(() => page.getByTestId('app-secret').textContent()).toContain(first.appSecret);
-    await page.screenshot({ path: screenshotPath('console-first-run.png') });
+    await screenshot(page, 'console-first-run.png');
 
     // The secret shown is the application's: it registers a video.
     const client = new SpecClient(s.baseUrl, first.appId, first.appSecret);

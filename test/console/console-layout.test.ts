@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, screenshotPath } from '../helpers/browser.js';
+import { launchBrowser, screenshot } from '../helpers/browser.js';
 import { makeClip } from '../helpers/clips.js';
 import type { SpecClient } from '../helpers/client.js';
 import { en } from '../../renderer/src/messages/en.js';
@@ -237,7 +237,7 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
             // table once pushed its Download buttons out of sight at 1280 px).
             if (size.width >= 1280 && scrolls > 0) problems.push(`${p.name}: ${scrolls} table(s) scroll sideways at ${size.width} px`);
             scrolling += scrolls;
-            await page.screenshot({ path: screenshotPath(`layout-${p.name}-${locale}-${size.width}.png`), fullPage: true, animations: 'disabled' });
+            await screenshot(page, `layout-${p.name}-${locale}-${size.width}.png`, { fullPage: true, animations: 'disabled' });
           }
           expect(problems).toEqual([]);
           // At 390 px some tables are wider than the window: the check of their cue ran.

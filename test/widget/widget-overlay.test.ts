@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Frame, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { screenshotPath } from '../helpers/browser.js';
+import { screenshot } from '../helpers/browser.js';
 import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from '../helpers/widgetHost.js';
 import { waitForStatus } from '../helpers/wait.js';
 
@@ -70,7 +70,7 @@ describe('overlay form', () => {
     expect(await waitForHostEvents(page)).toEqual([{ type: 'success', value: videoId }]);
     await expect.poll(() => frame.textContent('#message')).toMatch(/Upload complete/);
     await waitForFullBar(frame);
-    await page.screenshot({ path: screenshotPath('widget-overlay.png') });
+    await screenshot(page, 'widget-overlay.png');
 
     expect(sha256File(path.join(vop.dataDir, 'media/sources', videoId, 'source'))).toBe(sha256File(clip));
     expect(await waitForStatus(app, videoId, [5, 6, 1])).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { VopEvents } from '../../server/core/events.js';
-import { screenshotPath } from '../helpers/browser.js';
+import { screenshot } from '../helpers/browser.js';
 import type { SpecClient } from '../helpers/client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from '../helpers/widgetHost.js';
@@ -44,7 +44,7 @@ describe('window form', () => {
     await expect.poll(() => popup.textContent('#message')).toMatch(/Upload complete/);
     expect(await popup.textContent('#percent')).toBe('100%');
     await waitForFullBar(popup);
-    await popup.screenshot({ path: screenshotPath('widget-window.png') });
+    await screenshot(popup, 'widget-window.png');
 
     // Safely stored: the very bytes, and the video left 8 for 5 (waiting for transcoding).
     expect(sha256File(path.join(vop.dataDir, 'media/sources', videoId, 'source'))).toBe(sha256File(clip));
