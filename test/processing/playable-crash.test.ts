@@ -9,6 +9,10 @@
  * - during the ladder's rung encode (the ffmpeg at niceness 10);
  * - during the first rendition's lowest-rung encode of a 4:4:4 source.
  *
+ * Each encode is held with SIGSTOP once it has written some of its outputs, so the kill lands in
+ * it however fast it is: the clips are 20 s (they were 40 s and 30 s, long enough to race the
+ * kill against, and their encodes, done twice per case, were most of the file's CPU).
+ *
  * The step is told from the outside: the video's status, and which ffmpeg runs in the group
  * (libx264 at niceness 10 for the ladder, at 0 for a first rendition). The other steps are in
  * playable-crash-steps.test.ts (one file ran over a minute); the harness is
@@ -16,8 +20,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
-import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload } from '../helpers/playableCrash.js';
-import { scratchOutputs } from '../helpers/procs.js';
+import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, groupProcesses, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload } from '../helpers/playableCrash.js';
+import { scratchOutputs, type Proc } from '../helpers/procs.js';
+import type { GroupNode } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
 
 afterEach(runCleanups);
@@ -25,16 +30,14 @@ afterEach(runCleanups);
 describe.runIf(process.platform === 'linux')('kill -9 of the server during each encode of a video made playable first, its ladder after', () => {
   it('during the ladder\'s rung encode: the video stays playable, and after a restart the ladder completes', async () => {
     const dataDir = dataDirWithLadder();
-    const clip = await makeClip({ seconds: 40, width: 640, height: 360 });
+    const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
     // Playable with the copy, then the ladder's ffmpeg at work on 240p and 180p.
     const ladder = await waitUntil('the ladder encode', () => ffmpegs(first).find(isLadderEncode), { timeoutMs: 90_000, pollMs: 20 });
     expect(ladder.cmdline).not.toContain('-c:v copy');
-    // Some way into it: outputs half-written in scratch.
-    await waitUntil('outputs half-written in scratch', () => scratchOutputs(ladder).some((f) => f.size > 0) || notYet(scratchOutputs(ladder)), { timeoutMs: 60_000 });
-    expect(ffmpegs(first).find((p) => p.pid === ladder.pid)).toBeDefined();
+    await holdWithOutputsHalfWritten(first, ladder);
     const before = await detail(first, u);
     expect(before.VideoModel.Status).toBe(1);
     expect(before.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
@@ -51,25 +54,39 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
     const restarted = await detail(second, u);
     expect(restarted.VideoModel.Status).toBe(1);
     expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 40, oneDelivery: true });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: true });
   }, 240_000);
 
   it('during the lowest-rung encode of a 4:4:4 source: after a restart it is 1 and the ladder completes', async () => {
     const dataDir = dataDirWithLadder();
     // Odd sizes are encoded 4:4:4: not copied, 180p is encoded first and the ladder makes 360p and 240p.
-    const clip = await makeClip({ seconds: 30, width: 641, height: 361 });
+    const clip = await makeClip({ seconds: 20, width: 641, height: 361 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
     const encode = await waitUntil('the first-rendition encode', () => ffmpegs(first).find(isFirstEncode), { timeoutMs: 60_000, pollMs: 10 });
     expect(encode.cmdline).not.toContain('-c:v copy');
-    // Some way into it: outputs half-written in scratch.
-    await waitUntil('outputs half-written in scratch', () => scratchOutputs(encode).some((f) => f.size > 0) || notYet(scratchOutputs(encode)), { timeoutMs: 60_000 });
+    await holdWithOutputsHalfWritten(first, encode);
     expect(await status(first, u)).toBe(6);
     expect(ffmpegs(first).some(isLadderEncode)).toBe(false);
     await killGroup(first);
 
     const second = await startVop(dataDir);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 30, oneDelivery: true });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: true });
   }, 240_000);
 });
+
+/**
+ * Waits until `encode` has written some of its outputs into scratch (some way into it), then
+ * holds it there with SIGSTOP until the group's kill, and checks that it is held, not ended.
+ */
+async function holdWithOutputsHalfWritten(node: GroupNode, encode: Proc): Promise<void> {
+  await waitUntil('outputs half-written in scratch', () => {
+    const outputs = scratchOutputs(encode);
+    if (!outputs.some((f) => f.size > 0)) return notYet(outputs);
+    process.kill(encode.pid, 'SIGSTOP');
+    return true;
+  }, { timeoutMs: 60_000, pollMs: 10 });
+  await waitUntil('the encode to be held', () => (groupProcesses(node.pid).find((p) => p.pid === encode.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
+  expect(ffmpegs(node).find((p) => p.pid === encode.pid)).toBeDefined();
+}
