@@ -201,7 +201,12 @@ describe('the error page', () => {
     });
     expect(look.font).not.toMatch(/^(serif|"?Times)/);
     expect(look).toMatchObject({ preFits: true, pageFits: true, close: true });
-    await Promise.all([popup.waitForEvent('close'), popup.click('#close')]);
+    // The click closes the window it is in: Playwright's click, still finishing its action when
+    // the window goes, may say so ("Target page ... has been closed"; seen once in a whole run),
+    // which is the very outcome asked for, checked next.
+    await Promise.all([popup.waitForEvent('close'), popup.click('#close').catch((err: unknown) => {
+      if (!popup.isClosed()) throw err;
+    })]);
     expect(popup.isClosed()).toBe(true);
   });
 });
