@@ -41,6 +41,13 @@ let db: pg.Client;
 /** About 8 MB: more than S3's smallest part (5 MiB), so the upload is in parts in the bucket. */
 let clip: Buffer;
 
+/**
+ * One rung at the clip's own size: an upload that completes is made playable by a stream copy,
+ * with nothing to encode. Transcoding is not this file's subject, and the 720p clip encoded to
+ * two small rungs cost seconds of CPU per upload while the next tests ran.
+ */
+const PROCESSING = { ...TINY_PROCESSING, ladder: { ...TINY_PROCESSING.ladder, rungs: [{ label: '720p', shortSide: 720, videoBitrateKbps: 20_000 }] } };
+
 beforeAll(async () => {
   [pgServer, ceph] = await Promise.all([startPostgres(), startCeph()]);
   databaseUrl = await pgServer.createDatabase();
@@ -54,8 +61,8 @@ beforeAll(async () => {
   // Two nodes: the same database and bucket, a data folder each (scratch only).
   // Pulls from this machine allowed: the pull test's source is a server on loopback.
   const ingest = { pull: { allow: ['127.0.0.0/8'] } };
-  a = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING, ingest });
-  b = await startServer({ databaseUrl, objectStorage, processing: TINY_PROCESSING, ingest });
+  a = await startServer({ databaseUrl, objectStorage, processing: PROCESSING, ingest });
+  b = await startServer({ databaseUrl, objectStorage, processing: PROCESSING, ingest });
   viaA = await a.newApp();
   viaB = new SpecClient(b.baseUrl, viaA.appId, viaA.secret);
   bucket = await openS3MediaStore({ ...objectStorage, scratchDir: tempDataDir('vop-tus-view-'), log: () => undefined });
@@ -250,7 +257,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     // A third node whose uploads expire after one second (A and B keep the default day): to it,
     // the upload is soon past its expiry, and its sweep (at its start, or the one called here)
     // removes it for every node.
-    const c = await startServer({ databaseUrl, objectStorage: a.vop.options.objectStorage, processing: TINY_PROCESSING, ingest: { uploadExpiryMs: 1000 } });
+    const c = await startServer({ databaseUrl, objectStorage: a.vop.options.objectStorage, processing: PROCESSING, ingest: { uploadExpiryMs: 1000 } });
     try {
       // 410 once expired, 404 once swept (C's start may already have).
       await waitUntil('node C to take the upload for expired', async () => ((await tusHead(on(c, url))).status !== 200 ? true : undefined));
