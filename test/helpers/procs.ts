@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { notYet, waitUntil } from './wait.js';
 
 export interface Proc {
   pid: number;
@@ -69,4 +70,18 @@ export function scratchOutputs(p: Proc): Array<{ file: string; size: number }> {
     }
   }
   return found;
+}
+
+/**
+ * Waits until `encode` has written some of its outputs into scratch (some way into it), then holds
+ * it there with SIGSTOP: a kill that follows lands in the encode however fast it is, so the clip
+ * need not be long enough to race the kill (a long clip is encoded again after the restart).
+ */
+export async function holdOnceWriting(encode: Proc): Promise<void> {
+  await waitUntil('outputs half-written in scratch', () => {
+    const outputs = scratchOutputs(encode);
+    if (!outputs.some((f) => f.size > 0)) return notYet(outputs);
+    process.kill(encode.pid, 'SIGSTOP');
+    return true;
+  }, { timeoutMs: 60_000, pollMs: 10 });
 }

@@ -26,8 +26,8 @@ import { makeClip } from '../helpers/clips.js';
 import { multipartUpload } from '../helpers/ingest.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { probe } from '../helpers/probe.js';
-import { processes, runs, scratchOutputs, type Proc } from '../helpers/procs.js';
-import { notYet, waitUntil } from '../helpers/wait.js';
+import { holdOnceWriting, processes, runs, type Proc } from '../helpers/procs.js';
+import { waitUntil } from '../helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from '../helpers/server.js';
 
 const LEASE_MS = 4_000;
@@ -161,12 +161,7 @@ describe('cluster mode: the ladder after the first rendition', () => {
     expect(listedBefore.map((r) => r.label)).toEqual(['360p']);
     // Some way into the encode: outputs half-written in the holder's scratch folder; held there
     // (SIGSTOP) until the group's kill, which then lands in it however fast it is.
-    await waitUntil('outputs half-written in scratch', () => {
-      const outputs = scratchOutputs(encode);
-      if (!outputs.some((f) => f.size > 0)) return notYet(outputs);
-      process.kill(encode.pid, 'SIGSTOP');
-      return true;
-    }, { timeoutMs: 60_000, pollMs: 10 });
+    await holdOnceWriting(encode);
 
     signalGroup(holder.pid, 'SIGKILL');
     const killedAt = Date.now();

@@ -21,9 +21,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
 import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, groupProcesses, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload } from '../helpers/playableCrash.js';
-import { scratchOutputs, type Proc } from '../helpers/procs.js';
+import { holdOnceWriting, type Proc } from '../helpers/procs.js';
 import type { GroupNode } from '../helpers/server.js';
-import { notYet, waitUntil } from '../helpers/wait.js';
+import { waitUntil } from '../helpers/wait.js';
 
 afterEach(runCleanups);
 
@@ -76,17 +76,9 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
   }, 240_000);
 });
 
-/**
- * Waits until `encode` has written some of its outputs into scratch (some way into it), then
- * holds it there with SIGSTOP until the group's kill, and checks that it is held, not ended.
- */
+/** Holds `encode` once some way into it (holdOnceWriting), and checks that it is held, not ended. */
 async function holdWithOutputsHalfWritten(node: GroupNode, encode: Proc): Promise<void> {
-  await waitUntil('outputs half-written in scratch', () => {
-    const outputs = scratchOutputs(encode);
-    if (!outputs.some((f) => f.size > 0)) return notYet(outputs);
-    process.kill(encode.pid, 'SIGSTOP');
-    return true;
-  }, { timeoutMs: 60_000, pollMs: 10 });
+  await holdOnceWriting(encode);
   await waitUntil('the encode to be held', () => (groupProcesses(node.pid).find((p) => p.pid === encode.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
   expect(ffmpegs(node).find((p) => p.pid === encode.pid)).toBeDefined();
 }
