@@ -45,19 +45,19 @@ export interface MediaToolSettings {
 }
 
 /**
- * The ffmpeg and ffprobe this server runs: the configured overrides, else the order of
- * preference of media/ffmpegBinaries.ts, proved on a sample of each common container.
- * Resolved when processing starts, in the background, so that the API serves even where ffmpeg
- * is missing (transcodes then fail with the reason, and /healthz says why). A success is kept; a
- * failure is not, so installing ffmpeg or fixing the setting takes effect without a restart.
- */
-/**
  * Each ffmpeg's filter names, by path, for the process: every server of a process (the tests
  * start hundreds) would otherwise load a distribution's ffmpeg again to ask, at some 50 ms of CPU.
  * The binaries themselves are resolved once a process too (ffmpegBinaries.ts).
  */
 const FILTER_NAMES = new Map<string, Promise<Set<string>>>();
 
+/**
+ * The ffmpeg and ffprobe this server runs: the configured overrides, else the order of
+ * preference of media/ffmpegBinaries.ts, proved on a sample of each common container.
+ * Resolved when processing starts, in the background, so that the API serves even where ffmpeg
+ * is missing (transcodes then fail with the reason, and /healthz says why). A success is kept; a
+ * failure is not, so installing ffmpeg or fixing the setting takes effect without a restart.
+ */
 export class FfmpegTools {
   private resolved: Promise<FfmpegBinaries> | undefined;
   /**
