@@ -90,6 +90,11 @@ export const isLadderEncode = (p: Proc) => p.cmdline.includes('libx264') && p.ni
 export const isFirstEncode = (p: Proc) => p.cmdline.includes('libx264') && p.nice === 0;
 export const isCopy = (p: Proc) => p.cmdline.includes('-c:v copy');
 
+/** Waits until `p` of the group is stopped (SIGSTOP): held, not ended, when the kill comes. */
+export async function waitHeld(node: GroupNode, p: Proc): Promise<void> {
+  await waitUntil('the ffmpeg to be held', () => (groupProcesses(node.pid).find((q) => q.pid === p.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
+}
+
 export interface Upload {
   videoId: string;
   app: { appId: string; appSecret: string };
@@ -114,6 +119,18 @@ interface PlayFile {
 export async function detail(node: GroupNode, u: Upload) {
   const body = (await new SpecClient(node.baseUrl, u.app.appId, u.app.appSecret).get('/Api/Video/Get', { Id: u.videoId })).body;
   return body as { VideoModel: { Status: number; Duration: number }; VideoPlayFile: PlayFile[]; HlsURL: string; MediaSever: { PlayURL: string } };
+}
+
+/**
+ * The server started again on `dataDir`: the video is 1 at once, with its first rendition alone
+ * listed (the ladder had not landed when the server was killed).
+ */
+export async function restartedWithFirstRendition(dataDir: string, u: Upload): Promise<GroupNode> {
+  const second = await startVop(dataDir);
+  const restarted = await detail(second, u);
+  expect(restarted.VideoModel.Status).toBe(1);
+  expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
+  return second;
 }
 
 export async function adminVideo(node: GroupNode, videoId: string) {

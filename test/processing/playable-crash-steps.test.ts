@@ -22,7 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseMasterPlaylist } from '../../server/media/hls.js';
 import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { makeClip } from '../helpers/clips.js';
-import { adminVideo, cleanups, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, groupProcesses, isCopy, isLadderEncode, killGroup, runCleanups, startVop, status, upload, type Upload } from '../helpers/playableCrash.js';
+import { adminVideo, cleanups, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isCopy, isLadderEncode, killGroup, restartedWithFirstRendition, runCleanups, startVop, status, upload, waitHeld, type Upload } from '../helpers/playableCrash.js';
 import { waitUntil } from '../helpers/wait.js';
 import { signalGroup } from '../helpers/server.js';
 
@@ -80,21 +80,15 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     }
     if (!u) throw new Error('in three rounds the kill never landed between the master playlist and the rows');
 
-    const second = await startVop(dataDir);
-    const restarted = await detail(second, u);
-    expect(restarted.VideoModel.Status).toBe(1);
     // The kill came before the rows named the ladder's files (the window this case is about).
-    expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
+    const second = await restartedWithFirstRendition(dataDir, u);
     await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: true });
   }, 240_000);
 
   it('between the first rendition and the ladder (at the first sight of status 1): after a restart the ladder completes', async () => {
     const { dataDir, u } = await killedAtFirstSightOfOne();
-    const second = await startVop(dataDir);
-    const restarted = await detail(second, u);
-    expect(restarted.VideoModel.Status).toBe(1);
     // The ladder had not landed: the kill came with the first rendition alone listed.
-    expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
+    const second = await restartedWithFirstRendition(dataDir, u);
     await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: false });
   }, 240_000);
 
@@ -132,7 +126,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
       if (p) process.kill(p.pid, 'SIGSTOP');
       return p;
     }, { timeoutMs: 60_000, pollMs: 1 });
-    await waitUntil('the copy to be stopped', () => (groupProcesses(first.pid).find((p) => p.pid === copy.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
+    await waitHeld(first, copy);
     expect(await status(first, u)).toBe(6);
     expect((await detail(first, u)).VideoPlayFile).toEqual([]);
     await killGroup(first);

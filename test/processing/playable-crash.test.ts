@@ -20,7 +20,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
-import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, groupProcesses, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload } from '../helpers/playableCrash.js';
+import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload, waitHeld } from '../helpers/playableCrash.js';
 import { holdOnceWriting, type Proc } from '../helpers/procs.js';
 import type { GroupNode } from '../helpers/server.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -79,6 +79,6 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
 /** Holds `encode` once some way into it (holdOnceWriting), and checks that it is held, not ended. */
 async function holdWithOutputsHalfWritten(node: GroupNode, encode: Proc): Promise<void> {
   await holdOnceWriting(encode);
-  await waitUntil('the encode to be held', () => (groupProcesses(node.pid).find((p) => p.pid === encode.pid)?.state === 'T' ? true : undefined), { timeoutMs: 5_000, pollMs: 10 });
+  await waitHeld(node, encode);
   expect(ffmpegs(node).find((p) => p.pid === encode.pid)).toBeDefined();
 }
