@@ -8,10 +8,8 @@
  * - the clip cache (test/helpers/clips.ts), a folder in it named by VOP_TEST_CLIP_CACHE;
  * - the service broker (test/helpers/serviceBroker.ts), which starts PostgreSQL, Ceph and
  *   Chromium once per run, when a file first asks for one (a whole run asks for PostgreSQL and
- *   Ceph at once, below), and stops them here. It runs in a
- *   child process (serviceBrokerProcess.ts): starting a service blocks, and this process serves
- *   the workers.
- *
+ *   Ceph at once, below), and stops them here. It runs in a child process
+ *   (serviceBrokerProcess.ts): starting a service blocks, and this process serves the workers;
  * - the server bundle (`npm start`'s dist/server/main.js), built if stale: the servers the tests
  *   start as processes run it (test/helpers/server.ts SERVER_ENTRY).
  *
