@@ -15,10 +15,20 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
  * What a server started as a process runs: `npm start`'s bundle with `npm start`'s Node flags,
  * built if stale by the run's global setup (test/globalSetup.ts). It starts on half the CPU that
  * server/main.ts under tsx takes (its loader resolves and reads each of some 300 modules), and
- * the tests start about a hundred servers.
+ * the tests start about 150 servers.
  */
 export const SERVER_ENTRY = 'dist/server/main.js';
-const SERVER_FLAGS: string[] = startNodeFlags();
+
+/**
+ * `npm start`'s flags and one more, `--liftoff-only`: V8 then runs sql.js's WebAssembly as its
+ * baseline compiler makes it and never optimises it. A test's server lives seconds on a database
+ * of a few rows, and the optimising compiler spent about 0.2 s of CPU on sql.js at each start
+ * (0.56 against 0.34 s a start, six starts each), which such a server never earns back. Not for
+ * `npm start`: a real database's snapshots and writes need the optimised code (`npm run bench --
+ * api` registered a third fewer videos a second with it). The wasm compiler changes how fast,
+ * not what: a test about the start flags themselves passes `startNodeFlags()` (startup, upload-gc).
+ */
+const SERVER_FLAGS: string[] = [...startNodeFlags(), '--liftoff-only'];
 
 /** A fresh data directory under the OS temp folder. */
 export function tempDataDir(prefix = 'vop-test-'): string {
