@@ -69,10 +69,11 @@ async function clip(name: string, args: string[]): Promise<string> {
 
 describe('a ladder gives way to first renditions', () => {
   it("stops a running ladder's ffmpeg while another video's first rendition is made, and lets it finish after", async () => {
-    // 720p H.264, copied; its ladder (480p and 360p at veryfast) takes some seconds.
-    const long = await clip('long.mp4', ['-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=30:d=40', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '60', '-pix_fmt', 'yuv420p']);
+    // 720p H.264, copied; its ladder (480p and 360p at veryfast, niced) takes some seconds: the
+    // other video's first rendition (a second or less) is made well inside it.
+    const long = await clip('long.mp4', ['-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=30:d=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '60', '-pix_fmt', 'yuv420p']);
     // 4:4:4 is not copied: its first rendition is the 360p rung, encoded.
-    const other = await clip('other.mp4', ['-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=30:d=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p']);
+    const other = await clip('other.mp4', ['-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=30:d=8', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p']);
 
     const first = await client.register();
     await placeSource(t.vop, first, long);
