@@ -227,7 +227,12 @@ describe('console layout at 1280x800 and 390x844, in English and Chinese', () =>
           const problems: string[] = [];
           let scrolling = 0;
           for (const p of pages) {
-            await page.goto(`${s.baseUrl}/console${p.path}`);
+            // As its links go (src/router.tsx): the path pushed and the console told, no reload.
+            await page.evaluate((to) => {
+              history.pushState(null, '', to);
+              dispatchEvent(new PopStateEvent('popstate'));
+              scrollTo(0, 0);
+            }, `/console${p.path}`);
             await page.getByRole('heading', { level: 1, name: p.heading }).waitFor({ timeout: 15_000 });
             for (const sel of [p.loaded ?? []].flat()) await page.locator(sel).first().waitFor({ timeout: 15_000 });
             await page.waitForTimeout(300);
