@@ -29,12 +29,12 @@ import { signalGroup } from '../helpers/server.js';
 afterEach(runCleanups);
 
 /**
- * A 20 s clip uploaded, and the server's group killed at the first sight of status 1: the ladder
- * of 20 s takes seconds to land, the kill comes milliseconds after the move to 1.
+ * A 12 s clip uploaded, and the server's group killed at the first sight of status 1: the ladder
+ * of 12 s takes a second or more to land, the kill comes milliseconds after the move to 1.
  */
 async function killedAtFirstSightOfOne(): Promise<{ dataDir: string; u: Upload }> {
   const dataDir = dataDirWithLadder();
-  const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
+  const clip = await makeClip({ seconds: 12, width: 640, height: 360 });
   const first = await startVop(dataDir);
   const u = await upload(first, clip);
   await waitUntil('status 1', async () => ((await status(first, u)) === 1 ? true : undefined), { timeoutMs: 90_000, pollMs: 5 });
@@ -89,7 +89,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const { dataDir, u } = await killedAtFirstSightOfOne();
     // The ladder had not landed: the kill came with the first rendition alone listed.
     const second = await restartedWithFirstRendition(dataDir, u);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: false });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: false });
   }, 240_000);
 
   it('between the move to 1 and the queueing of the ladder (no ladder job recorded): start-up queues it, and it completes', async () => {
@@ -110,7 +110,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const queued = (await adminVideo(second, u.videoId)).jobs.filter((j) => j.type === 'ladder');
     expect(queued).toHaveLength(1);
     expect(queued[0]!.createdAt).toBeGreaterThanOrEqual(restartedAt);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: false });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: false });
   }, 240_000);
 
   it('during the stream copy of an H.264 source (its ffmpeg held with SIGSTOP): after a restart it is 1 and the ladder completes', async () => {

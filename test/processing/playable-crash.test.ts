@@ -10,7 +10,7 @@
  * - during the first rendition's lowest-rung encode of a 4:4:4 source.
  *
  * Each encode is held with SIGSTOP once it has written some of its outputs, so the kill lands in
- * it however fast it is: the clips are 20 s (they were 40 s and 30 s, long enough to race the
+ * it however fast it is: the clips are 12 s (they were 40 s and 30 s, long enough to race the
  * kill against, and their encodes, done twice per case, were most of the file's CPU).
  *
  * The step is told from the outside: the video's status, and which ffmpeg runs in the group
@@ -30,7 +30,7 @@ afterEach(runCleanups);
 describe.runIf(process.platform === 'linux')('kill -9 of the server during each encode of a video made playable first, its ladder after', () => {
   it('during the ladder\'s rung encode: the video stays playable, and after a restart the ladder completes', async () => {
     const dataDir = dataDirWithLadder();
-    const clip = await makeClip({ seconds: 20, width: 640, height: 360 });
+    const clip = await makeClip({ seconds: 12, width: 640, height: 360 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
@@ -54,13 +54,13 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
     const restarted = await detail(second, u);
     expect(restarted.VideoModel.Status).toBe(1);
     expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: true });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: true });
   }, 240_000);
 
   it('during the lowest-rung encode of a 4:4:4 source: after a restart it is 1 and the ladder completes', async () => {
     const dataDir = dataDirWithLadder();
     // Odd sizes are encoded 4:4:4: not copied, 180p is encoded first and the ladder makes 360p and 240p.
-    const clip = await makeClip({ seconds: 20, width: 641, height: 361 });
+    const clip = await makeClip({ seconds: 12, width: 641, height: 361 });
     const first = await startVop(dataDir);
     const u = await upload(first, clip);
 
@@ -72,7 +72,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
     await killGroup(first);
 
     const second = await startVop(dataDir);
-    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 20, oneDelivery: true });
+    await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: true });
   }, 240_000);
 });
 
