@@ -51,9 +51,18 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
   });
 
   it('SIGKILL of the worker group holding a transcode: the other worker takes it over within 30 s and finishes it, one status-1 callback', async () => {
-    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-kill.mp4' }));
+    // Short: the holder's ffmpeg is held (SIGSTOP) as soon as it is seen, so the kill lands in
+    // the transcode however fast it is, and the take-over encodes the whole clip again.
+    const clip = fs.readFileSync(await makeClip({ seconds: 12, width: 960, height: 540, name: 'queue-kill.mp4' }));
     const videoId = await uploadVideo(q.app, clip);
     const holder = await transcodingWorker(videoId);
+    for (const pid of ffmpegIn(holder, videoId)) {
+      try {
+        process.kill(pid, 'SIGSTOP');
+      } catch {
+        // Ended meanwhile (a cover's run, say): the transcode's own is still there.
+      }
+    }
     const other = holder === q.workerA ? q.workerB : q.workerA;
     // The API nodes never run ffmpeg.
     expect(ffmpegIn(q.api1).concat(ffmpegIn(q.api2))).toEqual([]);
@@ -94,7 +103,8 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
   }
 
   it('cancels from an API node a transcode a worker runs, and keeps serving through one API node while the other is killed with -9', async () => {
-    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-cancel.mp4' }));
+    // Long enough that the transcode still runs when the worker hears of the cancel (its check is every 2 s).
+    const clip = fs.readFileSync(await makeClip({ seconds: 20, width: 960, height: 540, name: 'queue-cancel.mp4' }));
     const videoId = await uploadVideo(q.app, clip);
     const holder = await transcodingWorker(videoId);
     const job = await transcodeJob(videoId);
