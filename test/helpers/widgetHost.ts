@@ -83,6 +83,17 @@ export async function waitForHostEvents(page: Page | Frame, n = 1, timeout = 30_
   return hostEvents(page);
 }
 
+/**
+ * Clicks the pop-up's Close button and resolves once the window is gone. The click closes the
+ * window it is in: Playwright's click, still finishing its action when the window goes, may say so
+ * ("Target page ... has been closed"; seen in whole runs), which is the very outcome asked for.
+ */
+export async function closePopup(popup: Page): Promise<void> {
+  await Promise.all([popup.waitForEvent('close'), popup.click('#close').catch((err: unknown) => {
+    if (!popup.isClosed()) throw err;
+  })]);
+}
+
 export function sha256File(file: string): string {
   return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 }

@@ -10,7 +10,7 @@ import type { VopEvents } from '../../server/core/events.js';
 import { screenshot } from '../helpers/browser.js';
 import type { SpecClient } from '../helpers/client.js';
 import { startServer, type TestServer } from '../helpers/server.js';
-import { failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from '../helpers/widgetHost.js';
+import { closePopup, failureDetails, hostEvents, hostPageHtml, sha256File, waitForFullBar, waitForHostEvents, widgetOptions, widgetRig } from '../helpers/widgetHost.js';
 import { waitForStatus } from '../helpers/wait.js';
 
 
@@ -52,8 +52,8 @@ describe('window form', () => {
     expect(statusChanges).toContainEqual(expect.objectContaining({ videoId, from: 8, to: 5 }));
 
     // Closing the pop-up after success is not a failure.
-    await popup.click('#close');
-    await expect.poll(() => popup.isClosed()).toBe(true);
+    await closePopup(popup);
+    expect(popup.isClosed()).toBe(true);
     await page.waitForTimeout(800); // longer than the widget's poll of popup.closed
     expect(await hostEvents(page)).toEqual([{ type: 'success', value: videoId }]);
   });
