@@ -32,7 +32,8 @@ describe('cluster mode: two workers on a shared queue with leases', () => {
     const res = await fetch(`${q.api2.baseUrl}/admin/api/events`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: stream.signal });
     expect(res.status).toBe(200);
     collectEvents(res, events);
-    const clip = fs.readFileSync(await makeClip({ seconds: 30, width: 960, height: 540, name: 'queue-both.mp4' }));
+    // Each worker's transcode of it takes seconds: the two overlap, and report progress on the way.
+    const clip = fs.readFileSync(await makeClip({ seconds: 16, width: 960, height: 540, name: 'queue-both.mp4' }));
     const via2 = new SpecClient(q.api2.baseUrl, q.app.appId, q.app.secret);
     const ids = await Promise.all([uploadVideo(q.app, clip), uploadVideo(via2, clip)]);
     await waitUntil('ffmpeg on both workers at once', () => {
