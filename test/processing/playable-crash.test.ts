@@ -20,7 +20,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
-import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isFirstEncode, isLadderEncode, killGroup, recoveries, runCleanups, startVop, status, upload, waitHeld } from '../helpers/playableCrash.js';
+import { adminVideo, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isFirstEncode, isLadderEncode, killGroup, recoveries, restartedWithFirstRendition, runCleanups, startVop, status, upload, waitHeld } from '../helpers/playableCrash.js';
 import { holdOnceWriting, type Proc } from '../helpers/procs.js';
 import type { GroupNode } from '../helpers/server.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -44,16 +44,13 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server during each 
     expect((await adminVideo(first, u.videoId)).video.ladder).toBe('pending');
     await killGroup(first);
 
-    const second = await startVop(dataDir);
+    // Served all along: playable at once after the restart, before the ladder is done.
+    const second = await restartedWithFirstRendition(dataDir, u);
     // The ladder's cut-off attempt was recovered before it ran again (the server answers once its
     // jobs have started, the cut-off ones recovered first), and its recover did not fail.
     const recovered = await recoveries(second);
     expect(recovered['ladder recovered']).toBe(1);
     expect(Object.keys(recovered).filter((k) => k.endsWith(' failed'))).toEqual([]);
-    // Served all along: playable at once after the restart, before the ladder is done.
-    const restarted = await detail(second, u);
-    expect(restarted.VideoModel.Status).toBe(1);
-    expect(restarted.VideoPlayFile.map((f) => f.BitrateLabel)).toEqual(['360p']);
     await expectWholeLadder(second, dataDir, u, { labels: ['360p', '240p', '180p'], seconds: 12, oneDelivery: true });
   }, 240_000);
 
