@@ -19,8 +19,8 @@ export const FULL_TIER: Record<string, string> = {
   'auth/cluster-limits': 'PostgreSQL',
   'storage/cluster-postgres': 'PostgreSQL',
   'storage/cluster-reads': 'PostgreSQL',
-  'jobs/cluster-queue': 'PostgreSQL, Ceph, four node processes, 40 s transcodes',
-  'jobs/cluster-queue-workers': 'PostgreSQL, Ceph, four node processes, 30 and 40 s transcodes',
+  'jobs/cluster-queue': 'PostgreSQL, Ceph, four node processes, 12 and 20 s transcodes',
+  'jobs/cluster-queue-workers': 'PostgreSQL, Ceph, four node processes, 16 and 40 s transcodes',
   'processing/cluster-ladder': 'PostgreSQL, Ceph, three node processes, a worker killed mid-ladder',
   'console/cluster-settings': 'PostgreSQL',
   'backup/cluster-backup-schedule': 'PostgreSQL',
@@ -103,6 +103,36 @@ export const FULL_TIER: Record<string, string> = {
   'delivery/slow-readers': 'waits out send timeouts (about 13 s)',
   'auth/auth-limits': 'a hundred 60 KB failing calls (about 10 s)',
 };
+
+/**
+ * Full-tier files that take 20 s or more in a whole run, longest first: they are started first, so
+ * that the run does not end waiting on a long file begun last (test/sequencer.ts). Without this,
+ * vitest starts the files it has no cached times for (every file, on CI's fresh clone) largest
+ * first, and the two HLS player files, small ones that spend 35 s each playing in real time, began
+ * five minutes into the run and ended it: its last 40 s had cores idle.
+ */
+export const START_FIRST = [
+  'media/media-sources',
+  'media/hls-players-rates',
+  'media/hls-players-keyframes',
+  'widget/widget-resume',
+  'backup/cluster-backup',
+  'processing/playable-crash-steps',
+  'watch/watch-views',
+  'jobs/cluster-queue-workers',
+  'console/console-layout',
+  'ingest/cluster-tus',
+  'media/media-hdr',
+  'ingest/cluster-upload-reservations',
+  'watch/watch-page',
+  'callbacks/cluster-callbacks',
+  'backup/backup',
+  'processing/ladder-pause',
+  'console/console-player',
+  'media/hls-tracks',
+  'delivery/slow-readers',
+  'composition/supervisor',
+];
 
 /** `test/<name>.test.ts` of each full-tier file; throws on a name that is no test file (a typo would move nothing). */
 export function fullTierFiles(): string[] {
