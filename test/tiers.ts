@@ -20,7 +20,7 @@ export const FULL_TIER: Record<string, string> = {
   'storage/cluster-postgres': 'PostgreSQL',
   'storage/cluster-reads': 'PostgreSQL',
   'jobs/cluster-queue': 'PostgreSQL, Ceph, four node processes, 12 and 20 s transcodes',
-  'jobs/cluster-queue-workers': 'PostgreSQL, Ceph, four node processes, 16 and 40 s transcodes',
+  'jobs/cluster-queue-workers': 'PostgreSQL, Ceph, four node processes, 16 and 12 s transcodes',
   'processing/cluster-ladder': 'PostgreSQL, Ceph, three node processes, a worker killed mid-ladder',
   'console/cluster-settings': 'PostgreSQL',
   'backup/cluster-backup-schedule': 'PostgreSQL',

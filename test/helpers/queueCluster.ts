@@ -146,6 +146,21 @@ export async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string
 }
 
 /** The worker whose ffmpeg runs now (of A and B), waited for. */
+/**
+ * Stops (SIGSTOP) the node's ffmpeg runs for the video as soon as it is called, so that its
+ * transcode cannot end however short the clip; SIGCONT to the node's group lets them go on. A run
+ * that ended meanwhile (a cover's, say) is passed over: the transcode's own is still there.
+ */
+export function holdFfmpeg(node: Node, videoId: string): void {
+  for (const pid of ffmpegIn(node, videoId)) {
+    try {
+      process.kill(pid, 'SIGSTOP');
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+}
+
 export async function transcodingWorker(videoId: string): Promise<Node> {
   return waitUntil(`a worker transcoding ${videoId}`, () => [q.workerA, q.workerB].find((w) => w.child.exitCode === null && ffmpegIn(w, videoId).length > 0), { timeoutMs: 60_000, pollMs: 50 });
 }

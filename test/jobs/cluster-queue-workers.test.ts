@@ -17,7 +17,7 @@ import { settledDeliveries } from '../helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';
 import { collectEvents } from '../helpers/console.js';
-import { callbacksFor, ffmpegIn, holdsOf, type Node, objectsOf, q, startQueueCluster, status, stopQueueCluster, takenOver, transcodeJob, transcodingWorker, uploadVideo, waitForClusterStatus } from '../helpers/queueCluster.js';
+import { callbacksFor, ffmpegIn, holdFfmpeg, holdsOf, type Node, objectsOf, q, startQueueCluster, status, stopQueueCluster, takenOver, transcodeJob, transcodingWorker, uploadVideo, waitForClusterStatus } from '../helpers/queueCluster.js';
 import { waitUntil } from '../helpers/wait.js';
 import { ADMIN_TOKEN, signalGroup } from '../helpers/server.js';
 
@@ -58,9 +58,11 @@ describe('cluster mode: two workers on a shared queue with leases', () => {
   // After the case above, on workers that have each run a transcode: a worker started just before
   // it took the job, stopped, never noticed its lost lease once woken (test/helpers/clips.ts).
   it('SIGSTOP of the worker group holding a transcode past its lease, then SIGCONT: the other finishes it and the woken one writes nothing', async () => {
-    const clip = fs.readFileSync(await makeClip({ seconds: 40, width: 960, height: 540, name: 'queue-stop.mp4' }));
+    // Short: the holder's ffmpeg is held as soon as it is seen, before its whole group is.
+    const clip = fs.readFileSync(await makeClip({ seconds: 12, width: 960, height: 540, name: 'queue-stop.mp4' }));
     const videoId = await uploadVideo(q.app, clip);
     const holder = await transcodingWorker(videoId);
+    holdFfmpeg(holder, videoId);
     const other = holder === q.workerA ? q.workerB : q.workerA;
     const before = await transcodeJob(videoId);
     const renditions = async () => (await q.db.query('SELECT label, file, bytes FROM renditions WHERE video_id = $1 ORDER BY label', [videoId])).rows;

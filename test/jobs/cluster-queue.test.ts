@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settledDeliveries } from '../helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';
-import { callbacksFor, ffmpegIn, holdsOf, type JobRow, LEASE_MS, type Node, objectsOf, q, startQueueCluster, status, stopQueueCluster, takenOver, transcodeJob, transcodingWorker, uploadVideo, waitForClusterStatus } from '../helpers/queueCluster.js';
+import { callbacksFor, ffmpegIn, holdFfmpeg, holdsOf, type JobRow, LEASE_MS, type Node, objectsOf, q, startQueueCluster, status, stopQueueCluster, takenOver, transcodeJob, transcodingWorker, uploadVideo, waitForClusterStatus } from '../helpers/queueCluster.js';
 import { waitUntil } from '../helpers/wait.js';
 import { ADMIN_TOKEN, runToExit, signalGroup, tempDataDir } from '../helpers/server.js';
 
@@ -56,13 +56,7 @@ describe('cluster mode: transcode workers on a shared queue with leases', () => 
     const clip = fs.readFileSync(await makeClip({ seconds: 12, width: 960, height: 540, name: 'queue-kill.mp4' }));
     const videoId = await uploadVideo(q.app, clip);
     const holder = await transcodingWorker(videoId);
-    for (const pid of ffmpegIn(holder, videoId)) {
-      try {
-        process.kill(pid, 'SIGSTOP');
-      } catch {
-        // Ended meanwhile (a cover's run, say): the transcode's own is still there.
-      }
-    }
+    holdFfmpeg(holder, videoId);
     const other = holder === q.workerA ? q.workerB : q.workerA;
     // The API nodes never run ffmpeg.
     expect(ffmpegIn(q.api1).concat(ffmpegIn(q.api2))).toEqual([]);
