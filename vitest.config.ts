@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { LongFirstSequencer } from './test/sequencer.js';
 import { fullTierFiles } from './test/tiers.js';
 
 const ALL_TESTS = 'test/**/*.test.ts';
@@ -50,8 +49,6 @@ export default defineConfig({
     // whole run took 647 s against 853 s with two (one run each, the same machine, other work beside).
     pool: 'forks',
     maxWorkers: 3,
-    // The long files first (test/sequencer.ts says why).
-    sequence: { sequencer: LongFirstSequencer },
     // The closing "N passed, N failed" line is what CI reads; vitest's own summary is for people.
     // Just before that line, the slowest files are listed and each over its tier's budget named.
     reporters: ['default', './test/reporters/fileBudgets.ts', './test/reporters/summary.ts'],

@@ -104,36 +104,6 @@ export const FULL_TIER: Record<string, string> = {
   'auth/auth-limits': 'a hundred 60 KB failing calls (about 10 s)',
 };
 
-/**
- * Full-tier files that take 20 s or more in a whole run, longest first: they are started first, so
- * that the run does not end waiting on a long file begun last (test/sequencer.ts). Without this,
- * vitest starts the files it has no cached times for (every file, on CI's fresh clone) largest
- * first, and the two HLS player files, small ones that spend 35 s each playing in real time, began
- * five minutes into the run and ended it: its last 40 s had cores idle.
- */
-export const START_FIRST = [
-  'media/media-sources',
-  'media/hls-players-rates',
-  'media/hls-players-keyframes',
-  'widget/widget-resume',
-  'backup/cluster-backup',
-  'processing/playable-crash-steps',
-  'watch/watch-views',
-  'jobs/cluster-queue-workers',
-  'console/console-layout',
-  'ingest/cluster-tus',
-  'media/media-hdr',
-  'ingest/cluster-upload-reservations',
-  'watch/watch-page',
-  'callbacks/cluster-callbacks',
-  'backup/backup',
-  'processing/ladder-pause',
-  'console/console-player',
-  'media/hls-tracks',
-  'delivery/slow-readers',
-  'composition/supervisor',
-];
-
 /** `test/<name>.test.ts` of each full-tier file; throws on a name that is no test file (a typo would move nothing). */
 export function fullTierFiles(): string[] {
   const files = Object.keys(FULL_TIER).map((name) => `test/${name}.test.ts`);
