@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../server/media/ffmpegRunner.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeClip, makeTempDir } from '../helpers/clips.js';
-import { ensureConsoleBuilt, logIntoConsole } from '../helpers/console.js';
+import { ensureConsoleBuilt, logIntoConsole, videoJobsOver } from '../helpers/console.js';
 import { placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { waitForStatus, waitUntil } from '../helpers/wait.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -39,6 +39,8 @@ beforeAll(async () => {
   videoId = await client.register({ VideoTitle: 'A clip with captions' });
   await placeSource(s.vop, videoId, clip);
   expect(await waitForStatus(s.vop, videoId, [1, 4, 7], { timeoutMs: 90_000 })).toBe(1);
+  // The player is set up in the page (a chapter, a caption track chosen): no job's end may reload it meanwhile.
+  await videoJobsOver(s, videoId);
 }, 180_000);
 
 afterAll(async () => {

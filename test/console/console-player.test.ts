@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeClip } from '../helpers/clips.js';
 import type { SpecClient } from '../helpers/client.js';
-import { ensureConsoleBuilt, logIntoConsole } from '../helpers/console.js';
+import { ensureConsoleBuilt, logIntoConsole, videoJobsOver } from '../helpers/console.js';
 import { TINY_PROCESSING } from '../helpers/processing.js';
-import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
+import { waitForStatus } from '../helpers/wait.js';
 import { ROOT, startServer, type TestServer } from '../helpers/server.js';
 
 let s: TestServer;
@@ -31,13 +31,7 @@ async function playableVideo(title: string): Promise<string> {
   form.append('file', new Blob([Uint8Array.from(fs.readFileSync(clip))], { type: 'video/mp4' }), 'clip.mp4');
   expect((await fetch(`${s.baseUrl}/Api/Video/Upload`, { method: 'POST', body: form })).status).toBe(200);
   expect(await waitForStatus(s.vop, id, [1], { timeoutMs: 60_000 })).toBe(1);
-  // The storyboard comes after the ladder, and each job that ends reloads an open page's player
-  // (with a newly signed address for a signed video): a page is opened once they are all over.
-  await waitUntil(`the jobs of ${id} over, its storyboard among them`, async () => {
-    const jobs: { type: string; state: string }[] = (await s.admin.request('GET', `/videos/${id}`)).body.jobs;
-    const over = jobs.some((j) => j.type === 'storyboard') && jobs.every((j) => j.state === 'succeeded' || j.state === 'failed');
-    return over ? true : notYet(jobs.map((j) => `${j.type} ${j.state}`));
-  }, { timeoutMs: 60_000, pollMs: 100 });
+  await videoJobsOver(s, id);
   return id;
 }
 

@@ -5,7 +5,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { ADMIN_TOKEN, ROOT } from './server.js';
+import { ADMIN_TOKEN, ROOT, type TestServer } from './server.js';
+import { notYet, waitUntil } from './wait.js';
 
 /**
  * Builds the console unless renderer/dist is up to date. Test files starting at once may each
@@ -33,6 +34,20 @@ export async function logIntoConsole(page: Page, baseUrl: string): Promise<void>
  * The admin API as the console calls it: a session cookie, and the session's secret (the login's
  * `consoleSecret`) in the X-Vop-Console header.
  */
+/**
+ * Waits until every job of the video is over, its storyboard among them (it is queued once the
+ * ladder lands). Each job that ends reloads the player of a video's open page, with a newly signed
+ * address for a signed video: a test that counts the page's requests or sets the player up opens
+ * the page after this.
+ */
+export async function videoJobsOver(s: TestServer, videoId: string): Promise<void> {
+  await waitUntil(`the jobs of ${videoId} over, its storyboard among them`, async () => {
+    const jobs: Array<{ type: string; state: string }> = (await s.admin.request('GET', `/videos/${videoId}`)).body.jobs;
+    const over = jobs.some((j) => j.type === 'storyboard') && jobs.every((j) => j.state === 'succeeded' || j.state === 'failed');
+    return over ? true : notYet(jobs.map((j) => `${j.type} ${j.state}`));
+  }, { timeoutMs: 60_000, pollMs: 100 });
+}
+
 export class CookieClient {
   cookie = '';
   /** The session's secret, from the login's answer. */
