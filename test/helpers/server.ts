@@ -102,12 +102,13 @@ export function killStrayProcesses(): void {
 }
 
 /**
- * Node's arguments for an entry point of the repository: a TypeScript file with tsx; a built `.js`
- * file with plain Node and `nodeFlags` (default: the bundle's, {@link SERVER_ENTRY}).
+ * Node's arguments for an entry point (a path in the repository, or an absolute one): a TypeScript
+ * file with tsx; a built `.js` file with plain Node and `nodeFlags` (default: the bundle's,
+ * {@link SERVER_ENTRY}).
  */
 function nodeArgs(script: string, nodeFlags?: string[]): string[] {
   const runner = script.endsWith('.js') ? (nodeFlags ?? SERVER_FLAGS) : ['--import', 'tsx'];
-  return [...runner, path.join(ROOT, script)];
+  return [...runner, path.resolve(ROOT, script)];
 }
 
 /** Starts an entry point of the repository ({@link nodeArgs}), its output collected. */
