@@ -20,6 +20,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { build } from 'esbuild';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient, SpecClient } from '../helpers/client.js';
@@ -27,7 +28,7 @@ import { startCeph, type TestCeph } from '../helpers/ceph.js';
 import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from '../helpers/ingest.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
-import { ADMIN_TOKEN, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, ROOT, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from '../helpers/server.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -41,8 +42,19 @@ let pgServer: TestPostgres;
 const nodes: Node[] = [];
 const clients: pg.Client[] = [];
 
+/**
+ * test/helpers/ingestNode.ts built once, as the desktop build bundles the server (packages left in
+ * node_modules, so it lives under dist/): four starts through tsx cost some 6 CPU-seconds of a
+ * whole run's, its loader transforming the whole server in each.
+ */
+const nodeDir = path.join(ROOT, 'dist', `ingest-node-${process.pid}`);
+const NODE_SCRIPT = path.join(nodeDir, 'ingestNode.js');
+
 beforeAll(async () => {
-  pgServer = await startPostgres();
+  [pgServer] = await Promise.all([
+    startPostgres(),
+    build({ entryPoints: [path.join(ROOT, 'test/helpers/ingestNode.ts')], outfile: NODE_SCRIPT, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' }),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -50,16 +62,17 @@ afterAll(async () => {
   await Promise.all(nodes.map((n) => n.exited));
   for (const c of clients) await c.end().catch(() => undefined);
   pgServer?.stop();
+  fs.rmSync(nodeDir, { recursive: true, force: true });
 }, 30_000);
 
 type Node = GroupNode;
 
 /**
- * test/helpers/ingestNode.ts (server/main.ts's start-up with ingest options from the environment)
- * in a process group of its own, as a supervisor starts a node; resolves once it listens.
+ * test/helpers/ingestNode.ts, built (server/main.ts's start-up with ingest options from the
+ * environment), in a process group of its own, as a supervisor starts a node; resolves once it listens.
  */
 async function startNode(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Node> {
-  const node = await startNodeGroup(name, args, env, 'test/helpers/ingestNode.ts');
+  const node = await startNodeGroup(name, args, env, NODE_SCRIPT);
   nodes.push(node);
   return node;
 }
