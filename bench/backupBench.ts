@@ -257,10 +257,10 @@ async function untilIdle(pid: number): Promise<number> {
   return performance.now() - started;
 }
 
-/** Runs `npm run vop -- <args>` as npm does (node with tsx, from the repository); resolves with its wall time. */
+/** Runs `npm run vop -- <args>` as npm does (scripts/vop.mjs, from the repository); resolves with its wall time. */
 async function vopCommand(args: string[]): Promise<number> {
   const started = performance.now();
-  await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/cli.ts'), ...args]);
+  await run(process.execPath, [path.join(ROOT, 'scripts/vop.mjs'), ...args]);
   return performance.now() - started;
 }
 

@@ -167,21 +167,28 @@ function refusal(status: number, body: unknown, text: string, server: string): s
 
 class UsageError extends Error {}
 
-if ((import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) && BACKUP_COMMANDS.includes(process.argv[2] ?? '')) {
-  // Not 0 unless the command says so: a command whose work stalled must not look done.
-  process.exitCode = 1;
-  runBackupCommand(process.argv.slice(2), process.env, { stdout: process.stdout, say: (l) => process.stderr.write(`${l}\n`) }).then((code) => {
-    process.exitCode = code;
-  });
-} else if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) {
-  runCli(process.argv.slice(2)).then((r) => {
-    process.stdout.write(r.stdout);
-    process.stderr.write(r.stderr);
-    const hint = r.stdout ? npmBannerHint(process.env, process.stdout.isTTY === true) : undefined;
-    if (hint) process.stderr.write(`${hint}\n`);
-    process.exitCode = r.code;
-  });
+/**
+ * The command line's run: `args` (process.argv's, past node and the script), its output on this
+ * process's streams, its exit code in process.exitCode. scripts/vop.mjs (`npm run vop`) calls it
+ * from the server's bundle; run directly (`node dist/server/cli.js`, or tsx on this file) the
+ * module calls it itself.
+ */
+export async function main(args: string[] = process.argv.slice(2)): Promise<void> {
+  if (BACKUP_COMMANDS.includes(args[0] ?? '')) {
+    // Not 0 unless the command says so: a command whose work stalled must not look done.
+    process.exitCode = 1;
+    process.exitCode = await runBackupCommand(args, process.env, { stdout: process.stdout, say: (l) => process.stderr.write(`${l}\n`) });
+    return;
+  }
+  const r = await runCli(args);
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  const hint = r.stdout ? npmBannerHint(process.env, process.stdout.isTTY === true) : undefined;
+  if (hint) process.stderr.write(`${hint}\n`);
+  process.exitCode = r.code;
 }
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('cli.ts')) void main();
 
 /**
  * Said on standard error when the JSON goes down a pipe after npm's own two lines (`> vop@… vop`),

@@ -13,10 +13,10 @@ import { collect, readBackup } from '../../server/backup/backupReader.js';
 import { verifyBackup } from '../../server/backup/verifyBackup.js';
 import type { BackupManifest } from '../../server/backup/writeBackup.js';
 import { createServer } from '../../server/app.js';
-import { killStrayProcesses, runToExit, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { CLI_ENTRY, killStrayProcesses, runToExit, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 
 /** Runs the CLI to its end (a backup or a restore may take a while on a loaded machine). */
-const cli = (args: string[]) => runToExit(args, {}, 'server/cli.ts', 120_000);
+const cli = (args: string[]) => runToExit(args, {}, CLI_ENTRY, 120_000);
 
 /**
  * `file` taken apart and written again with its database changed by `alter`, its manifest's

@@ -14,17 +14,17 @@ import { makeClip } from '../helpers/clips.js';
 import { sha256File } from '../helpers/ingest.js';
 import { listFiles, placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
-import { killStrayProcesses, ROOT, runToExit, signalGroup, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { CLI_ENTRY, killStrayProcesses, ROOT, runToExit, signalGroup, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 import type { SpecClient } from '../helpers/client.js';
 
 /** Runs the CLI to its end (two minutes at most: a backup of a few videos with their media). */
 function cli(args: string[]): Promise<{ code: number | null; output: string }> {
-  return runToExit(args, {}, 'server/cli.ts', 120_000);
+  return runToExit(args, {}, CLI_ENTRY, 120_000);
 }
 
 /** The CLI in a process group of its own, as a supervisor runs it, so a test can SIGKILL the group. */
 function cliGroup(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/cli.ts'), ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, CLI_ENTRY), ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

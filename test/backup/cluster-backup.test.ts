@@ -31,7 +31,7 @@ import { multipartUpload } from '../helpers/ingest.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { TINY_PROCESSING } from '../helpers/processing.js';
 import { waitForStatus, waitUntil } from '../helpers/wait.js';
-import { ROOT, signalGroup, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
+import { CLI_ENTRY, ROOT, signalGroup, startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 
 let pgServer: TestPostgres;
 let ceph: TestCeph;
@@ -338,7 +338,7 @@ describe('a restore killed part-way', () => {
     const url = await pgServer.createDatabase();
     const bucket = bucketOptions('vop-bk-kill');
     // The CLI as an operator runs it, in a process group of its own, killed once rows are in.
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'server/cli.ts'), 'restore', '--in', backupFile, '--database-url', url], {
+    const child = spawn(process.execPath, [path.join(ROOT, CLI_ENTRY), 'restore', '--in', backupFile, '--database-url', url], {
       cwd: ROOT,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,8 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
  * the tests start about 150 servers.
  */
 export const SERVER_ENTRY = 'dist/server/main.js';
+/** The command line's bundle, built with the server's (scripts/vop.mjs runs it for `npm run vop`). */
+export const CLI_ENTRY = 'dist/server/cli.js';
 
 /**
  * `npm start`'s flags and one more, `--liftoff-only`: V8 then runs sql.js's WebAssembly as its
@@ -103,11 +105,13 @@ export function killStrayProcesses(): void {
 
 /**
  * Node's arguments for an entry point (a path in the repository, or an absolute one): a TypeScript
- * file with tsx; a built `.js` file with plain Node and `nodeFlags` (default: the bundle's,
- * {@link SERVER_ENTRY}).
+ * file with tsx; a plain script (`.mjs`) or the command line's bundle ({@link CLI_ENTRY}) with
+ * plain Node and no flag, as `npm run vop` runs them; another built `.js` file with plain Node and
+ * `nodeFlags` (default: the server bundle's, {@link SERVER_ENTRY}).
  */
 function nodeArgs(script: string, nodeFlags?: string[]): string[] {
-  const runner = script.endsWith('.js') ? (nodeFlags ?? SERVER_FLAGS) : ['--import', 'tsx'];
+  const plain = script.endsWith('.mjs') || script === CLI_ENTRY;
+  const runner = plain ? [] : script.endsWith('.js') ? (nodeFlags ?? SERVER_FLAGS) : ['--import', 'tsx'];
   return [...runner, path.resolve(ROOT, script)];
 }
 

@@ -11,7 +11,7 @@ import { npmBannerHint, runCli } from '../../server/cli.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from '../../server/core/tokens.js';
 import { createServer } from '../../server/app.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
-import { ADMIN_TOKEN, killStrayProcesses, ROOT, runToExit, startServer, tempDataDir, warningsLogged, type TestServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, CLI_ENTRY, killStrayProcesses, ROOT, runToExit, startServer, tempDataDir, warningsLogged, type TestServer } from '../helpers/server.js';
 import { warningLine } from '../../server/core/logLines.js';
 import { weakAdminToken } from '../../server/composition/dataDir.js';
 
@@ -347,11 +347,11 @@ describe('CLI (npm run vop)', () => {
     expect(npmBannerHint({ npm_lifecycle_event: 'vop' }, true)).toBeUndefined();
   }, 60_000);
 
-  it('runs as a command (server/cli.ts) with its exit code', async () => {
-    const ok = await runToExit(['apps', 'create', '--name', 'as a process', ...base], {}, 'server/cli.ts');
+  it('runs as a command (scripts/vop.mjs, which npm run vop runs, and the bundle it runs) with its exit code', async () => {
+    const ok = await runToExit(['apps', 'create', '--name', 'as a process', ...base], {}, 'scripts/vop.mjs');
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.output)).toMatchObject({ name: 'as a process' });
-    const bad = await runToExit(['apps', 'get', 'nope', ...base], {}, 'server/cli.ts');
+    const bad = await runToExit(['apps', 'get', 'nope', ...base], {}, CLI_ENTRY);
     expect(bad.code).toBe(1);
   });
 });
