@@ -31,10 +31,6 @@ export async function logIntoConsole(page: Page, baseUrl: string): Promise<void>
 }
 
 /**
- * The admin API as the console calls it: a session cookie, and the session's secret (the login's
- * `consoleSecret`) in the X-Vop-Console header.
- */
-/**
  * Waits until every job of the video is over, its storyboard among them (it is queued once the
  * ladder lands). Each job that ends reloads the player of a video's open page, with a newly signed
  * address for a signed video: a test that counts the page's requests or sets the player up opens
@@ -48,6 +44,10 @@ export async function videoJobsOver(s: TestServer, videoId: string): Promise<voi
   }, { timeoutMs: 60_000, pollMs: 100 });
 }
 
+/**
+ * The admin API as the console calls it: a session cookie, and the session's secret (the login's
+ * `consoleSecret`) in the X-Vop-Console header.
+ */
 export class CookieClient {
   cookie = '';
   /** The session's secret, from the login's answer. */

@@ -145,7 +145,6 @@ export async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string
   return videoId;
 }
 
-/** The worker whose ffmpeg runs now (of A and B), waited for. */
 /**
  * Stops (SIGSTOP) the node's ffmpeg runs for the video as soon as it is called, so that its
  * transcode cannot end however short the clip; SIGCONT to the node's group lets them go on. A run
@@ -161,6 +160,7 @@ export function holdFfmpeg(node: Node, videoId: string): void {
   }
 }
 
+/** The worker whose ffmpeg runs now (of A and B), waited for. */
 export async function transcodingWorker(videoId: string): Promise<Node> {
   return waitUntil(`a worker transcoding ${videoId}`, () => [q.workerA, q.workerB].find((w) => w.child.exitCode === null && ffmpegIn(w, videoId).length > 0), { timeoutMs: 60_000, pollMs: 50 });
 }
