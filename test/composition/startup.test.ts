@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildServer, serverBundleIsStale, startNodeFlags } from '../../scripts/build-server.mjs';
+import { buildServer, CLI_BUNDLE, serverBundleIsStale, startNodeFlags } from '../../scripts/build-server.mjs';
 import { parseStartArgs } from '../../server/startArgs.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
 import { ROOT, killStrayProcesses, runToExit, startServerProcess, tempDataDir } from '../helpers/server.js';
@@ -58,6 +58,15 @@ describe('npm start runs the bundle scripts/build-server.mjs makes', () => {
       expect(serverBundleIsStale()).toBe(true);
     } finally {
       fs.utimesSync(source, atime, mtime);
+    }
+    expect(serverBundleIsStale()).toBe(false);
+    // The command line's bundle counts as much: older than a source, both are built again.
+    const cli = fs.statSync(CLI_BUNDLE);
+    try {
+      fs.utimesSync(CLI_BUNDLE, cli.atime, new Date(0));
+      expect(serverBundleIsStale()).toBe(true);
+    } finally {
+      fs.utimesSync(CLI_BUNDLE, cli.atime, cli.mtime);
     }
     expect(serverBundleIsStale()).toBe(false);
   });
