@@ -9,23 +9,18 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { killStrayProcesses, ROOT, spawnTs, tempDataDir } from '../helpers/server.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildEntry, killStrayProcesses, spawnTs, tempDataDir } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
 
 afterEach(() => killStrayProcesses());
 
-/**
- * The starter, built once into one plain script: 24 starts through tsx cost some 8 CPU-seconds
- * of a whole run's (its loader transforming the lock's modules in each), and how a starter is
- * loaded is not what this file tests.
- */
-let contender = '';
+/** The starter, built once (buildEntry): 24 starts through tsx cost some 5 CPU-seconds. */
+let contender: Awaited<ReturnType<typeof buildEntry>>;
 beforeAll(async () => {
-  contender = path.join(tempDataDir('vop-lock-contender-'), 'lockContender.js');
-  await build({ entryPoints: [path.join(ROOT, 'test/helpers/lockContender.ts')], outfile: contender, bundle: true, platform: 'node', format: 'cjs', logLevel: 'warning' });
+  contender = await buildEntry('lockContender');
 });
+afterAll(() => contender?.remove());
 
 /** A pid that no longer runs: a process started, ended and reaped. */
 function deadPid(): number {
@@ -44,7 +39,7 @@ describe.runIf(process.platform === 'linux')('starters racing over a stale data-
       fs.mkdirSync(dir);
       // The lock a server killed with -9 left behind.
       fs.writeFileSync(path.join(dir, 'vop.lock'), JSON.stringify({ pid: deadPid(), host: os.hostname(), since: new Date().toISOString() }));
-      const starters = Array.from({ length: STARTERS }, () => spawnTs(contender, [dir, '40', '1500']));
+      const starters = Array.from({ length: STARTERS }, () => spawnTs(contender.file, [dir, '40', '1500']));
       // Every starter loaded and waiting before the signal.
       await waitUntil('every starter loaded', () => {
         const ready = fs.readdirSync(root).filter((f) => f.startsWith('ready-')).length;

@@ -20,7 +20,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { build } from 'esbuild';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient, SpecClient } from '../helpers/client.js';
@@ -28,7 +27,7 @@ import { startCeph, type TestCeph } from '../helpers/ceph.js';
 import { tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from '../helpers/ingest.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { waitUntil } from '../helpers/wait.js';
-import { ADMIN_TOKEN, ROOT, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, buildEntry, signalGroup, startNodeGroup, startServer, tempDataDir, type GroupNode, type TestServer } from '../helpers/server.js';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -42,19 +41,11 @@ let pgServer: TestPostgres;
 const nodes: Node[] = [];
 const clients: pg.Client[] = [];
 
-/**
- * test/helpers/ingestNode.ts built once, as the desktop build bundles the server (packages left in
- * node_modules, so it lives under dist/): four starts through tsx cost some 6 CPU-seconds of a
- * whole run's, its loader transforming the whole server in each.
- */
-const nodeDir = path.join(ROOT, 'dist', `ingest-node-${process.pid}`);
-const NODE_SCRIPT = path.join(nodeDir, 'ingestNode.js');
+/** test/helpers/ingestNode.ts, built once (buildEntry): four starts through tsx cost some 3 CPU-seconds. */
+let ingestNode: Awaited<ReturnType<typeof buildEntry>>;
 
 beforeAll(async () => {
-  [pgServer] = await Promise.all([
-    startPostgres(),
-    build({ entryPoints: [path.join(ROOT, 'test/helpers/ingestNode.ts')], outfile: NODE_SCRIPT, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external', logLevel: 'warning' }),
-  ]);
+  [pgServer, ingestNode] = await Promise.all([startPostgres(), buildEntry('ingestNode')]);
 }, 60_000);
 
 afterAll(async () => {
@@ -62,7 +53,7 @@ afterAll(async () => {
   await Promise.all(nodes.map((n) => n.exited));
   for (const c of clients) await c.end().catch(() => undefined);
   pgServer?.stop();
-  fs.rmSync(nodeDir, { recursive: true, force: true });
+  ingestNode?.remove();
 }, 30_000);
 
 type Node = GroupNode;
@@ -72,7 +63,7 @@ type Node = GroupNode;
  * environment), in a process group of its own, as a supervisor starts a node; resolves once it listens.
  */
 async function startNode(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<Node> {
-  const node = await startNodeGroup(name, args, env, NODE_SCRIPT);
+  const node = await startNodeGroup(name, args, env, ingestNode.file);
   nodes.push(node);
   return node;
 }
