@@ -46,14 +46,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     broker.once('exit', (code) => reject(new Error(`the service broker exited (${code}) before it started`)));
   });
   project.provide('vopServiceBroker', address);
-  // A whole run (`npm test`: no file named, not the quick tier alone) needs PostgreSQL and Ceph: started
+  // A whole run (`npm test`: no file named, the full tier in) needs PostgreSQL and Ceph: started
   // now, beside the first files, rather than inside whichever file asks first (Ceph takes 15 to
   // 20 s to start, which that file's time then carried). A start that fails is reported to the
   // files that ask. A run of some files starts only what they ask for (any word on the command
   // line but `run` counts as a file named, an option's value too: the services then start late,
   // as before, not wrongly).
   const named = process.argv.slice(2).some((a) => a !== 'run' && !a.startsWith('-'));
-  if (!named && project.name !== 'quick') {
+  if (!named && project.vitest.projects.some((p) => p.name === 'full')) {
     for (const service of ['postgres', 'ceph']) void fetch(`${address}/${service}`, { method: 'POST' }).catch(() => undefined);
   }
 

@@ -1,6 +1,5 @@
 /**
- * Which tier each test file belongs to (docs/testing.md): `npm test` runs both, `npm run test:quick`
- * the quick one alone (vitest.quick.config.ts).
+ * Which tier each test file runs in (vitest.config.ts makes a project of each; docs/testing.md).
  *
  * The rule: a file belongs in the full tier if it needs PostgreSQL, Ceph, Chromium or the built
  * console, or if it takes more than about 5 s (long ffmpeg runs, real processes started and
@@ -9,12 +8,6 @@
  * sending it here, and one that takes over 10 s is named at the end of the run.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-/** test/, and the repository's root above it. */
-const TEST_DIR = fileURLToPath(new URL('.', import.meta.url));
-const ROOT_DIR = path.dirname(TEST_DIR);
 
 /** Full-tier files (under test/, without `.test.ts`) and what puts them there. */
 export const FULL_TIER: Record<string, string> = {
@@ -117,12 +110,6 @@ export function fullTierFiles(): string[] {
   const missing = files.filter((f) => !fs.existsSync(new URL(`../${f}`, import.meta.url)));
   if (missing.length) throw new Error(`test/tiers.ts lists ${missing.join(', ')}, which no longer exist: remove or rename them there.`);
   return files;
-}
-
-/** The tier of a test file, by its path (absolute, or relative to the repository's root). */
-export function tierOf(file: string): 'quick' | 'full' {
-  const name = path.relative(TEST_DIR, path.resolve(ROOT_DIR, file)).replace(/\.test\.ts$/, '').split(path.sep).join('/');
-  return name in FULL_TIER ? 'full' : 'quick';
 }
 
 /** Seconds past which a quick-tier file is named at the end of the run, as a full-tier candidate. */

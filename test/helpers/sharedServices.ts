@@ -9,14 +9,15 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { chromium, type Browser } from 'playwright-core';
-import { expect, inject } from 'vitest';
-import { tierOf } from '../tiers.js';
+import { inject } from 'vitest';
 import type { TestCeph } from './ceph.js';
 import type { TestPostgres } from './postgres.js';
 import type { ServiceName, SharedServices } from './serviceBroker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The project (tier) the file runs in, from vitest.config.ts. */
+    vopTier: 'quick' | 'full';
     /** The service broker's address, from test/globalSetup.ts. */
     vopServiceBroker: string;
   }
@@ -26,8 +27,7 @@ const SERVICE_TITLES: Record<ServiceName, string> = { postgres: 'PostgreSQL', ce
 
 /** Asks the broker for `name`, starting it if no file has yet. */
 async function sharedService<K extends ServiceName>(name: K): Promise<SharedServices[K]> {
-  // By the file's own tier, not the run's: a quick file that asks fails in `npm test` too.
-  if (tierOf(expect.getState().testPath ?? '') !== 'full') {
+  if (inject('vopTier') !== 'full') {
     throw new Error(
       `This test needs ${SERVICE_TITLES[name]}: it belongs in the full tier. List its file in test/tiers.ts (see docs/testing.md); the quick tier starts no services.`,
     );

@@ -8,15 +8,11 @@ import FileBudgetsReporter from '../reporters/fileBudgets.js';
 import { FULL_FILE_BUDGET_SECONDS, QUICK_FILE_BUDGET_SECONDS } from '../tiers.js';
 
 /** A finished test file as the reporter is handed it: its tier, its name, its time. */
-const tiers = new Map<string, 'quick' | 'full'>();
-const file = (tier: 'quick' | 'full', name: string, seconds: number) => {
-  tiers.set(name, tier);
-  return { relativeModuleId: name, diagnostic: () => ({ duration: seconds * 1000 }) };
-};
+const file = (tier: 'quick' | 'full', name: string, seconds: number) => ({ project: { name: tier }, relativeModuleId: name, diagnostic: () => ({ duration: seconds * 1000 }) });
 
 function printed(files: ReturnType<typeof file>[]): string {
   const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-  new FileBudgetsReporter({ tier: (name) => tiers.get(name)! }).onTestRunEnd(files as never);
+  new FileBudgetsReporter().onTestRunEnd(files as never);
   const out = write.mock.calls.map((c) => String(c[0])).join('');
   write.mockRestore();
   return out;

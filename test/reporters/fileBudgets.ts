@@ -1,5 +1,5 @@
 import type { Reporter, TestModule } from 'vitest/node';
-import { FULL_FILE_BUDGET_SECONDS, QUICK_FILE_BUDGET_SECONDS, tierOf } from '../tiers.js';
+import { FULL_FILE_BUDGET_SECONDS, QUICK_FILE_BUDGET_SECONDS } from '../tiers.js';
 
 /** How many of the slowest files are listed after a run. */
 const LISTED = 8;
@@ -11,26 +11,18 @@ const LISTED = 8;
  * failure: a loaded machine slows every file.
  */
 export default class FileBudgetsReporter implements Reporter {
-  /** Tells a file's tier from its path: test/tiers.ts's, unless a test gives its own. */
-  private readonly tier: (relativeModuleId: string) => 'quick' | 'full';
-
-  // vitest hands a reporter named in the config its options object, empty here.
-  constructor(options: { tier?: (relativeModuleId: string) => 'quick' | 'full' } = {}) {
-    this.tier = options.tier ?? tierOf;
-  }
-
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const timed = testModules.map((mod) => ({ mod, seconds: mod.diagnostic().duration / 1000 })).sort((a, b) => b.seconds - a.seconds);
     if (timed.length > 1) {
-      const lines = timed.slice(0, LISTED).map(({ mod, seconds }) => `  ${seconds.toFixed(1).padStart(6)} s  ${mod.relativeModuleId} (${this.tier(mod.relativeModuleId)})`);
+      const lines = timed.slice(0, LISTED).map(({ mod, seconds }) => `  ${seconds.toFixed(1).padStart(6)} s  ${mod.relativeModuleId} (${mod.project.name})`);
       process.stdout.write(`\nThe slowest files:\n${lines.join('\n')}\n`);
     }
     for (const { mod, seconds } of timed) {
-      if (this.tier(mod.relativeModuleId) === 'quick' && seconds > QUICK_FILE_BUDGET_SECONDS) {
+      if (mod.project.name === 'quick' && seconds > QUICK_FILE_BUDGET_SECONDS) {
         process.stdout.write(
           `${mod.relativeModuleId} took ${seconds.toFixed(1)} s, over the quick tier's ${QUICK_FILE_BUDGET_SECONDS} s a file: if it does so on a quiet machine, list it in test/tiers.ts (full tier).\n`,
         );
-      } else if (this.tier(mod.relativeModuleId) === 'full' && seconds > FULL_FILE_BUDGET_SECONDS) {
+      } else if (mod.project.name === 'full' && seconds > FULL_FILE_BUDGET_SECONDS) {
         process.stdout.write(`${mod.relativeModuleId} took ${seconds.toFixed(1)} s, over the full tier's ${FULL_FILE_BUDGET_SECONDS} s a file: make it cheaper, or split it.\n`);
       }
     }
