@@ -180,6 +180,20 @@ describe('one upload under way per video, and the upload page', () => {
     expect(await offsetOf(second.url!, { 'X-Upload-Credential': session.credential })).toBe(MiB);
   });
 
+  it("releases the room of a replaced upload whose files were already gone (the store's remove failed)", async () => {
+    const { s, c } = await start();
+    const videoId = await c.register();
+    const session = await openSession(s, c, videoId);
+    const first = await createWithCredential(s, videoId, session.credential, 4 * MiB);
+    expect(first.res.status).toBe(201);
+    const firstId = new URL(first.url!).pathname.split('/').pop()!;
+    // Its bytes and its metadata removed behind the server's back: the store cannot remove it.
+    for (const f of [firstId, `${firstId}.json`]) fs.rmSync(s.vop.media.path('incoming', 'tus', f), { force: true });
+    const second = await createWithCredential(s, videoId, session.credential, 3 * MiB);
+    expect(second.res.status).toBe(201);
+    expect(s.vop.services.ingest.room.uploads.reservedBytes()).toBe(3 * MiB);
+  });
+
   it('a multipart upload for a video with a tus upload under way is refused (303) before a byte is stored', async () => {
     const { s, c } = await start();
     const videoId = await c.register();

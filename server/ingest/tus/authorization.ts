@@ -127,8 +127,13 @@ export class TusAuthorization {
     if (!live || owner === undefined) return;
     const [id, entry] = live;
     if (id === newId || entry.owner !== owner || entry.receiving > 0 || entry.written >= entry.size || !UPLOAD_ID_RE.test(id)) return;
-    await this.ctx.store.remove(id).catch(() => undefined); // already gone: nothing to replace
-    await this.ctx.ingest.room.release(id);
+    // The store's remove releases the upload's room with its bytes (tusUpload.ts wraps it, for
+    // termination). When it fails, the upload is already gone: its room is released here.
+    const removed = await this.ctx.store.remove(id).then(
+      () => true,
+      () => false,
+    );
+    if (!removed) await this.ctx.ingest.room.release(id);
     this.ctx.log(`tus: upload ${id} of video ${videoId} replaced by a new one from the same upload page`);
   }
 }
