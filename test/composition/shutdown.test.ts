@@ -8,7 +8,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
-import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from '../helpers/ingest.js';
+import { openTusPatch, tokenMetadata, tusCreate, tusMetadata, tusUploadId } from '../helpers/ingest.js';
 import { placeSource, TINY_PROCESSING } from '../helpers/processing.js';
 import { notYet, waitForStatus, waitUntil } from '../helpers/wait.js';
 import { startServer, type TestServer } from '../helpers/server.js';
@@ -30,7 +30,7 @@ function closedSoon(closing: Promise<unknown>): Promise<string> {
 
 /** Resolves once the PATCH to `url` has its first `bytes` written to the upload's file: it is in flight in the server. */
 async function patchUnderWay(s: TestServer, url: string, bytes: number): Promise<void> {
-  const file = s.vop.media.path('incoming', 'tus', new URL(url).pathname.split('/').pop()!);
+  const file = s.vop.media.path('incoming', 'tus', tusUploadId(url));
   await waitUntil(`the PATCH's first ${bytes} bytes in the upload's file`, () => {
     const size = fs.existsSync(file) ? fs.statSync(file).size : -1;
     return size >= bytes || notYet({ size });

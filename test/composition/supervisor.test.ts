@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readProcStat } from '../../server/core/procStat.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
-import { openTusPatch, tokenMetadata, tusCreate, tusMetadata } from '../helpers/ingest.js';
+import { openTusPatch, tokenMetadata, tusCreate, tusMetadata, tusUploadId } from '../helpers/ingest.js';
 import { ADMIN_TOKEN, ROOT, killStrayProcesses, startServerProcess, tempDataDir } from '../helpers/server.js';
 import { freePort } from '../helpers/ports.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
@@ -238,7 +238,7 @@ describe('a stop signal that arrives twice', () => {
     });
     patch.write(Buffer.alloc(500, 1));
     // The PATCH is in flight in the server: its first 500 bytes are in the upload's file.
-    const file = path.join(dataDir, 'media', 'incoming', 'tus', new URL(created.url!).pathname.split('/').pop()!);
+    const file = path.join(dataDir, 'media', 'incoming', 'tus', tusUploadId(created.url!));
     await waitUntil("the PATCH's first 500 bytes in the upload's file", () => {
       const size = fs.existsSync(file) ? fs.statSync(file).size : -1;
       return size >= 500 || notYet({ size });

@@ -65,6 +65,11 @@ export async function tusCreate(baseUrl: string, length: number, headers: Record
   return { res, url: location ? new URL(location, baseUrl).toString() : undefined, body: await res.text() };
 }
 
+/** An upload's id: the last part of its URL, which is also its file's name under incoming/tus. */
+export function tusUploadId(url: string): string {
+  return new URL(url).pathname.split('/').pop()!;
+}
+
 /**
  * A PATCH from offset 0 that announces `length` bytes in Content-Length and sends none yet: the
  * caller writes part of the body and then stalls or drops it (a slow or vanished client).

@@ -18,7 +18,7 @@ import { advisoryLockKey } from '../../server/storage/postgres/advisoryLocker.js
 import { startCeph, type TestCeph } from '../helpers/ceph.js';
 import { SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';
-import { multipartUpload, openTusPatch, sha256, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch } from '../helpers/ingest.js';
+import { multipartUpload, openTusPatch, sha256, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, tusUploadId } from '../helpers/ingest.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { TINY_PROCESSING } from '../helpers/processing.js';
 import { waitForStatus, waitUntil } from '../helpers/wait.js';
@@ -81,7 +81,6 @@ afterAll(async () => {
 }, 60_000);
 
 /** The id of a tus upload from its URL. */
-const idOf = (url: string) => new URL(url).pathname.split('/').pop()!;
 /** The same upload URL on another node. */
 const on = (node: TestServer, url: string) => `${node.baseUrl}${new URL(url).pathname}`;
 
@@ -131,7 +130,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     const created = await tusCreate(a.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
     expect(created.res.status, created.body).toBe(201);
     const url = created.url!;
-    const id = idOf(url);
+    const id = tusUploadId(url);
 
     // A PATCH to node A announces the whole file, sends 5.5 MiB, then its connection drops.
     const cutAt = 5.5 * MIB;
@@ -194,7 +193,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     const created = await tusCreate(a.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
     expect(created.res.status, created.body).toBe(201);
     const url = created.url!;
-    const id = idOf(url);
+    const id = tusUploadId(url);
 
     // Node A's PATCH has 1 MiB in and holds the upload's lock, its client still sending.
     const inFlight = openTusPatch(url, clip.length);
@@ -248,7 +247,7 @@ describe('tus across two API nodes (PostgreSQL, Ceph RGW)', () => {
     const created = await tusCreate(a.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(viaA, videoId)) });
     expect(created.res.status, created.body).toBe(201);
     const url = created.url!;
-    const id = idOf(url);
+    const id = tusUploadId(url);
     // 5.5 MiB: a part of the multipart upload, not only a short tail.
     expect((await tusPatch(url, 0, clip.subarray(0, 5.5 * MIB))).status).toBe(204);
     expect(await tusObjects(id)).toEqual([`${id}.info`]);

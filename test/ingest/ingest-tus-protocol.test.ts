@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';
-import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
+import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, tusUploadId, waitForIngest } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
 import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
@@ -34,7 +34,7 @@ async function newUpload(length = clip.length, extra: Record<string, string> = {
   const videoId = await client.register();
   const created = await tusCreate(s.baseUrl, length, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId, extra)) });
   expect(created.res.status).toBe(201);
-  const id = new URL(created.url!).pathname.split('/').pop()!;
+  const id = tusUploadId(created.url!);
   return { videoId, url: created.url!, file: s.vop.media.path('incoming', 'tus', id), created };
 }
 
@@ -221,7 +221,7 @@ describe('tus expiration', () => {
       const videoId = await c.register();
       const created = await tusCreate(short.baseUrl, 5000, { 'Upload-Metadata': tusMetadata(tokenMetadata(c, videoId)) });
       expect(created.res.status).toBe(201);
-      const file = short.vop.media.path('incoming', 'tus', new URL(created.url!).pathname.split('/').pop()!);
+      const file = short.vop.media.path('incoming', 'tus', tusUploadId(created.url!));
       expect((await tusPatch(created.url!, 0, Buffer.alloc(1000, 1))).status).toBe(204);
       // Past the 1.5 s expiry: time itself is what is tested.
       await new Promise((r) => setTimeout(r, 1600));
@@ -244,7 +244,7 @@ describe('tus expiration', () => {
     try {
       const c = await short.newApp();
       const created = await tusCreate(short.baseUrl, 5000, { 'Upload-Metadata': tusMetadata(tokenMetadata(c, await c.register())) });
-      const file = short.vop.media.path('incoming', 'tus', new URL(created.url!).pathname.split('/').pop()!);
+      const file = short.vop.media.path('incoming', 'tus', tusUploadId(created.url!));
       expect(fs.existsSync(file)).toBe(true);
       await waitUntil('the expired upload file removed', () => !fs.existsSync(file) || undefined, { timeoutMs: 5000, pollMs: 50 });
     } finally {

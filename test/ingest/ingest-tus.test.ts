@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../server/core/errors.js';
 import type { SpecClient } from '../helpers/client.js';
 import { makeClip } from '../helpers/clips.js';
-import { ingestPath, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
+import { ingestPath, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, tusUploadId, waitForIngest } from '../helpers/ingest.js';
 import { startServer, tempDataDir, type TestServer } from '../helpers/server.js';
 
 /** A URL storage in memory, as a browser's localStorage would keep it across a page reload. */
@@ -293,7 +293,7 @@ describe('recovery after a stop', () => {
     const client = await s1.newApp();
     const videoId = await client.register();
     const created = await tusCreate(s1.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
-    const id = new URL(created.url!).pathname.split('/').pop()!;
+    const id = tusUploadId(created.url!);
     // As if the server died between writing the last byte and finishing the upload.
     fs.writeFileSync(s1.vop.media.path('incoming', 'tus', id), clip);
     await s1.close();

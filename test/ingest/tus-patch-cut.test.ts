@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { MemoryLocker } from '@tus/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
-import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, waitForIngest } from '../helpers/ingest.js';
+import { openTusPatch, sha256, sha256File, tokenMetadata, tusCreate, tusHead, tusMetadata, tusPatch, tusUploadId, waitForIngest } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { notYet, waitUntil } from '../helpers/wait.js';
 import { isUnexpectedErrorLine } from '../../server/core/logLines.js';
@@ -31,7 +31,7 @@ describe('a tus PATCH cut off by the client', () => {
     const created = await tusCreate(s.baseUrl, clip.length, { 'Upload-Metadata': tusMetadata(tokenMetadata(client, videoId)) });
     expect(created.res.status).toBe(201);
     const url = created.url!;
-    const id = new URL(url).pathname.split('/').pop()!;
+    const id = tusUploadId(url);
     const locks = (s.vop.tus.server.options.locker as MemoryLocker).locks;
 
     // The PATCH announces the whole file, sends half of it, then its connection drops.

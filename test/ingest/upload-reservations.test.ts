@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpecClient } from '../helpers/client.js';
-import { tokenMetadata, tusCreate, tusHead, tusMetadata, bytesUnder } from '../helpers/ingest.js';
+import { bytesUnder, tokenMetadata, tusCreate, tusHead, tusMetadata, tusUploadId } from '../helpers/ingest.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -186,7 +186,7 @@ describe('one upload under way per video, and the upload page', () => {
     const session = await openSession(s, c, videoId);
     const first = await createWithCredential(s, videoId, session.credential, 4 * MiB);
     expect(first.res.status).toBe(201);
-    const firstId = new URL(first.url!).pathname.split('/').pop()!;
+    const firstId = tusUploadId(first.url!);
     // Its bytes and its metadata removed behind the server's back: the store cannot remove it.
     for (const f of [firstId, `${firstId}.json`]) fs.rmSync(s.vop.media.path('incoming', 'tus', f), { force: true });
     const second = await createWithCredential(s, videoId, session.credential, 3 * MiB);
@@ -225,7 +225,7 @@ describe('the free space, checked again while bytes arrive', () => {
     const kept = await offsetOf(up.url!);
     expect(kept).toBeGreaterThanOrEqual(1 * MiB);
     expect(kept).toBeLessThan(4 * MiB);
-    expect(fs.statSync(s.vop.media.path('incoming', 'tus', new URL(up.url!).pathname.split('/').pop()!)).size).toBe(kept);
+    expect(fs.statSync(s.vop.media.path('incoming', 'tus', tusUploadId(up.url!))).size).toBe(kept);
 
     // Room again: the upload carries on from its offset.
     disk.fullAfter = undefined;
