@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { notYet, waitUntil } from './wait.js';
+import { notYet, waitUntil, type WaitOptions } from './wait.js';
 
 export interface Proc {
   pid: number;
@@ -73,15 +73,40 @@ export function scratchOutputs(p: Proc): Array<{ file: string; size: number }> {
 }
 
 /**
+ * Holds process `pid` where it is (SIGSTOP) until its group is killed or continued (SIGCONT); false
+ * when it has ended already. Every test that holds an ffmpeg holds it here.
+ */
+export function hold(pid: number): boolean {
+  try {
+    process.kill(pid, 'SIGSTOP');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until `find` names a process, and holds it as soon as it is seen: a run that is over in a
+ * fraction of a second (a stream copy) cannot end before a kill that follows, so the clip need
+ * not be long enough to race the kill. One that ended before it could be held is looked for again.
+ */
+export async function holdWhenSeen<T extends number | { pid: number }>(what: string, find: () => T | undefined | Promise<T | undefined>, o: WaitOptions): Promise<T> {
+  return waitUntil(what, async () => {
+    const found = await find();
+    return found !== undefined && hold(typeof found === 'number' ? found : found.pid) ? found : undefined;
+  }, o);
+}
+
+/**
  * Waits until `encode` has written some of its outputs into scratch (some way into it), then holds
- * it there with SIGSTOP: a kill that follows lands in the encode however fast it is, so the clip
- * need not be long enough to race the kill (a long clip is encoded again after the restart).
+ * it there: a kill that follows lands in the encode however fast it is, so the clip need not be
+ * long enough to race the kill (a long clip is encoded again after the restart).
  */
 export async function holdOnceWriting(encode: Proc): Promise<void> {
   await waitUntil('outputs half-written in scratch', () => {
     const outputs = scratchOutputs(encode);
     if (!outputs.some((f) => f.size > 0)) return notYet(outputs);
-    process.kill(encode.pid, 'SIGSTOP');
+    if (!hold(encode.pid)) throw new Error(`the encode (${encode.pid}) ended before it could be held`);
     return true;
   }, { timeoutMs: 60_000, pollMs: 10 });
 }

@@ -8,8 +8,6 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
@@ -17,7 +15,9 @@ import { turnOfLease } from '../../server/jobs/turnQueue.js';
 import { openS3MediaStore, type S3MediaStore } from '../../server/storage/media/s3MediaStore.js';
 import { clusterNodeEnv, startCeph, type TestCeph } from './ceph.js';
 import { AdminClient, SpecClient } from './client.js';
+import { startCallbackReceiver, type CallbackReceiver } from './callbackReceiver.js';
 import { multipartUpload } from './ingest.js';
+import { hold } from './procs.js';
 import { startPostgres, type TestPostgres } from './postgres.js';
 import { waitForStatus, waitUntil } from './wait.js';
 import { ADMIN_TOKEN, signalGroup, startNodeGroup, tempDataDir, type GroupNode } from './server.js';
@@ -38,9 +38,7 @@ let pgServer: TestPostgres;
 let ceph: TestCeph;
 let env: NodeJS.ProcessEnv;
 const nodes: Node[] = [];
-/** Status callbacks received: [VideoId, VideoStatus, webhook-id]. */
-const callbacks: Array<[string, string, string]> = [];
-let receiver: http.Server;
+let receiver: CallbackReceiver | undefined;
 
 /** A node as a supervisor starts it: its own process group, its own data folder (scratch). */
 async function startNode(name: string, role: 'api' | 'worker'): Promise<Node> {
@@ -151,13 +149,7 @@ export async function uploadVideo(via: SpecClient, clip: Buffer): Promise<string
  * that ended meanwhile (a cover's, say) is passed over: the transcode's own is still there.
  */
 export function holdFfmpeg(node: Node, videoId: string): void {
-  for (const pid of ffmpegIn(node, videoId)) {
-    try {
-      process.kill(pid, 'SIGSTOP');
-    } catch {
-      // Ended meanwhile.
-    }
-  }
+  for (const pid of ffmpegIn(node, videoId)) hold(pid);
 }
 
 /** The worker whose ffmpeg runs now (of A and B), waited for. */
@@ -175,7 +167,12 @@ export async function objectsOf(videoId: string): Promise<string[]> {
   return out.sort();
 }
 
-export const callbacksFor = (videoId: string, videoStatus: string) => callbacks.filter(([v, s]) => v === videoId && s === videoStatus);
+/** The status callbacks received for the video with that status, each as [VideoId, VideoStatus, webhook-id]. */
+export function callbacksFor(videoId: string, videoStatus: string): Array<[string, string, string]> {
+  const r = receiver;
+  if (!r) return [];
+  return r.received.flatMap((f, i): Array<[string, string, string]> => (f.VideoId === videoId && f.VideoStatus === videoStatus ? [[videoId, videoStatus, r.webhookIds[i]!]] : []));
+}
 
 /** Starts the services, the receiver and the four nodes, and fills {@link q}: a file's beforeAll. */
 export async function startQueueCluster(): Promise<void> {
@@ -183,21 +180,12 @@ export async function startQueueCluster(): Promise<void> {
   const databaseUrl = await pgServer.createDatabase();
   const bucketName = `vop-queue-${crypto.randomBytes(4).toString('hex')}`;
   env = clusterNodeEnv({ databaseUrl, ceph, bucket: bucketName, adminToken: ADMIN_TOKEN, leaseMs: LEASE_MS });
-  receiver = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d) => (raw += d));
-    req.on('end', () => {
-      const f = new URLSearchParams(raw);
-      callbacks.push([f.get('VideoId') ?? '', f.get('VideoStatus') ?? '', String(req.headers['webhook-id'] ?? '')]);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiver = await startCallbackReceiver();
   // The first node creates the schema (BullMQ's too); the others start at once after it.
   q.api1 = await startNode('api1', 'api');
   [q.api2, q.workerA, q.workerB] = await Promise.all([startNode('api2', 'api'), startNode('workerA', 'worker'), startNode('workerB', 'worker')]);
   const admin = new AdminClient(q.api1.baseUrl, ADMIN_TOKEN);
-  const { appId, appSecret } = await admin.createApp('queue test', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`, { wholeLadderFirst: true });
+  const { appId, appSecret } = await admin.createApp('queue test', receiver.url, { wholeLadderFirst: true });
   q.app = new SpecClient(q.api1.baseUrl, appId, appSecret);
   q.db = new pg.Client({ connectionString: databaseUrl });
   await q.db.connect();
@@ -210,9 +198,9 @@ export async function stopQueueCluster(): Promise<void> {
   await Promise.all(nodes.map((n) => n.exited));
   await q.db?.end().catch(() => undefined);
   q.bucket?.close();
-  receiver?.close();
+  await receiver?.close();
+  receiver = undefined;
   await ceph?.stop();
   pgServer?.stop();
   nodes.length = 0;
-  callbacks.length = 0;
 }

@@ -22,6 +22,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseMasterPlaylist } from '../../server/media/hls.js';
 import { openSqlJsStores } from '../../server/storage/sqljs/openSqlJsStores.js';
 import { makeClip } from '../helpers/clips.js';
+import { holdWhenSeen } from '../helpers/procs.js';
 import { adminVideo, cleanups, dataDirWithLadder, detail, expectWholeLadder, ffmpegs, isCopy, isLadderEncode, killGroup, restartedWithFirstRendition, runCleanups, startVop, status, upload, waitHeld, type Upload } from '../helpers/playableCrash.js';
 import { waitUntil } from '../helpers/wait.js';
 import { signalGroup } from '../helpers/server.js';
@@ -121,11 +122,7 @@ describe.runIf(process.platform === 'linux')('kill -9 of the server at each step
     const u = await upload(first, clip);
 
     // The copy is over in a fraction of a second: caught as soon as it is spawned, and held.
-    const copy = await waitUntil('the copy', () => {
-      const p = ffmpegs(first).find(isCopy);
-      if (p) process.kill(p.pid, 'SIGSTOP');
-      return p;
-    }, { timeoutMs: 60_000, pollMs: 1 });
+    const copy = await holdWhenSeen('the copy', () => ffmpegs(first).find(isCopy), { timeoutMs: 60_000, pollMs: 1 });
     await waitHeld(first, copy);
     expect(await status(first, u)).toBe(6);
     expect((await detail(first, u)).VideoPlayFile).toEqual([]);

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { makeClip } from '../helpers/clips.js';
+import { holdWhenSeen } from '../helpers/procs.js';
 import { settledDeliveries, startCallbackReceiver } from '../helpers/callbackReceiver.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -80,11 +81,9 @@ describe.runIf(process.platform === 'linux')('a server killed with SIGKILL durin
 
     const status = async (c: SpecClient) => (await c.get('/Api/Video/Get', { Id: videoId })).body.VideoModel.Status as number;
     // Transcoding, with libx264 at work (not the probe or the cover).
-    const ffmpegPid = await waitUntil('ffmpeg to be encoding', async () => {
+    const ffmpegPid = await holdWhenSeen('ffmpeg to be encoding', async () => {
       if ((await status(client)) !== 6) return undefined;
-      const pid = recordedPids(dataDir).find((p) => isRunning(p) && cmdline(p).includes('libx264'));
-      if (pid !== undefined) process.kill(pid, 'SIGSTOP');
-      return pid;
+      return recordedPids(dataDir).find((p) => isRunning(p) && cmdline(p).includes('libx264'));
     }, { timeoutMs: 30_000, pollMs: 10 });
 
     expect(await first.stop('SIGKILL')).toBeNull();
