@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { IPC, remoteErrorMessage } from '../../main/preloadApi.js';
 import {
@@ -15,6 +13,7 @@ import {
   normalizeShellSettings,
   resolveDataDir,
 } from '../../main/shellSettings.js';
+import { typecheck } from '../helpers/typecheck.js';
 
 // No Electron binary can be had on these machines: main/ is type-checked against Electron's own
 // type definitions and its logic tested as plain functions.
@@ -88,15 +87,8 @@ describe('desktop shell logic', () => {
 
   // The widget scripts are type-checked by widget-scripts.test.ts, once per run.
   it('type-checks the server, main/ against Electron\'s types, and the console', async () => {
-    const root = path.resolve(import.meta.dirname, '../..');
-    // TypeScript 7 (the native compiler, as npm run typecheck uses it): the same check as 5.9's
-    // on this code, on a fifth of the CPU (3 s against 14 s for tsconfig.json).
-    const tsc = path.join(root, 'node_modules/typescript-go/bin/tsc');
     for (const project of ['tsconfig.json', 'renderer']) {
-      const result = await promisify(execFile)(process.execPath, [tsc, '-p', project], { cwd: root }).then(
-        (r) => ({ code: 0, out: r.stdout }),
-        (e: { code: number; stdout: string }) => ({ code: e.code, out: e.stdout }),
-      );
+      const result = await typecheck(project);
       expect(result.out, `tsc -p ${project}`).toBe('');
       expect(result.code, `tsc -p ${project}`).toBe(0);
     }

@@ -2,15 +2,14 @@
  * The widget scripts and the upload page over plain HTTP (the browser tests are widget-window,
  * widget-overlay and widget-resume): what is served, with which headers, and the page's checks.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jsonForScriptBlock, renderUploadPage } from '../../server/widget/uploadPage.js';
 import { nowSeconds, specToken, type SpecClient } from '../helpers/client.js';
 import { ROOT, startServer, type TestServer } from '../helpers/server.js';
+import { typecheck } from '../helpers/typecheck.js';
 
 const SCRIPTS = ['initUploadWidget.js', 'initUploadABoxWidget.js'];
 /** Each served script and the form source it is made of, after widget/src/shared.js. */
@@ -58,10 +57,7 @@ describe('the widget scripts', () => {
   });
 
   it('type-check clean as plain JavaScript (the last step of npm run typecheck)', async () => {
-    const tsc = path.join(ROOT, 'node_modules/typescript-go/bin/tsc');
-    const run = promisify(execFile);
-    const result = await run(process.execPath, [tsc, '-p', path.join(ROOT, 'widget')], { cwd: ROOT }).catch((e: { stdout: string }) => e);
-    expect(result.stdout).toBe('');
+    expect((await typecheck('widget')).out).toBe('');
   });
 
   it.each(SCRIPTS)('%s is served as JavaScript, loadable from any origin, with a validator and a short max-age', async (file) => {
