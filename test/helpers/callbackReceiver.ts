@@ -2,23 +2,35 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { notYet, waitUntil, type WaitOptions } from './wait.js';
 
+/** A callback endpoint started by {@link startCallbackReceiver}. */
+export interface CallbackReceiver {
+  /** Each body's form fields, in arrival order. */
+  received: Array<Record<string, string>>;
+  /** Each one's `webhook-id` header (what a receiver de-duplicates on), in the same order. */
+  webhookIds: string[];
+  url: string;
+  close: () => Promise<void>;
+}
+
 /**
- * An application's callback endpoint on loopback that answers 200 to everything and keeps each
- * body's form fields, in arrival order. `close` ends it; tests call it after each case.
+ * An application's callback endpoint on loopback that answers 200 to everything and keeps what
+ * each delivery carried. `close` ends it; tests call it after each case.
  */
-export async function startCallbackReceiver(): Promise<{ received: Array<Record<string, string>>; url: string; close: () => Promise<void> }> {
+export async function startCallbackReceiver(): Promise<CallbackReceiver> {
   const received: Array<Record<string, string>> = [];
+  const webhookIds: string[] = [];
   const server = http.createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c));
     req.on('end', () => {
       received.push(Object.fromEntries(new URLSearchParams(raw)));
+      webhookIds.push(String(req.headers['webhook-id'] ?? ''));
       res.writeHead(200).end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
-  return { received, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, close };
+  return { received, webhookIds, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, close };
 }
 
 /** A delivery as the admin API lists it (server/callbacks/deliveryView.ts), the fields tests read. */

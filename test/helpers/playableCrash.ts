@@ -5,12 +5,10 @@
  * what every case ends with on the restarted server (expectWholeLadder).
  */
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { parseMasterPlaylist } from '../../server/media/hls.js';
-import { settledDeliveries } from './callbackReceiver.js';
+import { settledDeliveries, startCallbackReceiver, type CallbackReceiver } from './callbackReceiver.js';
 import { AdminClient, SpecClient } from './client.js';
 import { multipartUpload } from './ingest.js';
 import { probe } from './probe.js';
@@ -31,29 +29,6 @@ export const cleanups: Array<() => Promise<void> | void> = [];
 /** Undoes what the case left, last first: each file's afterEach. */
 export async function runCleanups(): Promise<void> {
   while (cleanups.length) await cleanups.pop()!();
-}
-
-/** A status callback as received: the fields and the header a receiver de-duplicates on. */
-interface Callback {
-  videoId: string;
-  status: string;
-  webhookId: string;
-}
-
-async function startReceiver(): Promise<{ url: string; received: Callback[] }> {
-  const received: Callback[] = [];
-  const server = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (d: Buffer) => (raw += d));
-    req.on('end', () => {
-      const f = new URLSearchParams(raw);
-      received.push({ videoId: f.get('VideoId') ?? '', status: f.get('VideoStatus') ?? '', webhookId: String(req.headers['webhook-id'] ?? '') });
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, received };
 }
 
 /** A data folder with the three-rung ladder saved, one transcode at a time; removed after the case. */
@@ -98,12 +73,13 @@ export async function waitHeld(node: GroupNode, p: Proc): Promise<void> {
 export interface Upload {
   videoId: string;
   app: { appId: string; appSecret: string };
-  receiver: Awaited<ReturnType<typeof startReceiver>>;
+  receiver: CallbackReceiver;
 }
 
 /** Creates an application with a callback receiver and uploads `clip` through POST /Api/Video/Upload. */
 export async function upload(node: GroupNode, clip: string): Promise<Upload> {
-  const receiver = await startReceiver();
+  const receiver = await startCallbackReceiver();
+  cleanups.push(receiver.close);
   const app = await new AdminClient(node.baseUrl, ADMIN_TOKEN).createApp('crash app', receiver.url);
   const client = new SpecClient(node.baseUrl, app.appId, app.appSecret);
   const videoId = await client.register();
@@ -247,9 +223,9 @@ export async function expectWholeLadder(node: GroupNode, dataDir: string, u: Upl
   // Every delivery final, its attempts recorded: a second callback, if one were sent, has arrived.
   const deliveries = await settledDeliveries(new AdminClient(node.baseUrl, ADMIN_TOKEN), u.app.appId);
   expect(deliveries.map((d) => [d.videoId, d.videoStatus, d.state])).toEqual([[u.videoId, 1, 'delivered']]);
-  const ones = u.receiver.received.filter((c) => c.videoId === u.videoId && c.status === '1');
-  expect(u.receiver.received.every((c) => c.videoId === u.videoId && c.status === '1')).toBe(true);
-  expect(new Set(ones.map((c) => c.webhookId)).size).toBe(1);
+  const ones = u.receiver.webhookIds.filter((_, i) => u.receiver.received[i]!.VideoId === u.videoId && u.receiver.received[i]!.VideoStatus === '1');
+  expect(u.receiver.received.every((c) => c.VideoId === u.videoId && c.VideoStatus === '1')).toBe(true);
+  expect(new Set(ones).size).toBe(1);
   if (o.oneDelivery) expect(ones).toHaveLength(1);
 }
 
