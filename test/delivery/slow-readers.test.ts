@@ -89,8 +89,8 @@ describe.each(['openLocalFileSync', 'stat and openRange'])('a client that stops 
 // over loopback in steps of about 1.4 MB (the send buffer grows to 4 MB there, and a writer is
 // woken when a third of it is free), so HTTP goes over a Unix socket here, whose fixed 208 KiB
 // buffer gives steps of about 200 KB, as a slow link's small TCP window does. This client reads
-// at most 64 KiB every 15 ms (about 4 MB/s): each 1 MiB chunk takes it about 250 ms, the send
-// timeout is 150 ms, and a step comes every 50 ms.
+// at most 64 KiB every 40 ms (about 1.6 MB/s): each 1 MiB chunk takes it about 640 ms, the send
+// timeout is 500 ms, and a step comes every 130 ms or so.
 describe.each(['openLocalFileSync', 'stat and openRange'])('a slow but steady client, read by %s', (way) => {
   it('gets the whole file although a chunk takes it longer than the send timeout; one that stops is still cut off', async () => {
     const dir = makeTempDir('vop-steady-');
