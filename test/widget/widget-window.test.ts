@@ -126,6 +126,7 @@ describe('window form', () => {
     await page.frame({ name: 'other' })!.evaluate((m) => window.parent.postMessage(m, '*'), forged);
     // From the pop-up, but not a message of the page's shape.
     await popup.evaluate((origin) => (window.opener as Window).postMessage({ type: 'success' }, origin), host.origin);
+    // Time is the subject: nothing comes of them (a message acted on is seen within a task or two).
     await page.waitForTimeout(300);
     expect(await hostEvents(page)).toEqual([]);
 
