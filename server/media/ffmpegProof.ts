@@ -93,17 +93,29 @@ export async function proveBinaries(ffmpegs: ResolvedBinary[], ffprobes: Resolve
 
 type Samples = Map<string, { file?: string; problem?: string }>;
 
-/** Makes each sample with the first ffmpeg that can (the samples only have to exist). */
+/** The picture and the sound every sample is made of. */
+const SAMPLE_INPUTS = ['-f', 'lavfi', '-i', 'testsrc2=s=64x48:r=10:d=0.5', '-f', 'lavfi', '-i', 'sine=f=440:sample_rate=48000:d=0.5'];
+
+/**
+ * Makes each sample with the first ffmpeg that can (the samples only have to exist). All of them
+ * in one run of the first candidate when it can: a distribution's ffmpeg spends some 50 ms loading
+ * its libraries at each start, which is most of what making a sample costs. When that run fails
+ * (an encoder missing, say), each is made on its own, so that each failure is its sample's.
+ */
 async function makeSamples(ffmpegs: ResolvedBinary[], dir: string, timeoutMs: number): Promise<Samples> {
   const made: Samples = new Map();
+  const file = (spec: SampleSpec) => path.join(dir, `sample.${spec.ext}`);
+  const outputs = PROOF_SAMPLES.flatMap((spec) => [...spec.args, file(spec)]);
+  if (!(await runTool(ffmpegs[0]!.path, ['-v', 'error', '-nostdin', ...SAMPLE_INPUTS, '-y', ...outputs], timeoutMs))) {
+    for (const spec of PROOF_SAMPLES) made.set(spec.container, { file: file(spec) });
+    return made;
+  }
   await Promise.all(
     PROOF_SAMPLES.map(async (spec) => {
-      const file = path.join(dir, `sample.${spec.ext}`);
       const errors: string[] = [];
       for (const b of ffmpegs) {
-        const inputs = ['-f', 'lavfi', '-i', 'testsrc2=s=64x48:r=10:d=0.5', '-f', 'lavfi', '-i', 'sine=f=440:sample_rate=48000:d=0.5'];
-        const failure = await runTool(b.path, ['-v', 'error', '-nostdin', ...inputs, ...spec.args, '-y', file], timeoutMs);
-        if (!failure) return void made.set(spec.container, { file });
+        const failure = await runTool(b.path, ['-v', 'error', '-nostdin', ...SAMPLE_INPUTS, ...spec.args, '-y', file(spec)], timeoutMs);
+        if (!failure) return void made.set(spec.container, { file: file(spec) });
         errors.push(failure);
       }
       made.set(spec.container, { problem: `no sample could be made to check it (${errors[errors.length - 1]})` });

@@ -76,6 +76,16 @@ describe('the choice of binaries', () => {
     expect(b.proof.containers.every((c) => !c.ok && /crashed \(SIGSEGV\)/.test(c.problem ?? ''))).toBe(true);
     expect(b.alternates.ffprobe.map((a) => a.source)).toEqual(['@ffprobe-installer/ffprobe', 'PATH']);
   });
+
+  it('makes the samples in one run where it can; where that run fails, each on its own, so each failure is its own sample\'s', async () => {
+    // An "ffmpeg" that cannot write WebM, as a build without libvpx: the one run that makes every
+    // sample fails, and WebM's sample is then made by the next candidate.
+    const noWebm = path.join(makeTempDir('vop-proof-no-webm-'), 'ffmpeg');
+    fs.writeFileSync(noWebm, `#!/bin/sh\ncase "$*" in *"-f webm"*) echo "Unknown encoder 'libvpx-vp9'" >&2; exit 1;; esac\nexec ${SYSTEM}/ffmpeg "$@"\n`, { mode: 0o755 });
+    const b = await resolveFfmpegBinaries({ ffmpegPath: noWebm, env: { PATH: SYSTEM }, proofMemory: path.join(dir, 'no-webm-proof.json') });
+    expect(b.ffmpeg).toMatchObject({ source: 'setting', path: noWebm });
+    expect(b.proof.containers).toEqual(containers.map((container) => ({ container, ok: true })));
+  });
 });
 
 describe('the proof runs its candidates confined', () => {
