@@ -16,6 +16,7 @@ import {
 } from '../../server/media/ffmpegRunner.js';
 import { ProgressParser } from '../../server/media/ffmpegProgress.js';
 import { makeClip, makeTempDir, testBinaries } from '../helpers/clips.js';
+import { hold } from '../helpers/procs.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -86,7 +87,7 @@ describe('ffmpeg runner', () => {
     // Only once ffmpeg reports progress has it installed its SIGTERM handler (before that, the
     // default action would kill even a stopped process at once).
     await waitUntil('a progress report', () => progressed || undefined, { timeoutMs: 5000, pollMs: 50 });
-    process.kill(pid, 'SIGSTOP');
+    expect(hold(pid)).toBe(true);
     const started = Date.now();
     controller.abort();
     await expect(running).rejects.toThrow(FfmpegAbortError);
