@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieClient } from '../helpers/console.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+import { clearOfMinuteTurn } from '../helpers/wait.js';
 
 let postgres: TestPostgres;
 let a: TestServer;
@@ -76,18 +77,9 @@ describe('console sessions across nodes', () => {
   });
 });
 
-/**
- * The admin limit counts in fixed one-minute windows: a run that straddles the turn of a minute
- * would start counting again midway. Waits for a fresh window when less than 5 s are left.
- */
-async function awayFromWindowEdge(): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
-  if (left < 5_000) await new Promise((r) => setTimeout(r, left + 50));
-}
-
 describe("the admin token's failure limit across nodes", () => {
   it('counts wrong tokens on every node together, and never locks out the right token', async () => {
-    await awayFromWindowEdge();
+    await clearOfMinuteTurn(5_000);
     const wrongLogin = (s: TestServer) => new CookieClient(s.baseUrl).login('wrong-token-wrong-token');
     const wrongBearer = (s: TestServer) => fetch(`${s.baseUrl}/admin/api/apps`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } });
     // Ten a minute per address (the default), split over both nodes and both ways: each node

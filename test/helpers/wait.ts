@@ -113,3 +113,13 @@ export async function waitForStatus(source: StatusSource, videoId: string, statu
     return notYet(v ? { status: v.status, ladder: v.ladder, reason: v.statusReason } : 'no such video');
   }, { timeoutMs: o.timeoutMs, pollMs });
 }
+
+/**
+ * Time is the subject: the limits count in fixed clock minutes (windowStart), so calls that must
+ * fall in one window start at least `ms` before the minute turns, waiting for the next one if
+ * need be. Calls that straddle the turn start counting again midway.
+ */
+export async function clearOfMinuteTurn(ms: number): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < ms) await new Promise((r) => setTimeout(r, left + 50));
+}
