@@ -9,7 +9,8 @@ import { BACKUP_COMMANDS, BACKUP_USAGE, runBackupCommand } from './backupCommand
 import { CONFIG_USAGE, runConfigCommand } from './configCommands.js';
 import { runningServerUrl } from './storage/serverAddress.js';
 
-const USAGE = `Usage: npm run vop -- <command> [options]
+/** What the command takes, on a bad command line and for --help. */
+export const USAGE = `Usage: npm run vop -- <command> [options]
 
 Commands:
   apps create --name <name> [--callback-url <url>] [--api-networks <cidr,cidr>]
@@ -80,7 +81,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     try {
       token = fs.readFileSync(file, 'utf8').trim();
     } catch {
-      return { code: 2, stdout: '', stderr: `No admin token: pass --admin-token, set VOP_ADMIN_TOKEN, or point --data-dir at the server's data directory (looked in ${file}).\n` };
+      return { code: 2, stdout: '', stderr: `${noAdminToken(file)}\n` };
     }
   }
 
@@ -136,11 +137,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   } catch (err) {
     const inner = (err as { cause?: { code?: string; message?: string } }).cause;
     const cause = inner?.code ?? inner?.message ?? (err as Error).message;
-    return {
-      code: 1,
-      stdout: '',
-      stderr: `Cannot reach vop at ${server} (${cause}). Is it running (npm start)? If it listens elsewhere, pass --server <url>, or --data-dir <its data folder> to find it.\n`,
-    };
+    return { code: 1, stdout: '', stderr: `${cannotReach(server, cause)}\n` };
   }
   const text = await res.text();
   let body: unknown;
@@ -153,8 +150,18 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   return { code: 1, stdout: '', stderr: `${refusal(res.status, body, text, server)}\n` };
 }
 
+/** When no admin token was given and the data folder holds none. */
+export function noAdminToken(file: string): string {
+  return `No admin token: pass --admin-token, set VOP_ADMIN_TOKEN, or point --data-dir at the server's data directory (looked in ${file}).`;
+}
+
+/** When the server does not answer at all; `cause` is the error's code (ECONNREFUSED) or message. */
+export function cannotReach(server: string, cause: string): string {
+  return `Cannot reach vop at ${server} (${cause}). Is it running (npm start)? If it listens elsewhere, pass --server <url>, or --data-dir <its data folder> to find it.`;
+}
+
 /** A refusal for people: the result code and its message, and what to do about the usual ones. */
-function refusal(status: number, body: unknown, text: string, server: string): string {
+export function refusal(status: number, body: unknown, text: string, server: string): string {
   const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const message = typeof e?.message === 'string' ? e.message : text.trim().slice(0, 300) || `HTTP ${status}`;

@@ -7,10 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { npmBannerHint, runCli } from '../../server/cli.js';
+import { cannotReach, noAdminToken, npmBannerHint, refusal, runCli, USAGE } from '../../server/cli.js';
 import { ADMIN_TOKEN_MIN_BITS, tokenStrengthBits } from '../../server/core/tokens.js';
 import { createServer } from '../../server/app.js';
 import { AdminClient, SpecClient } from '../helpers/client.js';
+import { freePort } from '../helpers/ports.js';
 import { ADMIN_TOKEN, CLI_ENTRY, killStrayProcesses, ROOT, runToExit, startServer, tempDataDir, warningsLogged, type TestServer } from '../helpers/server.js';
 import { warningLine } from '../../server/core/logLines.js';
 import { weakAdminToken } from '../../server/composition/dataDir.js';
@@ -289,22 +290,34 @@ describe('CLI (npm run vop)', () => {
       const r = await runCli([...argv, ...base], {});
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toContain('Usage: npm run vop');
+      expect(r.stderr).toContain(USAGE);
     }
     const help = await runCli(['--help'], {});
     expect(help.code).toBe(0);
+    expect(help.stdout).toBe(`${USAGE}\n`);
     expect(help.stdout).toContain('apps rotate-secret <appId>');
 
+    // A refused call: what the server answered, put by refusal() (its code, its message, and what
+    // to do about the usual ones), never the raw answer.
+    const answered = async (method: string, apiPath: string, token = ADMIN_TOKEN) => {
+      const res = await fetch(`${s.baseUrl}${apiPath}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      const text = await res.text();
+      return `${refusal(res.status, JSON.parse(text), text, s.baseUrl)}\n`;
+    };
     const missing = await runCli(['apps', 'get', 'nope', ...base], {});
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe('vop refused (101): App Not Found\n');
+    expect(missing.stderr).toBe(await answered('GET', '/admin/api/apps/nope'));
+    expect(missing.stderr).toMatch(/\(101\): App Not Found\n$/);
     const noName = await runCli(['apps', 'create', ...base], {});
     expect(noName.code).toBe(1);
-    expect(noName.stderr).toMatch(/^vop refused \(201\): /);
-    // Not the raw answer: the code, its message, and what to do.
+    expect(noName.stderr).toBe(await answered('POST', '/admin/api/apps'));
+    expect(noName.stderr).toContain('(201)');
     const wrongToken = await runCli(['apps', 'list', '--server', s.baseUrl, '--admin-token', 'wrong-token-wrong-token'], {});
     expect(wrongToken.code).toBe(1);
-    expect(wrongToken.stderr).toMatch(/^vop refused \(410\): .*\nThe admin token is not this server's: pass --admin-token/);
+    expect(wrongToken.stderr).toBe(await answered('GET', '/admin/api/apps', 'wrong-token-wrong-token'));
+    // 410 is one of the usual ones: a second line says what to do.
+    expect(wrongToken.stderr).toContain('(410)');
+    expect(wrongToken.stderr.trim().split('\n')).toHaveLength(2);
     expect(wrongToken.stderr).not.toContain('{');
   });
 
@@ -317,12 +330,15 @@ describe('CLI (npm run vop)', () => {
   });
 
   it('says what is wrong when it has no token or cannot reach the server', async () => {
-    const noToken = await runCli(['apps', 'list', '--server', s.baseUrl, '--data-dir', tempDataDir()], {});
+    const empty = tempDataDir();
+    const noToken = await runCli(['apps', 'list', '--server', s.baseUrl, '--data-dir', empty], {});
     expect(noToken.code).toBe(2);
-    expect(noToken.stderr).toMatch(/^No admin token: pass --admin-token/);
-    const down = await runCli(['apps', 'list', '--server', 'http://127.0.0.1:1', '--admin-token', ADMIN_TOKEN], {});
+    expect(noToken.stderr).toBe(`${noAdminToken(path.join(empty, 'admin-token'))}\n`);
+    // A port nothing listens on: the connection is refused.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const down = await runCli(['apps', 'list', '--server', nowhere, '--admin-token', ADMIN_TOKEN], {});
     expect(down.code).toBe(1);
-    expect(down.stderr).toMatch(/^Cannot reach vop at http:\/\/127.0.0.1:1 \(.+\)\. .*--server <url>/);
+    expect(down.stderr).toBe(`${cannotReach(nowhere, 'ECONNREFUSED')}\n`);
   });
 
   it('says on standard error, when run by a talkative npm into a pipe, how to leave npm\'s lines out of the JSON', async () => {
@@ -341,7 +357,7 @@ describe('CLI (npm run vop)', () => {
     const talkative = await npm([]);
     expect(talkative.code, talkative.stderr).toBe(0);
     expect(() => JSON.parse(talkative.stdout)).toThrow();
-    expect(talkative.stderr).toContain('npm run -s vop');
+    expect(talkative.stderr).toContain(npmBannerHint({ npm_lifecycle_event: 'vop' }, false)!);
     // Not a word when npm is silent (npm run -s) or the JSON goes to a terminal.
     expect(npmBannerHint({ npm_lifecycle_event: 'vop', npm_config_loglevel: 'silent' }, false)).toBeUndefined();
     expect(npmBannerHint({ npm_lifecycle_event: 'vop' }, true)).toBeUndefined();
