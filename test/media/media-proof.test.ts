@@ -78,6 +78,16 @@ describe('the choice of binaries', () => {
   });
 
   it('makes the samples in one run where it can; where that run fails, each on its own, so each failure is its own sample\'s', async () => {
+    // An "ffmpeg" that notes its arguments, then is the system's: one run makes every sample.
+    const noted = makeTempDir('vop-proof-one-run-');
+    const recorder = path.join(noted, 'ffmpeg');
+    fs.writeFileSync(recorder, `#!/bin/sh\necho "$*" >> ${noted}/runs.txt\nexec ${SYSTEM}/ffmpeg "$@"\n`, { mode: 0o755 });
+    const whole = await resolveFfmpegBinaries({ ffmpegPath: recorder, env: { PATH: SYSTEM }, proofMemory: path.join(noted, 'proof.json') });
+    expect(whole.proof.containers.every((c) => c.ok)).toBe(true);
+    const sampleRuns = fs.readFileSync(path.join(noted, 'runs.txt'), 'utf8').trim().split('\n').filter((r) => r.includes('lavfi'));
+    expect(sampleRuns).toHaveLength(1);
+    for (const spec of PROOF_SAMPLES) expect(sampleRuns[0]).toContain(`sample.${spec.ext}`);
+
     // An "ffmpeg" that cannot write WebM, as a build without libvpx: the one run that makes every
     // sample fails, and WebM's sample is then made by the next candidate.
     const noWebm = path.join(makeTempDir('vop-proof-no-webm-'), 'ffmpeg');
